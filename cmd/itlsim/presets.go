@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/itlsim/itlsim/scheduler"
+	"github.com/itlsim/itlsim/sim/cost"
+	"github.com/itlsim/itlsim/workloads"
+)
+
+func newPresetsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "presets",
+		Short: "List the built-in models, GPUs, policies and admission rules, one line each",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return writePresets(cmd.OutOrStdout())
+		},
+	}
+}
+
+func writePresets(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("MODELS (--model NAME, or the path of a Hugging Face config.json)\n")
+	for _, n := range cost.ModelNames() {
+		m, _ := cost.LookupModel(n)
+		fmt.Fprintf(&b, "  %-16s %6.1fB params, %3d layers, %2d/%-2d heads (q/kv), %6d ctx  %s\n",
+			n, float64(m.Params)/1e9, m.Layers, m.Heads, m.KVHeads, m.MaxContext, m.Description)
+	}
+	b.WriteString("GPUS (--gpu NAME)\n")
+	for _, n := range cost.GPUNames() {
+		g, _ := cost.LookupGPU(n)
+		fmt.Fprintf(&b, "  %-16s %5.0f GB, %6.0f TFLOP/s bf16 dense, %5.2f TB/s HBM, %4.0f GB/s interconnect, %3.0f GB/s host link\n",
+			n, float64(g.MemoryBytes)/1e9, g.PeakFLOPS/1e12, g.MemBandwidth/1e12, g.InterconnectBW/1e9, g.HostLinkBW/1e9)
+	}
+	section := func(title string, names []string) {
+		b.WriteString(title + "\n")
+		for _, n := range names {
+			d, _ := scheduler.Describe(n)
+			fmt.Fprintf(&b, "  %-22s %s\n", n, d)
+		}
+	}
+	section("BATCHING POLICIES (--policy)", scheduler.BatcherNames())
+	section("ADMISSION RULES (--admission)", scheduler.AdmissionNames())
+	section("QUEUE ORDERS (--queue)", scheduler.OrderNames())
+	section("PREEMPTION VICTIMS (--victim)", scheduler.VictimNames())
+	b.WriteString("PREEMPTION MODES (--preemption)\n")
+	b.WriteString("  recompute              free the blocks; the stream re-prefills prompt + output later (vLLM v1)\n")
+	b.WriteString("  swap                   copy the blocks to CPU swap space over the host link and back (vLLM v0); recompute when swap is full\n")
+	b.WriteString("COST MODELS (--cost-model)\n")
+	b.WriteString("  roofline               per-phase max(FLOPs/compute, bytes/bandwidth) + TP all-reduce + per-step overhead (default)\n")
+	b.WriteString("  linear                 c0 + c1·prefill tokens + c2·decode seqs + c3·Σ decode context + c4·Σ prefill tokens×context\n")
+	b.WriteString("ARRIVAL PROCESSES (--arrival)\n")
+	for _, n := range workloads.ArrivalNames() {
+		fmt.Fprintf(&b, "  %s\n", n)
+	}
+	b.WriteString("LENGTH DISTRIBUTIONS (--input-len, --output-len)\n")
+	b.WriteString("  fixed:N | uniform:MIN,MAX | normal:MEAN,SD,MIN,MAX | lognormal:MEAN,SD[,MIN,MAX]\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/itlsim/itlsim/reports"
+	"github.com/itlsim/itlsim/sim"
+	"github.com/itlsim/itlsim/sim/scenario"
+)
+
+// shorthand is a flag that sets one scenario field. A list flag given
+// several comma-separated values compares them, one run per value.
+type shorthand struct {
+	flag, path, usage string
+	list              bool
+}
+
+var shorthands = []shorthand{
+	{"model", "model", "model preset or path of a Hugging Face config.json", true},
+	{"gpu", "gpu", "GPU preset", true},
+	{"tp", "tp", "tensor-parallel degree", true},
+	{"seed", "seed", "random seed", true},
+	{"policy", "scheduler.policy", "batching policy: chunked, prefill-first, orca, static", true},
+	{"admission", "scheduler.admission.rule", "admission rule: always, kv-watermark, kv-reserve, max-queue, token-bucket", true},
+	{"queue", "scheduler.queue", "queue order: fcfs, priority, shortest-prompt-first", true},
+	{"preemption", "scheduler.preemption", "preemption mode: recompute or swap", true},
+	{"victim", "scheduler.victim", "preemption victim: newest or lowest-priority", true},
+	{"max-num-seqs", "scheduler.max_num_seqs", "max sequences per step (0: vLLM's default for the GPU)", true},
+	{"max-num-batched-tokens", "scheduler.max_num_batched_tokens", "token budget per step (0: vLLM's default)", true},
+	{"long-prefill-threshold", "scheduler.long_prefill_token_threshold", "max prefill tokens per request per step (chunked)", true},
+	{"rate", "workload.rate", "arrival rate, requests/s", true},
+	{"requests", "workload.requests", "number of requests", true},
+	{"duration", "workload.duration_s", "seconds of arrivals when --requests is 0", true},
+	{"arrival", "workload.arrival", "arrival process: poisson or constant", true},
+	{"input-len", "workload.input_len", "prompt lengths: fixed:N, uniform:MIN,MAX, normal:MEAN,SD,MIN,MAX, lognormal:MEAN,SD[,MIN,MAX]", false},
+	{"output-len", "workload.output_len", "output lengths (same forms as --input-len)", false},
+	{"lengths-file", "workload.lengths_file", "CSV with num_prefill_tokens,num_decode_tokens columns to sample lengths from", false},
+	{"num-gpu-blocks", "kvcache.num_gpu_blocks", "KV blocks (0: derived from GPU memory)", true},
+	{"swap-space", "kvcache.swap_space_gib", "CPU swap space per GPU, GiB", true},
+	{"host-link-gbps", "kvcache.host_link_gbps", "GPU↔CPU copy bandwidth, GB/s (0: the GPU's PCIe)", true},
+	{"cost-model", "cost.model", "step cost model: roofline or linear", true},
+	{"noise-cv", "cost.noise_cv", "step-time noise, coefficient of variation", true},
+	{"hiccup-rate", "cost.hiccup_rate_per_s", "engine hiccups per second", true},
+	{"hiccup-ms", "cost.hiccup_ms", "duration of one hiccup, ms", true},
+	{"stall-threshold", "metrics.stall_threshold_ms", "gaps above this many ms are stalls", false},
+	{"itl-goodput", "metrics.itl_goodput_ms", "ITL goodput threshold θ, ms", false},
+	{"slo-ttft", "metrics.slo.ttft_ms", "TTFT limit for SLO goodput, ms (0: none)", false},
+	{"slo-tpot", "metrics.slo.tpot_ms", "TPOT limit for SLO goodput, ms (0: none)", false},
+	{"slo-e2el", "metrics.slo.e2el_ms", "E2EL limit for SLO goodput, ms (0: none)", false},
+}
+
+type runOptions struct {
+	values      map[string]*string // shorthand flag → value
+	sets        []string
+	vary        []string
+	format      string
+	jsonPath    string
+	streamsPath string
+}
+
+func newRunCmd() *cobra.Command {
+	o := &runOptions{values: map[string]*string{}}
+	cmd := &cobra.Command{
+		Use:   "run [SCENARIO.yaml]",
+		Short: "Simulate a scenario (the built-in default without a file) and print its metrics",
+		Long: `Simulate a scenario and print TTFT, TPOT, E2EL, throughput and the per-stream
+ITL metrics, one column per compared configuration.
+
+Without a file, run the built-in default: Llama-3.1-8B on one H100-SXM-80GB,
+chunked prefill, a chat workload at about 80 % of capacity. Flags override the
+file's fields. A flag given several comma-separated values compares them: every
+run sees the same requests and the same random draws, so differences come from
+the compared setting alone. --vary compares any field by its YAML path:
+
+  itlsim run --policy prefill-first,chunked
+  itlsim run --vary scheduler.max_num_batched_tokens=512,2048
+  itlsim run --vary "workload.input_len=fixed:512;fixed:4096"
+
+Field paths: ` + strings.Join(scenario.Paths(), ", "),
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd, args)
+		},
+	}
+	f := cmd.Flags()
+	for _, s := range shorthands {
+		usage := s.usage
+		if s.list {
+			usage += " (comma list compares)"
+		}
+		o.values[s.flag] = f.String(s.flag, "", usage)
+	}
+	f.StringArrayVar(&o.sets, "set", nil, "set any field: path=value (repeatable), e.g. --set cost.roofline.overhead_us=3000")
+	f.StringArrayVar(&o.vary, "vary", nil, "compare any field: path=v1,v2 (repeatable; separate values by ';' when they contain commas)")
+	f.StringVar(&o.format, "format", "table", "stdout form: table, markdown or json")
+	f.StringVar(&o.jsonPath, "json", "", "write the full results (scenario, runs, streams, time series) as JSON to this file")
+	f.StringVar(&o.streamsPath, "streams", "", "write one CSV row per request and run to this file")
+	return cmd
+}
+
+func (o *runOptions) run(cmd *cobra.Command, args []string) error {
+	format := reports.Format(o.format)
+	switch format {
+	case reports.FormatTable, reports.FormatMarkdown, reports.FormatJSON:
+	default:
+		return fmt.Errorf("--format: must be table, markdown or json, got %q", o.format)
+	}
+	base := sim.DefaultConfig()
+	var cmps []scenario.Comparison
+	if len(args) == 1 {
+		f, err := scenario.Load(args[0])
+		if err != nil {
+			return err
+		}
+		base = f.Config
+		for _, c := range f.Compare {
+			cmp, err := scenario.ParseComparison(c)
+			if err != nil {
+				return fmt.Errorf("%s: compare: %w", args[0], err)
+			}
+			cmps = append(cmps, cmp)
+		}
+	}
+	for _, s := range shorthands {
+		if !cmd.Flags().Changed(s.flag) {
+			continue
+		}
+		v := *o.values[s.flag]
+		if s.list && strings.Contains(v, ",") {
+			cmp, err := scenario.ParseComparison(s.path + "=" + v)
+			if err != nil {
+				return fmt.Errorf("--%s: %w", s.flag, err)
+			}
+			cmps = append(cmps, cmp)
+			continue
+		}
+		if err := scenario.Set(&base, s.path, v); err != nil {
+			return fmt.Errorf("--%s: %w", s.flag, err)
+		}
+	}
+	for _, s := range o.sets {
+		path, val, ok := strings.Cut(s, "=")
+		if !ok {
+			return fmt.Errorf("--set %q: expected path=value", s)
+		}
+		if err := scenario.Set(&base, path, val); err != nil {
+			return fmt.Errorf("--set: %w", err)
+		}
+	}
+	for _, s := range o.vary {
+		cmp, err := scenario.ParseComparison(s)
+		if err != nil {
+			return fmt.Errorf("--vary: %w", err)
+		}
+		cmps = append(cmps, cmp)
+	}
+	variants, err := scenario.Expand(base, cmps)
+	if err != nil {
+		return err
+	}
+
+	start := time.Now()
+	runs, err := simulate(variants)
+	if err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	if f, ok := stderr.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+		fmt.Fprintf(stderr, "simulated %d run(s) in %.2f s wall time\n", len(runs), time.Since(start).Seconds())
+	}
+
+	doc := reports.Document{Scenario: runs[0].Config, Runs: runs}
+	if o.jsonPath != "" {
+		if err := writeFileAtomic(o.jsonPath, func(f *os.File) error { return writeJSON(f, doc) }); err != nil {
+			return err
+		}
+	}
+	if o.streamsPath != "" {
+		if err := writeFileAtomic(o.streamsPath, func(f *os.File) error { return reports.WriteStreamsCSV(f, runs) }); err != nil {
+			return err
+		}
+	}
+	out := cmd.OutOrStdout()
+	if format == reports.FormatJSON {
+		return writeJSON(out, doc)
+	}
+	return reports.WriteSummaryTable(out, runs, format)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// simulate runs every variant, in parallel up to the number of CPUs; each
+// run is independent (no shared mutable state), so the results do not
+// depend on the interleaving.
+func simulate(variants []scenario.Variant) ([]reports.Run, error) {
+	engines := make([]*sim.Engine, len(variants))
+	for i, v := range variants {
+		e, err := sim.New(v.Config)
+		if err != nil {
+			if len(variants) > 1 {
+				return nil, fmt.Errorf("run %s: %w", v.Name, err)
+			}
+			return nil, err
+		}
+		engines[i] = e
+	}
+	runs := make([]reports.Run, len(variants))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i := range variants {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			res := engines[i].Run()
+			v := variants[i]
+			ov := map[string]string{}
+			for _, o := range v.Overrides {
+				ov[o.Path] = o.Value
+			}
+			runs[i] = reports.NewRun(v.Name, ov, engines[i].Setup().Config, res)
+		}()
+	}
+	wg.Wait()
+	return runs, nil
+}

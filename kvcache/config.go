@@ -1,0 +1,49 @@
+package kvcache
+
+import "fmt"
+
+// Config sizes the cache. Zero values mean "derive from the model and GPU"
+// where noted; the engine fills those in before building a Manager.
+type Config struct {
+	// BlockSize is tokens per KV block (vLLM's --block-size). Default 16.
+	BlockSize int `yaml:"block_size" json:"block_size"`
+	// GPUMemoryUtilization is the share of GPU memory vLLM may use for
+	// weights, activations and KV cache (--gpu-memory-utilization). Default 0.9.
+	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization" json:"gpu_memory_utilization"`
+	// NumGPUBlocks overrides the derived block count when > 0
+	// (vLLM's --num-gpu-blocks-override). Default 0: derived.
+	NumGPUBlocks int `yaml:"num_gpu_blocks" json:"num_gpu_blocks"`
+	// ActivationReserveGiB is GPU memory per GPU held back for activations
+	// and CUDA graphs; 0 derives it from the model and token budget.
+	ActivationReserveGiB float64 `yaml:"activation_reserve_gib" json:"activation_reserve_gib"`
+	// SwapSpaceGiB is CPU memory per GPU for swapped-out blocks
+	// (vLLM v0's --swap-space). Default 4.
+	SwapSpaceGiB float64 `yaml:"swap_space_gib" json:"swap_space_gib"`
+	// HostLinkGBps is the GPU↔CPU copy bandwidth in GB/s (10^9 bytes/s)
+	// one way; 0 takes the GPU preset's PCIe figure.
+	HostLinkGBps float64 `yaml:"host_link_gbps" json:"host_link_gbps"`
+}
+
+// DefaultConfig returns vLLM's defaults.
+func DefaultConfig() Config {
+	return Config{BlockSize: 16, GPUMemoryUtilization: 0.9, SwapSpaceGiB: 4}
+}
+
+// Validate reports the first field with an impossible value.
+func (c Config) Validate() error {
+	switch {
+	case c.BlockSize < 1 || c.BlockSize > 1024:
+		return fmt.Errorf("kvcache.block_size: must be in [1,1024] tokens, got %d", c.BlockSize)
+	case !(c.GPUMemoryUtilization > 0 && c.GPUMemoryUtilization <= 1):
+		return fmt.Errorf("kvcache.gpu_memory_utilization: must be in (0,1], got %g", c.GPUMemoryUtilization)
+	case c.NumGPUBlocks < 0:
+		return fmt.Errorf("kvcache.num_gpu_blocks: must be ≥ 0 (0 derives it), got %d", c.NumGPUBlocks)
+	case c.ActivationReserveGiB < 0:
+		return fmt.Errorf("kvcache.activation_reserve_gib: must be ≥ 0, got %g", c.ActivationReserveGiB)
+	case c.SwapSpaceGiB < 0:
+		return fmt.Errorf("kvcache.swap_space_gib: must be ≥ 0, got %g", c.SwapSpaceGiB)
+	case c.HostLinkGBps < 0:
+		return fmt.Errorf("kvcache.host_link_gbps: must be ≥ 0 (0 takes the GPU's), got %g", c.HostLinkGBps)
+	}
+	return nil
+}

@@ -1,0 +1,152 @@
+package kvcache
+
+import "fmt"
+
+// Alloc is one sequence's share of the cache: how many GPU blocks it holds
+// and how many of its blocks sit in swap space. The caller stores it with the
+// sequence; the zero value holds nothing.
+type Alloc struct {
+	Blocks  int // GPU blocks held
+	Swapped int // blocks held in CPU swap space
+}
+
+// Manager hands out GPU blocks and swap blocks. It is a plain value owned by
+// one replica; it is not safe for concurrent use.
+type Manager struct {
+	blockSize int
+	total     int // GPU blocks
+	free      int
+	swapTotal int // CPU swap blocks
+	swapFree  int
+}
+
+// New returns a manager of total GPU blocks of blockSize tokens and
+// swapBlocks CPU swap blocks.
+func New(total, blockSize, swapBlocks int) (*Manager, error) {
+	if blockSize < 1 {
+		return nil, fmt.Errorf("kvcache: block size must be ≥ 1 token, got %d", blockSize)
+	}
+	if total < 1 {
+		return nil, fmt.Errorf("kvcache: the cache needs at least one block, got %d", total)
+	}
+	if swapBlocks < 0 {
+		return nil, fmt.Errorf("kvcache: swap blocks must be ≥ 0, got %d", swapBlocks)
+	}
+	return &Manager{blockSize: blockSize, total: total, free: total, swapTotal: swapBlocks, swapFree: swapBlocks}, nil
+}
+
+// BlockSize is tokens per block.
+func (m *Manager) BlockSize() int { return m.blockSize }
+
+// Total is the number of GPU blocks.
+func (m *Manager) Total() int { return m.total }
+
+// Free is the number of unallocated GPU blocks.
+func (m *Manager) Free() int { return m.free }
+
+// Used is the number of allocated GPU blocks.
+func (m *Manager) Used() int { return m.total - m.free }
+
+// SwapTotal and SwapFree describe CPU swap space in blocks.
+func (m *Manager) SwapTotal() int { return m.swapTotal }
+
+// SwapFree is the number of unused CPU swap blocks.
+func (m *Manager) SwapFree() int { return m.swapFree }
+
+// BlocksFor is the number of blocks that hold tokens tokens.
+func (m *Manager) BlocksFor(tokens int) int {
+	return (tokens + m.blockSize - 1) / m.blockSize
+}
+
+// Need is how many more blocks a must take to hold tokens tokens.
+func (m *Manager) Need(a *Alloc, tokens int) int {
+	n := m.BlocksFor(tokens) - a.Blocks
+	if n < 0 {
+		return 0
+	}
+	return n
+}
+
+// Grow makes a hold enough GPU blocks for tokens tokens. It allocates all
+// the blocks needed or none, and reports whether it did.
+func (m *Manager) Grow(a *Alloc, tokens int) bool {
+	n := m.Need(a, tokens)
+	if n > m.free {
+		return false
+	}
+	m.free -= n
+	a.Blocks += n
+	return true
+}
+
+// Release frees every GPU and swap block a holds (a sequence finished, or
+// was evicted to be recomputed).
+func (m *Manager) Release(a *Alloc) {
+	if a.Blocks < 0 || a.Swapped < 0 || m.free+a.Blocks > m.total || m.swapFree+a.Swapped > m.swapTotal {
+		panic(fmt.Sprintf("kvcache: releasing %+v would free more than was allocated (free %d/%d, swap %d/%d)",
+			*a, m.free, m.total, m.swapFree, m.swapTotal))
+	}
+	m.free += a.Blocks
+	m.swapFree += a.Swapped
+	*a = Alloc{}
+}
+
+// SwapOut moves a's GPU blocks to swap space and returns how many blocks
+// were copied, or 0 and false when swap space is too small (the caller then
+// falls back to recompute).
+func (m *Manager) SwapOut(a *Alloc) (int, bool) {
+	if a.Swapped != 0 {
+		panic("kvcache: swapping out a sequence that is already swapped out")
+	}
+	n := a.Blocks
+	if n > m.swapFree {
+		return 0, false
+	}
+	m.swapFree -= n
+	m.free += n
+	a.Swapped, a.Blocks = n, 0
+	return n, true
+}
+
+// SwapIn copies a's blocks back to the GPU and returns how many were copied,
+// or 0 and false when too few GPU blocks are free.
+func (m *Manager) SwapIn(a *Alloc) (int, bool) {
+	if a.Blocks != 0 {
+		panic("kvcache: swapping in a sequence that holds GPU blocks")
+	}
+	n := a.Swapped
+	if n > m.free {
+		return 0, false
+	}
+	m.free -= n
+	m.swapFree += n
+	a.Blocks, a.Swapped = n, 0
+	return n, true
+}
+
+// Utilization is the share of GPU blocks allocated, in [0,1].
+func (m *Manager) Utilization() float64 {
+	return float64(m.total-m.free) / float64(m.total)
+}
+
+// Check verifies the manager's counters against the allocations the caller
+// holds: every block is free or held by exactly one live Alloc. Tests and
+// the engine's debug checks call it; it returns an error describing the
+// first mismatch.
+func (m *Manager) Check(live []Alloc) error {
+	gpu, swap := 0, 0
+	for _, a := range live {
+		if a.Blocks < 0 || a.Swapped < 0 {
+			return fmt.Errorf("kvcache: negative allocation %+v", a)
+		}
+		gpu += a.Blocks
+		swap += a.Swapped
+	}
+	if gpu+m.free != m.total {
+		return fmt.Errorf("kvcache: %d blocks held + %d free != %d total", gpu, m.free, m.total)
+	}
+	if swap+m.swapFree != m.swapTotal {
+		return fmt.Errorf("kvcache: %d swap blocks held + %d free != %d total", swap, m.swapFree, m.swapTotal)
+	}
+	return nil
+}

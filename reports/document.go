@@ -1,0 +1,184 @@
+package reports
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/itlsim/itlsim/sim"
+)
+
+// Document is the JSON written by `itlsim run --json`: the scenario and
+// one entry per compared configuration.
+type Document struct {
+	// Scenario is the resolved configuration of the first run, every default filled in.
+	Scenario sim.Config `json:"scenario"`
+	Runs     []Run      `json:"runs"`
+}
+
+// Run is one configuration's results.
+type Run struct {
+	Name string `json:"name"`
+	// Overrides are the fields this run sets on top of the scenario (the
+	// compared values), as path → value.
+	Overrides     map[string]string `json:"overrides"`
+	Config        sim.Config        `json:"config"`
+	Summary       Summary           `json:"summary"`
+	Streams       []StreamRow       `json:"streams"`
+	Timeseries    []Point           `json:"timeseries"`
+	ITLByPosition []PositionRow     `json:"itl_by_position"`
+}
+
+// StreamRow is one request's summary (finished or rejected), times in ms.
+type StreamRow struct {
+	ID           int      `json:"id"`
+	Status       string   `json:"status"`
+	RejectReason string   `json:"reject_reason,omitempty"`
+	ArrivalS     float64  `json:"arrival_s"`
+	InputTokens  int      `json:"input_tokens"`
+	OutputTokens int      `json:"output_tokens"`
+	TTFTMS       float64  `json:"ttft_ms"`
+	TPOTMS       float64  `json:"tpot_ms"`
+	E2ELMS       float64  `json:"e2el_ms"`
+	Chunks       int      `json:"chunks"`
+	ITLMeanMS    float64  `json:"itl_mean_ms"`
+	ITLP50MS     float64  `json:"itl_p50_ms"`
+	ITLP90MS     float64  `json:"itl_p90_ms"`
+	ITLP99MS     float64  `json:"itl_p99_ms"`
+	MaxGapMS     float64  `json:"max_gap_ms"`
+	JitterRatio  float64  `json:"jitter_ratio"`
+	Stalls       int      `json:"stalls"`
+	StallMS      float64  `json:"stall_ms"`
+	StallCauses  []string `json:"stall_causes"`
+	Preemptions  int      `json:"preemptions"`
+}
+
+// Point is one time-series bucket. Gauges are time-weighted means over the
+// bucket; ITL percentiles cover the gaps that ended in it.
+type Point struct {
+	TS                 float64 `json:"t_s"`
+	Running            float64 `json:"running"`
+	Waiting            float64 `json:"waiting"`
+	Preempted          float64 `json:"preempted"`
+	KVUtilization      float64 `json:"kv_utilization"`
+	BatchTokensPerStep float64 `json:"batch_tokens_per_step"`
+	Steps              int     `json:"steps"`
+	Preemptions        int     `json:"preemptions"`
+	Finished           int     `json:"finished"`
+	OutputTokensPerS   float64 `json:"output_tokens_per_s"`
+	ITLCount           uint64  `json:"itl_count"`
+	ITLP50MS           float64 `json:"itl_p50_ms"`
+	ITLP99MS           float64 `json:"itl_p99_ms"`
+}
+
+// PositionRow holds ITL percentiles for the gaps after chunk From..To of a
+// response (To = 0: and beyond).
+type PositionRow struct {
+	From     int     `json:"from"`
+	To       int     `json:"to"`
+	Count    uint64  `json:"count"`
+	ITLP50MS float64 `json:"itl_p50_ms"`
+	ITLP90MS float64 `json:"itl_p90_ms"`
+	ITLP99MS float64 `json:"itl_p99_ms"`
+}
+
+// NewRun builds a run's JSON view from its configuration and result.
+func NewRun(name string, overrides map[string]string, cfg sim.Config, r *sim.Result) Run {
+	if overrides == nil {
+		overrides = map[string]string{}
+	}
+	return Run{
+		Name:          name,
+		Overrides:     overrides,
+		Config:        cfg,
+		Summary:       Summarize(r, cfg.Metrics),
+		Streams:       StreamRows(r),
+		Timeseries:    Timeseries(r),
+		ITLByPosition: ITLByPosition(r),
+	}
+}
+
+// StreamRows lists every request's summary ordered by request id.
+func StreamRows(r *sim.Result) []StreamRow {
+	ss := slices.Clone(r.Streams)
+	slices.SortFunc(ss, func(a, b sim.StreamSummary) int { return cmp.Compare(a.ID, b.ID) })
+	rows := make([]StreamRow, len(ss))
+	for i := range ss {
+		st := &ss[i]
+		row := StreamRow{
+			ID: st.ID, Status: st.Status.String(), ArrivalS: st.Arrival.Seconds(),
+			InputTokens: st.InputTokens, OutputTokens: st.OutputTokens,
+			Preemptions: st.Preemptions, StallCauses: []string{},
+		}
+		if st.Status == sim.StatusRejected {
+			row.RejectReason = st.Reject.String()
+		} else {
+			row.TTFTMS, row.TPOTMS, row.E2ELMS = ms(float64(st.TTFT)), ms(st.TPOT()), ms(float64(st.E2EL))
+			row.Chunks = st.Chunks
+			row.ITLMeanMS, row.ITLP50MS, row.ITLP90MS, row.ITLP99MS = ms(st.GapMean), ms(st.GapP50), ms(st.GapP90), ms(st.GapP99)
+			row.MaxGapMS, row.JitterRatio = ms(float64(st.GapMax)), st.Jitter()
+			row.Stalls, row.StallMS = st.Stalls, ms(float64(st.StallTime))
+			for _, c := range sim.Causes() {
+				if st.Causes&(1<<c) != 0 {
+					row.StallCauses = append(row.StallCauses, c.String())
+				}
+			}
+		}
+		rows[i] = row
+	}
+	return rows
+}
+
+// Timeseries converts the result's buckets; the last bucket's gauges are
+// averaged over the part of it the run covered.
+func Timeseries(r *sim.Result) []Point {
+	iv := r.Series.Interval
+	pts := make([]Point, len(r.Series.Buckets))
+	for i := range r.Series.Buckets {
+		b := &r.Series.Buckets[i]
+		width := float64(iv)
+		if end := b.Start + iv; end > r.Duration && r.Duration > b.Start {
+			width = float64(r.Duration - b.Start)
+		}
+		p := Point{
+			TS:               b.Start.Seconds(),
+			Running:          b.RunningNS / width,
+			Waiting:          b.WaitingNS / width,
+			Preempted:        b.PreemptedNS / width,
+			KVUtilization:    b.KVUsedNS / width,
+			Steps:            b.Steps,
+			Preemptions:      b.Preemptions,
+			Finished:         b.Finished,
+			OutputTokensPerS: float64(b.OutputTokens) / (width / 1e9),
+			ITLCount:         b.ITL.N,
+		}
+		if b.Steps > 0 {
+			p.BatchTokensPerStep = float64(b.BatchTokens) / float64(b.Steps)
+		}
+		if b.ITL.N > 0 {
+			p.ITLP50MS, p.ITLP99MS = ms(b.ITL.Quantile(0.5)), ms(b.ITL.Quantile(0.99))
+		}
+		pts[i] = p
+	}
+	return pts
+}
+
+// ITLByPosition lists ITL percentiles by the gap's position in the
+// response, in power-of-two ranges, skipping empty ranges.
+func ITLByPosition(r *sim.Result) []PositionRow {
+	var rows []PositionRow
+	for i, h := range r.Position {
+		if h.N == 0 {
+			continue
+		}
+		row := PositionRow{From: 1 << i, To: 1<<(i+1) - 1, Count: h.N,
+			ITLP50MS: ms(h.Quantile(0.5)), ITLP90MS: ms(h.Quantile(0.9)), ITLP99MS: ms(h.Quantile(0.99))}
+		if i == sim.PositionBuckets-1 {
+			row.To = 0
+		}
+		rows = append(rows, row)
+	}
+	if rows == nil {
+		rows = []PositionRow{}
+	}
+	return rows
+}

@@ -1,0 +1,174 @@
+package scheduler
+
+// Batching policy names.
+const (
+	ChunkedName      = "chunked"
+	PrefillFirstName = "prefill-first"
+	OrcaName         = "orca"
+	StaticName       = "static"
+)
+
+// chunked is vLLM v1's scheduler with chunked prefill (Sarathi-Serve's
+// stall-free batching): every running decode first, then running partial
+// prefills, then new prompts, each prefill chunk cut to the remaining budget
+// and to the long-prefill threshold. No new request starts in a step that
+// had to preempt, as in vLLM.
+type chunked struct{ threshold int }
+
+func newChunked(c Config) Batcher { return chunked{threshold: c.LongPrefillTokenThreshold} }
+
+func (c chunked) chunk(r *Seq, budget int) int {
+	n := min(r.Remaining(), budget)
+	if c.threshold > 0 {
+		n = min(n, c.threshold)
+	}
+	return n
+}
+
+func (c chunked) Plan(s *Scheduler) {
+	for _, r := range s.snap {
+		if r.State != Running || r.Sched > 0 || !r.Decoding() {
+			continue
+		}
+		if s.budget < 1 {
+			break
+		}
+		s.scheduleRunning(r, 1)
+	}
+	for _, r := range s.snap {
+		if r.State != Running || r.Sched > 0 || r.Decoding() {
+			continue
+		}
+		n := c.chunk(r, s.budget)
+		if n < 1 {
+			break
+		}
+		s.scheduleRunning(r, n)
+	}
+	if s.preempted {
+		return
+	}
+	for s.budget > 0 {
+		r := s.nextWaiting()
+		if r == nil || !s.startWaiting(r, c.chunk(r, s.budget)) {
+			return
+		}
+	}
+}
+
+// prefillFirst is vLLM v0's default scheduler without chunked prefill: when
+// no sequence is swapped out and waiting prompts fit, the step is
+// prefill-only (whole prompts, up to the budget, which is at least the
+// model's context length) and every decode waits; otherwise all running
+// sequences decode, and swapped-out ones come back if nothing was preempted.
+type prefillFirst struct{}
+
+func newPrefillFirst(Config) Batcher { return prefillFirst{} }
+
+func (prefillFirst) Plan(s *Scheduler) {
+	s.budget = max(s.budget, s.maxModelLen)
+	if s.swapped == 0 {
+		for {
+			r := s.nextWaiting()
+			if r == nil || r.Remaining() > s.budget || !s.startWaiting(r, r.Remaining()) {
+				break
+			}
+		}
+		if !s.plan.Empty() {
+			return
+		}
+	}
+	for _, r := range s.snap {
+		if r.State != Running || r.Sched > 0 {
+			continue
+		}
+		if s.budget < r.Remaining() {
+			break
+		}
+		s.scheduleRunning(r, r.Remaining())
+	}
+	if s.preempted {
+		return
+	}
+	for s.swapped > 0 && s.budget > 0 {
+		r := s.nextWaiting()
+		if r == nil || r.State != Swapped || !s.startWaiting(r, 1) {
+			return
+		}
+	}
+}
+
+// orca is iteration-level scheduling without chunking: every running
+// sequence steps, and whole waiting prompts join while the budget lasts
+// (the first one joins even if it alone exceeds the budget).
+type orca struct{}
+
+func newOrca(Config) Batcher { return orca{} }
+
+func (orca) Plan(s *Scheduler) {
+	for _, r := range s.snap {
+		if r.State != Running || r.Sched > 0 {
+			continue
+		}
+		s.scheduleRunning(r, r.Remaining())
+	}
+	if s.preempted {
+		return
+	}
+	for {
+		r := s.nextWaiting()
+		if r == nil {
+			return
+		}
+		n := r.Remaining()
+		if r.State == Swapped {
+			n = 1
+		}
+		if n > s.budget && s.plan.PrefillTokens > 0 {
+			return
+		}
+		if !s.startWaiting(r, n) {
+			return
+		}
+	}
+}
+
+// static is request-level batching: when the running set is empty, up to
+// max_num_seqs waiting requests start together with their whole prompts;
+// the batch then decodes until its last request finishes, and nothing new
+// starts meanwhile.
+type static struct{}
+
+func newStatic(Config) Batcher { return static{} }
+
+func (static) Plan(s *Scheduler) {
+	if len(s.snap) > 0 {
+		for _, r := range s.snap {
+			if r.State != Running || r.Sched > 0 {
+				continue
+			}
+			s.scheduleRunning(r, r.Remaining())
+		}
+		return
+	}
+	for {
+		r := s.nextWaiting()
+		if r == nil {
+			return
+		}
+		n := r.Remaining()
+		if r.State == Swapped {
+			n = 1
+		}
+		if !s.startWaiting(r, n) {
+			return
+		}
+	}
+}
+
+var (
+	_ Batcher = chunked{}
+	_ Batcher = prefillFirst{}
+	_ Batcher = orca{}
+	_ Batcher = static{}
+)

@@ -1,0 +1,21 @@
+// Package scheduler models a continuous-batching scheduler in the style of
+// vLLM: which waiting requests start, how a step's token budget is shared
+// between decodes and prefill chunks, and which running sequence is preempted
+// when the KV cache cannot grow.
+//
+// Start with [Scheduler.Schedule], which forms one step's [Plan]. It delegates
+// each decision to a small interface, built by name from an explicit registry:
+//
+//   - [Batcher] forms the batch: chunked (vLLM v1 / Sarathi-Serve),
+//     prefill-first (vLLM v0), orca, static.
+//   - [Admission] decides whether an arriving request is queued or rejected
+//     and whether the queue's head may start: always, kv-watermark,
+//     kv-reserve, max-queue, token-bucket.
+//   - [Order] orders the waiting queue: fcfs, priority, shortest-prompt-first.
+//   - [Victim] picks the running sequence to preempt: newest, lowest-priority.
+//
+// A sequence is a [Seq] value owned by the caller; the scheduler keeps
+// pointers to the waiting and running ones and never allocates per step. The
+// package knows nothing of time beyond the "now" it is handed and nothing of
+// step durations: the engine in package sim prices the plan and applies it.
+package scheduler

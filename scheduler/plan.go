@@ -1,0 +1,58 @@
+package scheduler
+
+// Entry is one sequence's work in a step: Tokens tokens computed from
+// position Start (the tokens already in the cache).
+type Entry struct {
+	Seq    *Seq
+	Start  int
+	Tokens int
+	Decode bool // a one-token decode, not a prefill chunk or a recompute
+}
+
+// Mode is how a preempted sequence gave up its blocks.
+type Mode uint8
+
+// Preemption modes.
+const (
+	Recompute Mode = iota // blocks freed; the sequence re-prefills prompt and output later
+	Swap                  // blocks copied to CPU swap space and back later
+)
+
+func (m Mode) String() string {
+	if m == Swap {
+		return "swap"
+	}
+	return "recompute"
+}
+
+// Preemption records one sequence preempted while the plan was formed.
+type Preemption struct {
+	Seq    *Seq
+	Mode   Mode
+	Blocks int // blocks copied out (Swap) or freed (Recompute)
+}
+
+// Plan is one step: the work to run and the cache moves that precede it.
+// The scheduler reuses one Plan; its slices are valid until the next Schedule.
+type Plan struct {
+	Entries       []Entry
+	Preempted     []Preemption
+	SwappedIn     []*Seq // sequences whose blocks are copied back before the step
+	SwapOutBlocks int    // blocks copied GPU→CPU before the step
+	SwapInBlocks  int    // blocks copied CPU→GPU before the step
+	PrefillTokens int    // Σ tokens of prefill entries
+	DecodeSeqs    int    // number of decode entries
+}
+
+func (p *Plan) reset() {
+	clear(p.Entries)
+	p.Entries = p.Entries[:0]
+	clear(p.Preempted)
+	p.Preempted = p.Preempted[:0]
+	clear(p.SwappedIn)
+	p.SwappedIn = p.SwappedIn[:0]
+	p.SwapOutBlocks, p.SwapInBlocks, p.PrefillTokens, p.DecodeSeqs = 0, 0, 0, 0
+}
+
+// Empty reports whether the plan has no work.
+func (p *Plan) Empty() bool { return len(p.Entries) == 0 }

@@ -1,0 +1,290 @@
+package scheduler
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/itlsim/itlsim/kvcache"
+)
+
+// Batcher forms one step's batch by calling the Scheduler's planning
+// helpers (scheduleRunning, nextWaiting, startWaiting).
+type Batcher interface {
+	Plan(s *Scheduler)
+}
+
+// Scheduler holds the waiting queue and running set of one replica and forms
+// each step's plan. It is a plain value: several replicas each own one.
+type Scheduler struct {
+	cfg         Config
+	kv          *kvcache.Manager
+	maxModelLen int
+	batcher     Batcher
+	admission   Admission
+	victim      Victim
+	swap        bool
+
+	waiting queue
+	resume  []*Seq // preempted sequences, most recently preempted last; they start before the queue
+	swapped int    // sequences in resume that are swapped out
+	running []*Seq // in the order they entered the running set
+
+	plan       Plan
+	budget     int
+	preempted  bool
+	startCount uint64
+	snap       []*Seq // scratch: running set at the start of planning
+	cand       []*Seq // scratch: preemption candidates
+	view       View
+}
+
+// New builds a scheduler over kv for a model of maxModelLen tokens of context.
+// cfg must have its limits filled (see Config.WithDefaults).
+func New(cfg Config, kv *kvcache.Manager, maxModelLen int) (*Scheduler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.MaxNumSeqs < 1 || cfg.MaxNumBatchedTokens < 1 {
+		return nil, fmt.Errorf("scheduler: limits not set: max_num_seqs %d, max_num_batched_tokens %d", cfg.MaxNumSeqs, cfg.MaxNumBatchedTokens)
+	}
+	if cfg.Policy != PrefillFirstName && cfg.Policy != StaticName && cfg.MaxNumBatchedTokens < kv.BlockSize() {
+		return nil, fmt.Errorf("scheduler.max_num_batched_tokens: a budget of %d tokens is below one KV block (%d tokens)", cfg.MaxNumBatchedTokens, kv.BlockSize())
+	}
+	s := &Scheduler{
+		cfg:         cfg,
+		kv:          kv,
+		maxModelLen: maxModelLen,
+		batcher:     batchers[cfg.Policy].new(cfg),
+		admission:   admissions[cfg.Admission.Rule].new(cfg.Admission),
+		victim:      victims[cfg.Victim].new(),
+		swap:        cfg.Preemption == "swap",
+		waiting:     queue{order: orders[cfg.Queue].new()},
+	}
+	s.view.KV = kv
+	return s, nil
+}
+
+// Config returns the scheduler's resolved configuration.
+func (s *Scheduler) Config() Config { return s.cfg }
+
+// Running returns the running set (prefilling and decoding sequences).
+func (s *Scheduler) Running() []*Seq { s.compact(); return s.running }
+
+// Waiting is the number of requests waiting to start, preempted ones included.
+func (s *Scheduler) Waiting() int { return s.waiting.Len() + len(s.resume) }
+
+// Preempted is the number of preempted sequences waiting to resume.
+func (s *Scheduler) Preempted() int { return len(s.resume) }
+
+// HasWork reports whether any request is running or waiting.
+func (s *Scheduler) HasWork() bool {
+	return len(s.running) > 0 || s.waiting.Len() > 0 || len(s.resume) > 0
+}
+
+func (s *Scheduler) setView(now int64) {
+	s.view.Now = now
+	s.view.Waiting = s.Waiting()
+	s.view.Running = len(s.running)
+}
+
+// Arrive offers a new request. It is queued (Admit) or refused (Reject,
+// with the reason); a refused request's State becomes Rejected.
+func (s *Scheduler) Arrive(now int64, q *Seq) Decision {
+	d := admit
+	switch {
+	case q.Prompt+q.Output > s.maxModelLen:
+		d = Decision{Reject, ReasonTooLong}
+	case s.kv.BlocksFor(q.Prompt+q.Output) > s.kv.Total():
+		d = Decision{Reject, ReasonExceedsKV}
+	default:
+		s.setView(now)
+		d = s.admission.OnArrival(q, &s.view)
+	}
+	if d.Verdict != Admit {
+		q.State = Rejected
+		return d
+	}
+	q.State = Waiting
+	s.waiting.Push(q)
+	return d
+}
+
+// Finish releases a finished sequence's blocks and removes it from the running set.
+func (s *Scheduler) Finish(q *Seq) {
+	s.kv.Release(&q.KV)
+	s.admission.Released(q)
+	q.State = Finished
+}
+
+// Schedule forms the next step at time now. The plan is empty when nothing
+// can run; Rejected then lists requests that can never start (nothing runs,
+// so nothing will free the blocks or the reservation they wait for).
+func (s *Scheduler) Schedule(now int64, rejected func(*Seq, Reason)) *Plan {
+	s.compact()
+	for {
+		s.plan.reset()
+		s.budget = s.cfg.MaxNumBatchedTokens
+		s.preempted = false
+		for _, r := range s.running {
+			r.Sched = 0
+		}
+		s.setView(now)
+		s.snap = append(s.snap[:0], s.running...)
+		s.batcher.Plan(s)
+		clear(s.snap)
+		if !s.plan.Empty() || len(s.running) > 0 {
+			return &s.plan
+		}
+		head := s.nextWaiting()
+		if head == nil {
+			return &s.plan
+		}
+		// Nothing runs and the head cannot start: it never will.
+		d := s.admission.CanStart(head, s.kv.Need(&head.KV, head.Computed+min(head.Remaining(), s.budget)), &s.view)
+		s.popWaiting(head)
+		s.kv.Release(&head.KV)
+		s.admission.Released(head)
+		head.State = Rejected
+		r := d.Reason
+		if r == ReasonNone {
+			r = ReasonKVFull
+		}
+		rejected(head, r)
+	}
+}
+
+// compact drops sequences that left the running set.
+func (s *Scheduler) compact() {
+	j := 0
+	for _, r := range s.running {
+		if r.State == Running {
+			s.running[j] = r
+			j++
+		}
+	}
+	clear(s.running[j:])
+	s.running = s.running[:j]
+}
+
+func (s *Scheduler) add(r *Seq, n int) {
+	r.Sched = n
+	dec := r.Decoding()
+	s.plan.Entries = append(s.plan.Entries, Entry{Seq: r, Start: r.Computed, Tokens: n, Decode: dec})
+	s.budget -= n
+	if dec {
+		s.plan.DecodeSeqs++
+	} else {
+		s.plan.PrefillTokens += n
+	}
+}
+
+// scheduleRunning schedules n tokens of running sequence r, preempting
+// unscheduled running sequences until its blocks fit. It reports false when
+// r itself was preempted.
+func (s *Scheduler) scheduleRunning(r *Seq, n int) bool {
+	for !s.kv.Grow(&r.KV, r.Computed+n) {
+		if s.preemptOne() == r {
+			return false
+		}
+	}
+	s.add(r, n)
+	return true
+}
+
+// preemptOne preempts the victim among unscheduled running sequences.
+func (s *Scheduler) preemptOne() *Seq {
+	s.cand = s.cand[:0]
+	for _, r := range s.running {
+		if r.State == Running && r.Sched == 0 {
+			s.cand = append(s.cand, r)
+		}
+	}
+	if len(s.cand) == 0 {
+		panic("scheduler: the cache cannot grow and no unscheduled sequence is left to preempt")
+	}
+	v := s.cand[s.victim.Pick(s.cand)]
+	clear(s.cand)
+	s.preempted = true
+	if i := slices.Index(s.running, v); i >= 0 {
+		s.running = slices.Delete(s.running, i, i+1)
+	}
+	p := Preemption{Seq: v, Mode: Recompute, Blocks: v.KV.Blocks}
+	if s.swap && v.Computed > 0 {
+		if n, ok := s.kv.SwapOut(&v.KV); ok {
+			p.Mode, p.Blocks = Swap, n
+			s.plan.SwapOutBlocks += n
+			v.State = Swapped
+			s.swapped++
+		}
+	}
+	if p.Mode == Recompute {
+		s.kv.Release(&v.KV)
+		v.Computed = 0
+		v.State = Evicted
+	}
+	s.plan.Preempted = append(s.plan.Preempted, p)
+	s.resume = append(s.resume, v)
+	return v
+}
+
+// nextWaiting returns the next sequence to start: the most recently
+// preempted one, else the queue's head; nil when none waits.
+func (s *Scheduler) nextWaiting() *Seq {
+	if n := len(s.resume); n > 0 {
+		return s.resume[n-1]
+	}
+	return s.waiting.Peek()
+}
+
+func (s *Scheduler) popWaiting(r *Seq) {
+	if n := len(s.resume); n > 0 && s.resume[n-1] == r {
+		s.resume[n-1] = nil
+		s.resume = s.resume[:n-1]
+		if r.State == Swapped {
+			s.swapped--
+		}
+		return
+	}
+	s.waiting.Pop()
+}
+
+// startWaiting moves the next waiting sequence r into the running set with
+// n tokens scheduled (a swapped-out one is swapped in and decodes one
+// token). It reports false, changing nothing, when r cannot start now.
+func (s *Scheduler) startWaiting(r *Seq, n int) bool {
+	if len(s.running) >= s.cfg.MaxNumSeqs || n < 1 {
+		return false
+	}
+	if r.State == Swapped {
+		if s.kv.BlocksFor(r.Computed+1) > s.kv.Free() {
+			return false
+		}
+		s.popWaiting(r)
+		blocks, _ := s.kv.SwapIn(&r.KV)
+		s.plan.SwapInBlocks += blocks
+		s.plan.SwappedIn = append(s.plan.SwappedIn, r)
+		s.kv.Grow(&r.KV, r.Computed+1)
+		s.enter(r)
+		s.add(r, r.Remaining())
+		return true
+	}
+	need := s.kv.Need(&r.KV, r.Computed+n)
+	if d := s.admission.CanStart(r, need, &s.view); d.Verdict != Admit {
+		return false
+	}
+	if !s.kv.Grow(&r.KV, r.Computed+n) {
+		return false
+	}
+	s.popWaiting(r)
+	s.admission.Started(r, &s.view)
+	s.enter(r)
+	s.add(r, n)
+	return true
+}
+
+func (s *Scheduler) enter(r *Seq) {
+	s.startCount++
+	r.startOrder = s.startCount
+	r.State = Running
+	s.running = append(s.running, r)
+}

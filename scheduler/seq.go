@@ -1,0 +1,76 @@
+package scheduler
+
+import "github.com/itlsim/itlsim/kvcache"
+
+// State is where a sequence is in its life.
+type State uint8
+
+// Sequence states. A sequence moves Waiting → Running → Finished, and may
+// leave Running for Swapped or Evicted (preempted) and come back.
+const (
+	Waiting  State = iota // queued, not started
+	Running               // in the running set: prefilling or decoding
+	Swapped               // preempted; its blocks are in CPU swap space
+	Evicted               // preempted; its blocks were freed and it will re-prefill
+	Finished              // generated all its tokens
+	Rejected              // refused by admission
+)
+
+var stateNames = [...]string{"waiting", "running", "swapped", "evicted", "finished", "rejected"}
+
+func (s State) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return "unknown"
+}
+
+// Seq is the scheduler's view of one request. Token accounting follows
+// vLLM v1: the sequence holds Prompt+Generated tokens, of which Computed
+// have their KV in the cache; a step computes some of the rest, and when
+// all are computed the model samples the next token.
+type Seq struct {
+	ID        int   // request id, unique within a run
+	Arrival   int64 // arrival time, ns
+	Priority  int   // lower is more important (vLLM's convention)
+	Prompt    int   // prompt tokens
+	Output    int   // tokens to generate (max_tokens with ignore_eos)
+	Generated int   // tokens sampled so far
+	Computed  int   // tokens whose KV is in the cache
+	State     State
+	KV        kvcache.Alloc
+	Reserved  int // KV blocks reserved for it by admission (kv-reserve)
+	Sched     int // tokens scheduled in the plan being formed; 0 when not scheduled
+	Slot      int // the caller's handle for the sequence (the engine's slot index)
+
+	startOrder uint64 // when it last entered the running set, for newest-first preemption
+	heapIdx    int
+}
+
+// Tokens is the sequence's length: prompt plus sampled tokens.
+func (s *Seq) Tokens() int { return s.Prompt + s.Generated }
+
+// Remaining is how many tokens must be computed before the next sample.
+func (s *Seq) Remaining() int { return s.Prompt + s.Generated - s.Computed }
+
+// Decoding reports whether the next step for the sequence is a one-token
+// decode (as opposed to a prefill chunk or a recompute).
+func (s *Seq) Decoding() bool { return s.Generated > 0 && s.Remaining() == 1 }
+
+// Done reports whether the sequence has generated all its tokens.
+func (s *Seq) Done() bool { return s.Generated >= s.Output }
+
+// Advance records that tokens tokens were computed in a step and reports
+// whether that completed the sequence's pending tokens, so a new token was
+// sampled (and becomes visible at the end of the step).
+func (s *Seq) Advance(tokens int) bool {
+	s.Computed += tokens
+	if s.Computed > s.Tokens() {
+		panic("scheduler: computed more tokens than the sequence holds")
+	}
+	if s.Computed == s.Tokens() {
+		s.Generated++
+		return true
+	}
+	return false
+}

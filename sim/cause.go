@@ -1,0 +1,67 @@
+package sim
+
+// Cause is one reason a stream waited between two visible chunks. Every gap
+// is split among causes so that its parts sum exactly to the gap.
+type Cause uint8
+
+// Causes. Add new ones before NumCauses; reports list them in this order.
+const (
+	// CauseDecode is the time a plain decode step would have taken: the
+	// stream was in the batch and the step held no prefill work.
+	CauseDecode Cause = iota
+	// CausePrefillInterference is time added by prefill work: the part of a
+	// mixed step beyond what its decodes alone would cost, or a whole step
+	// from which the stream's decode was left out because prompts ran
+	// (prefill-first's prefill-only steps).
+	CausePrefillInterference
+	// CauseBatchFull is a step from which the stream's decode was left out
+	// for lack of token budget while no prefill ran.
+	CauseBatchFull
+	// CauseKVSwap is time swapped out (from the step that preempted the
+	// stream until the step that swapped it back in, copies included) plus
+	// swap copies that lengthened a step the stream was in.
+	CauseKVSwap
+	// CauseKVRecompute is time from an eviction until the stream's next
+	// token: waiting to restart and re-prefilling prompt and output.
+	CauseKVRecompute
+	// CauseEngineHiccup is a rare engine pause injected by the cost model's
+	// hiccup settings (garbage collection, a slow host, a stuck collective).
+	CauseEngineHiccup
+	// NumCauses sizes per-cause arrays.
+	NumCauses
+)
+
+var causeNames = [NumCauses]string{"decode", "prefill-interference", "batch-full", "kv-swap", "kv-recompute", "engine-hiccup"}
+
+func (c Cause) String() string {
+	if c < NumCauses {
+		return causeNames[c]
+	}
+	return "unknown"
+}
+
+// Causes lists every cause in report order.
+func Causes() []Cause {
+	cs := make([]Cause, NumCauses)
+	for i := range cs {
+		cs[i] = Cause(i)
+	}
+	return cs
+}
+
+// parts is a gap's split by cause, in nanoseconds.
+type parts [NumCauses]Time
+
+func (p *parts) add(q *parts) {
+	for i := range p {
+		p[i] += q[i]
+	}
+}
+
+func (p *parts) sum() Time {
+	var s Time
+	for _, v := range p {
+		s += v
+	}
+	return s
+}

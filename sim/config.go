@@ -1,0 +1,294 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/itlsim/itlsim/kvcache"
+	"github.com/itlsim/itlsim/scheduler"
+	"github.com/itlsim/itlsim/sim/cost"
+	"github.com/itlsim/itlsim/workloads"
+)
+
+// Config is a whole scenario: what is served, on what, how it is scheduled,
+// the traffic, and how results are measured. A scenario YAML file maps onto
+// it field by field (see package scenario); zero values mean "the default".
+type Config struct {
+	// Name labels the run in tables and JSON. Default: derived from the variant.
+	Name string `yaml:"name" json:"name"`
+	// Seed seeds every random stream of the run. Default 1.
+	Seed uint64 `yaml:"seed" json:"seed"`
+	// Model is a preset name (see `itlsim presets`) or the path of a Hugging
+	// Face config.json. Default llama-3.1-8b.
+	Model string `yaml:"model" json:"model"`
+	// GPU is a GPU preset name. Default h100-sxm-80gb.
+	GPU string `yaml:"gpu" json:"gpu"`
+	// TP is the tensor-parallel degree: GPUs per replica. Default 1.
+	TP int `yaml:"tp" json:"tp"`
+	// MaxModelLen is the context limit in tokens (vLLM --max-model-len);
+	// 0 takes the model's. A request whose prompt + output exceeds it is rejected.
+	MaxModelLen int `yaml:"max_model_len" json:"max_model_len"`
+
+	Cost      CostConfig       `yaml:"cost" json:"cost"`
+	Scheduler scheduler.Config `yaml:"scheduler" json:"scheduler"`
+	KVCache   kvcache.Config   `yaml:"kvcache" json:"kvcache"`
+	Workload  workloads.Config `yaml:"workload" json:"workload"`
+	Metrics   MetricsConfig    `yaml:"metrics" json:"metrics"`
+}
+
+// CostConfig selects the step cost model and the server-side jitter sources.
+type CostConfig struct {
+	// Model is roofline (default) or linear.
+	Model    string              `yaml:"model" json:"model"`
+	Roofline cost.RooflineConfig `yaml:"roofline" json:"roofline"`
+	Linear   cost.LinearConfig   `yaml:"linear" json:"linear"`
+	// NoiseCV is the coefficient of variation of a multiplicative, mean-one
+	// lognormal noise on every step's duration. Default 0 (off).
+	NoiseCV float64 `yaml:"noise_cv" json:"noise_cv"`
+	// HiccupRatePerS is the rate of engine hiccups (a Poisson process in
+	// simulated time); the step that starts after one is due is lengthened
+	// by HiccupMS. Default 0 (off).
+	HiccupRatePerS float64 `yaml:"hiccup_rate_per_s" json:"hiccup_rate_per_s"`
+	// HiccupMS is the duration of one hiccup in milliseconds. Default 500.
+	HiccupMS float64 `yaml:"hiccup_ms" json:"hiccup_ms"`
+}
+
+// MetricsConfig holds the thresholds results are judged by.
+type MetricsConfig struct {
+	// StallThresholdMS: a gap longer than this is a stall and is attributed
+	// to causes in the stall table. Default 250.
+	StallThresholdMS float64 `yaml:"stall_threshold_ms" json:"stall_threshold_ms"`
+	// ITLGoodputMS (θ): a finished stream counts toward ITL goodput when its
+	// largest gap is at most this. Default 400.
+	ITLGoodputMS float64 `yaml:"itl_goodput_ms" json:"itl_goodput_ms"`
+	// UnstableJitter: a stream whose p99/p50 gap ratio exceeds this is
+	// unstable. Default 5.
+	UnstableJitter float64 `yaml:"unstable_jitter" json:"unstable_jitter"`
+	// SLO limits for SLO goodput (vLLM --goodput semantics); 0 = no limit on
+	// that metric.
+	SLO SLO `yaml:"slo" json:"slo"`
+	// TimeseriesIntervalS is the width of a time-series bucket in simulated
+	// seconds; it doubles as needed to keep at most 1024 buckets. Default 1.
+	TimeseriesIntervalS float64 `yaml:"timeseries_interval_s" json:"timeseries_interval_s"`
+}
+
+// SLO holds per-request limits in milliseconds; 0 means no limit.
+type SLO struct {
+	TTFTMS float64 `yaml:"ttft_ms" json:"ttft_ms"`
+	TPOTMS float64 `yaml:"tpot_ms" json:"tpot_ms"`
+	E2ELMS float64 `yaml:"e2el_ms" json:"e2el_ms"`
+}
+
+// DefaultConfig is the built-in scenario: Llama-3.1-8B on one H100-SXM-80GB
+// under vLLM-v1-style chunked prefill, serving a chat workload with Poisson
+// arrivals at about 80 % of that setup's capacity (DefaultRate).
+func DefaultConfig() Config {
+	w := workloads.DefaultConfig()
+	w.Rate = DefaultRate
+	return Config{
+		Seed:      1,
+		Model:     "llama-3.1-8b",
+		GPU:       "h100-sxm-80gb",
+		TP:        1,
+		Cost:      CostConfig{Model: "roofline", Roofline: cost.DefaultRoofline(), Linear: DefaultLinear(), HiccupMS: 500},
+		Scheduler: scheduler.DefaultConfig(),
+		KVCache:   kvcache.DefaultConfig(),
+		Workload:  w,
+		Metrics: MetricsConfig{
+			StallThresholdMS:    250,
+			ITLGoodputMS:        400,
+			UnstableJitter:      5,
+			SLO:                 SLO{TTFTMS: 2000, TPOTMS: 100},
+			TimeseriesIntervalS: 1,
+		},
+	}
+}
+
+// DefaultLinear returns linear coefficients that approximate the default
+// roofline for Llama-3.1-8B on one H100-SXM-80GB: c0 the per-step fixed
+// cost plus reading 16 GB of weights at 85 % of 3.35 TB/s; c1 2·8e9 FLOPs per
+// prefill token at 70 % of 989 TFLOP/s; c3 131 kB of KV per context token
+// read at 85 % of the bandwidth; c4 the attention FLOPs per token pair. They
+// are a starting point: fit them to your own deployment's step times.
+func DefaultLinear() cost.LinearConfig {
+	return cost.LinearConfig{
+		C0US:                       7100,
+		C1USPerPrefillToken:        23,
+		C2USPerDecodeSeq:           5,
+		C3USPerDecodeContextToken:  0.046,
+		C4USPerPrefillTokenContext: 0.00076,
+	}
+}
+
+// DefaultRate is the default scenario's arrival rate in requests per
+// second: 80 % of the saturated throughput of the default setup, measured
+// with `itlsim run --rate 1000 --requests 5000` (README, "Default scenario").
+const DefaultRate = 18
+
+// Validate checks the fields that need no lookup; Resolve checks the rest.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Model == "" {
+		errs = append(errs, errors.New("model: must name a preset or a config.json"))
+	}
+	if c.GPU == "" {
+		errs = append(errs, errors.New("gpu: must name a GPU preset"))
+	}
+	if c.TP < 1 {
+		errs = append(errs, fmt.Errorf("tp: must be ≥ 1, got %d", c.TP))
+	}
+	if c.MaxModelLen < 0 {
+		errs = append(errs, fmt.Errorf("max_model_len: must be ≥ 0 (0 takes the model's), got %d", c.MaxModelLen))
+	}
+	if err := c.Cost.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Scheduler.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.KVCache.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Workload.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Metrics.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Validate checks the cost settings.
+func (c CostConfig) Validate() error {
+	switch c.Model {
+	case "roofline":
+		if err := c.Roofline.Validate(); err != nil {
+			return fmt.Errorf("cost.%w", err)
+		}
+	case "linear":
+		if err := c.Linear.Validate(); err != nil {
+			return fmt.Errorf("cost.%w", err)
+		}
+	default:
+		return fmt.Errorf("cost.model: must be roofline or linear, got %q", c.Model)
+	}
+	switch {
+	case c.NoiseCV < 0 || c.NoiseCV > 10 || math.IsNaN(c.NoiseCV):
+		return fmt.Errorf("cost.noise_cv: must be in [0,10], got %g", c.NoiseCV)
+	case c.HiccupRatePerS < 0 || math.IsNaN(c.HiccupRatePerS):
+		return fmt.Errorf("cost.hiccup_rate_per_s: must be ≥ 0, got %g", c.HiccupRatePerS)
+	case c.HiccupMS < 0 || math.IsNaN(c.HiccupMS):
+		return fmt.Errorf("cost.hiccup_ms: must be ≥ 0, got %g", c.HiccupMS)
+	}
+	return nil
+}
+
+// Validate checks the thresholds.
+func (m MetricsConfig) Validate() error {
+	switch {
+	case !(m.StallThresholdMS > 0):
+		return fmt.Errorf("metrics.stall_threshold_ms: must be > 0, got %g", m.StallThresholdMS)
+	case !(m.ITLGoodputMS > 0):
+		return fmt.Errorf("metrics.itl_goodput_ms: must be > 0, got %g", m.ITLGoodputMS)
+	case !(m.UnstableJitter >= 1):
+		return fmt.Errorf("metrics.unstable_jitter: must be ≥ 1, got %g", m.UnstableJitter)
+	case m.SLO.TTFTMS < 0 || m.SLO.TPOTMS < 0 || m.SLO.E2ELMS < 0:
+		return fmt.Errorf("metrics.slo: limits must be ≥ 0 ms (0 = none), got %+v", m.SLO)
+	case !(m.TimeseriesIntervalS > 0):
+		return fmt.Errorf("metrics.timeseries_interval_s: must be > 0, got %g", m.TimeseriesIntervalS)
+	}
+	return nil
+}
+
+// Setup is a resolved, immutable configuration: presets looked up, the cost
+// model built, the cache sized and the scheduler's limits filled. One Setup
+// may drive many engines at once.
+type Setup struct {
+	Config     Config // with every default filled in
+	Model      cost.ModelSpec
+	GPU        cost.GPUSpec
+	Cost       cost.Model
+	Blocks     int     // KV blocks per replica
+	SwapBlocks int     // CPU swap blocks per replica
+	BlockBytes int64   // bytes of one block across the replica's GPUs
+	HostBW     float64 // GPU↔CPU bytes/s per replica (all TP GPUs copy in parallel)
+}
+
+// Resolve validates c, looks up its presets and derives what the engine
+// needs. Errors say which field is wrong and why.
+func (c Config) Resolve() (*Setup, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	m, ok := cost.LookupModel(c.Model)
+	if !ok {
+		if !strings.HasSuffix(c.Model, ".json") {
+			return nil, fmt.Errorf("model: unknown preset %q; valid: %s (or the path of a Hugging Face config.json)", c.Model, strings.Join(cost.ModelNames(), ", "))
+		}
+		var err error
+		if m, err = cost.LoadHFConfig(c.Model); err != nil {
+			return nil, fmt.Errorf("model: %w", err)
+		}
+	}
+	g, ok := cost.LookupGPU(c.GPU)
+	if !ok {
+		return nil, fmt.Errorf("gpu: unknown preset %q; valid: %s", c.GPU, strings.Join(cost.GPUNames(), ", "))
+	}
+	if c.MaxModelLen == 0 {
+		c.MaxModelLen = m.MaxContext
+	}
+	if c.MaxModelLen > m.MaxContext {
+		return nil, fmt.Errorf("max_model_len: %d exceeds %s's context of %d tokens", c.MaxModelLen, m.Name, m.MaxContext)
+	}
+	c.Scheduler = c.Scheduler.WithDefaults(g.Name, g.MemoryBytes, c.MaxModelLen)
+
+	var cm cost.Model
+	var err error
+	if c.Cost.Model == "linear" {
+		cm, err = cost.NewLinear(c.Cost.Linear)
+	} else {
+		cm, err = cost.NewRoofline(m, g, c.TP, c.Cost.Roofline)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cost: %w", err)
+	}
+
+	reserve := int64(c.KVCache.ActivationReserveGiB * (1 << 30))
+	if reserve == 0 {
+		reserve = cost.DefaultActivationReserve(m, c.Scheduler.MaxNumBatchedTokens, c.TP)
+		c.KVCache.ActivationReserveGiB = float64(reserve) / (1 << 30)
+	}
+	blocks := c.KVCache.NumGPUBlocks
+	derived, err := cost.KVBlocks(m, g, c.TP, c.KVCache.BlockSize, c.KVCache.GPUMemoryUtilization, reserve)
+	if err != nil {
+		return nil, err
+	}
+	if blocks == 0 {
+		blocks = derived
+		c.KVCache.NumGPUBlocks = blocks
+	}
+	blockBytes := int64(c.KVCache.BlockSize) * m.KVBytesPerToken()
+	swapBlocks := int(c.KVCache.SwapSpaceGiB * (1 << 30) * float64(c.TP) / float64(blockBytes))
+	if c.KVCache.HostLinkGBps == 0 {
+		c.KVCache.HostLinkGBps = g.HostLinkBW / 1e9
+	}
+	if c.Scheduler.Policy != scheduler.PrefillFirstName && c.Scheduler.Policy != scheduler.StaticName &&
+		c.Scheduler.MaxNumBatchedTokens < c.KVCache.BlockSize {
+		return nil, fmt.Errorf("scheduler.max_num_batched_tokens: a budget of %d tokens is below one KV block of %d tokens", c.Scheduler.MaxNumBatchedTokens, c.KVCache.BlockSize)
+	}
+	if lo, hi := c.Workload.InputLen.Min(), c.Workload.OutputLen.Min(); c.Workload.LengthsFile == "" && lo+hi > c.MaxModelLen {
+		return nil, fmt.Errorf("workload.input_len: every request needs at least %d prompt + %d output tokens, more than max_model_len %d", lo, hi, c.MaxModelLen)
+	}
+	return &Setup{
+		Config:     c,
+		Model:      m,
+		GPU:        g,
+		Cost:       cm,
+		Blocks:     blocks,
+		SwapBlocks: swapBlocks,
+		BlockBytes: blockBytes,
+		HostBW:     c.KVCache.HostLinkGBps * 1e9 * float64(c.TP),
+	}, nil
+}

@@ -1,0 +1,87 @@
+package cost
+
+// Batch is the composition of one engine step. The engine fills it
+// incrementally while it plans a step (AddPrefill, AddDecode) and reuses it
+// across steps (Reset), so planning allocates nothing. All counts are per
+// replica, i.e. for the whole tensor-parallel group; a [Model] divides the
+// work among the GPUs itself.
+//
+// For a prefill chunk of c tokens that starts after p tokens already in the
+// KV cache (p > 0 for the second and later chunks of a chunked prefill, or
+// after a prefix-cache hit), the chunk's queries attend to p + c keys in a
+// causal pattern.
+type Batch struct {
+	// PrefillSeqs counts sequences that run a prefill chunk this step.
+	PrefillSeqs int
+	// PrefillTokens is Σ c, the chunk tokens over those sequences.
+	PrefillTokens int64
+	// PrefillAttn is Σ c·p + c·(c+1)/2, the causal (query, key) pairs the
+	// chunks compute: the attention FLOPs are proportional to it.
+	PrefillAttn int64
+	// PrefillTokCtx is Σ c·(p+c), tokens × context attended, the feature of
+	// [LinearConfig]'s c4 term.
+	PrefillTokCtx int64
+	// PrefillContext is Σ (p+c), the KV entries the prefill chunks read: the
+	// attention bytes of short chunks over long contexts (speculative
+	// verification, small chunks) are proportional to it.
+	PrefillContext int64
+	// DecodeSeqs counts sequences decoding one token this step.
+	DecodeSeqs int
+	// DecodeContext is Σ context length over decoding sequences: the tokens
+	// already in the KV cache including the one being decoded.
+	DecodeContext int64
+}
+
+// AddPrefill adds a prefill chunk of tokens tokens whose first token sits at
+// position start (start = tokens already in the KV cache before the chunk).
+// A chunk of zero or fewer tokens adds nothing.
+func (b *Batch) AddPrefill(start, tokens int) {
+	if tokens <= 0 {
+		return
+	}
+	p, c := int64(max(start, 0)), int64(tokens)
+	b.PrefillSeqs++
+	b.PrefillTokens += c
+	b.PrefillAttn += c*p + c*(c+1)/2
+	b.PrefillTokCtx += c * (p + c)
+	b.PrefillContext += p + c
+}
+
+// AddDecode adds one sequence decoding one token with context tokens in the
+// KV cache, counting the new one.
+func (b *Batch) AddDecode(context int) {
+	b.DecodeSeqs++
+	b.DecodeContext += int64(max(context, 0))
+}
+
+// Reset empties the batch for the next step.
+func (b *Batch) Reset() { *b = Batch{} }
+
+// Tokens is the number of tokens the step computes: every prefill chunk token
+// plus one per decoding sequence.
+func (b *Batch) Tokens() int64 { return b.PrefillTokens + int64(b.DecodeSeqs) }
+
+// Seqs is the number of sequences in the step.
+func (b *Batch) Seqs() int { return b.PrefillSeqs + b.DecodeSeqs }
+
+// Empty reports whether the step computes nothing.
+func (b *Batch) Empty() bool { return b.Tokens() == 0 }
+
+// DecodeOnly returns a copy with the prefill fields zeroed: the step the
+// decoding sequences would have run without the prefill work. The engine
+// uses it to attribute a slow step to the prefill it carried.
+func (b Batch) DecodeOnly() Batch {
+	return Batch{DecodeSeqs: b.DecodeSeqs, DecodeContext: b.DecodeContext}
+}
+
+// Model prices a step. Implementations must not allocate in StepNS and must
+// be safe for concurrent use by many runs: they are immutable after
+// construction.
+type Model interface {
+	// StepNS is the duration of the step in nanoseconds: 0 for an empty
+	// batch, at least 1 otherwise.
+	StepNS(b *Batch) int64
+	// Name identifies the model in reports, e.g.
+	// "roofline(llama-3.1-8b, h100-sxm-80gb, tp=1)".
+	Name() string
+}

@@ -1,0 +1,36 @@
+// Package cost prices one engine step: given the composition of a
+// continuous-batching step (how many prefill tokens, how many decoding
+// sequences, how much context each attends to) it returns how long the step
+// takes on a given model, GPU and tensor-parallel degree.
+//
+// Start with [Batch], the value the engine fills while it plans a step, and
+// [Model], the interface that prices it. Two models implement it:
+//
+//   - [Roofline] (roofline.go) derives the time from first principles: each
+//     GEMM of a transformer layer, the attention kernels, the elementwise
+//     kernels and the tensor-parallel all-reduces are each priced as
+//     max(FLOPs / sustained compute, bytes / sustained bandwidth) plus a fixed
+//     per-kernel cost, using a [ModelSpec], a [GPUSpec] and the handful of
+//     efficiencies in [RooflineConfig]. Its operator-level prices
+//     ([Kernels.GEMMNS], [Kernels.DecodeAttentionNS],
+//     [Kernels.PrefillAttentionNS], [Roofline.LayerLinearNS]) are the same
+//     formulas the step price is built from, so checking them against
+//     measured kernels checks the model the engine uses.
+//   - [Linear] (linear.go) is a fitted five-coefficient regression over the
+//     same batch features, for users who have measured their own server.
+//
+// presets.go holds the architectures and GPUs that ship with itlsim, each
+// figure cited next to its value; hfconfig.go reads any Hugging Face
+// config.json into a [ModelSpec]. memory.go sizes the KV cache the way vLLM
+// does (what is left of gpu_memory_utilization after weights and an
+// activation reserve). check.go compares the roofline with the public
+// measurements under shared/data (H100 kernels, Vidur's A100 layer profiles,
+// Sarathi-Serve's hybrid-batch table, a vLLM Llama-3.3-70B run) and returns
+// plain rows that tests assert and the CLI prints.
+//
+// Every value here is immutable after construction; StepNS neither allocates
+// nor touches shared mutable state, so one model serves many concurrent runs.
+// Units: time in integer nanoseconds at the [Model] boundary, float
+// nanoseconds inside; bytes; FLOP; configuration in microseconds and
+// dimensionless efficiencies as the field docs say.
+package cost

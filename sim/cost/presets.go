@@ -1,0 +1,183 @@
+package cost
+
+import (
+	"slices"
+	"strings"
+)
+
+// gib is 2^30 bytes. Memory capacities are marketed in "GB" but HBM and GDDR
+// stacks come in powers of two, so presets store the marketed figure in GiB.
+const gib = 1 << 30
+
+// models are the architectures that ship with itlsim. Every figure is the
+// model's Hugging Face config.json (URL in Source); Params is ArchParams()
+// plus attention biases where the architecture has them and matches the
+// count the model card publishes.
+var models = map[string]ModelSpec{
+	"llama-3.1-8b": {
+		Description: "Meta Llama 3.1 8B: 32 layers, GQA 32q/8kv, 128k context",
+		// hidden_size 4096, num_hidden_layers 32, num_attention_heads 32,
+		// num_key_value_heads 8, intermediate_size 14336, vocab_size 128256,
+		// max_position_embeddings 131072, torch_dtype bfloat16, untied.
+		Params: 8_030_261_248, Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128,
+		Intermediate: 14336, Vocab: 128256, MaxContext: 131072, DTypeBytes: 2,
+		Source: "https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json",
+	},
+	"llama-3.1-70b": {
+		Description: "Meta Llama 3.1 70B: 80 layers, GQA 64q/8kv, 128k context",
+		// hidden_size 8192, num_hidden_layers 80, num_attention_heads 64,
+		// num_key_value_heads 8, intermediate_size 28672, vocab_size 128256,
+		// max_position_embeddings 131072, torch_dtype bfloat16, untied.
+		Params: 70_553_706_496, Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128,
+		Intermediate: 28672, Vocab: 128256, MaxContext: 131072, DTypeBytes: 2,
+		Source: "https://huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json",
+	},
+	"llama-3.3-70b": {
+		Description: "Meta Llama 3.3 70B Instruct: Llama 3.1 70B architecture, 128k context",
+		// Same architecture figures as llama-3.1-70b.
+		Params: 70_553_706_496, Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128,
+		Intermediate: 28672, Vocab: 128256, MaxContext: 131072, DTypeBytes: 2,
+		Source: "https://huggingface.co/meta-llama/Llama-3.3-70B-Instruct/blob/main/config.json",
+	},
+	"llama-2-7b": {
+		Description: "Meta Llama 2 7B: 32 layers, full multi-head attention, 4k context",
+		// hidden_size 4096, num_hidden_layers 32, num_attention_heads 32,
+		// num_key_value_heads 32, intermediate_size 11008, vocab_size 32000,
+		// max_position_embeddings 4096, torch_dtype float16, untied.
+		Params: 6_738_415_616, Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 32, HeadDim: 128,
+		Intermediate: 11008, Vocab: 32000, MaxContext: 4096, DTypeBytes: 2,
+		Source: "https://huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/config.json",
+	},
+	"llama-2-70b": {
+		Description: "Meta Llama 2 70B: 80 layers, GQA 64q/8kv, 4k context",
+		// hidden_size 8192, num_hidden_layers 80, num_attention_heads 64,
+		// num_key_value_heads 8, intermediate_size 28672, vocab_size 32000,
+		// max_position_embeddings 4096, torch_dtype float16, untied.
+		Params: 68_976_648_192, Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128,
+		Intermediate: 28672, Vocab: 32000, MaxContext: 4096, DTypeBytes: 2,
+		Source: "https://huggingface.co/meta-llama/Llama-2-70b-hf/blob/main/config.json",
+	},
+	"mistral-7b": {
+		Description: "Mistral 7B Instruct v0.2: 32 layers, GQA 32q/8kv, 32k context, no sliding window",
+		// hidden_size 4096, num_hidden_layers 32, num_attention_heads 32,
+		// num_key_value_heads 8, intermediate_size 14336, vocab_size 32000,
+		// max_position_embeddings 32768, sliding_window null, bfloat16.
+		// The version Sarathi-Serve's OSDI'24 experiments serve.
+		Params: 7_241_732_096, Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128,
+		Intermediate: 14336, Vocab: 32000, MaxContext: 32768, DTypeBytes: 2,
+		Source: "https://huggingface.co/mistralai/Mistral-7B-Instruct-v0.2/blob/main/config.json",
+	},
+	"qwen2.5-7b": {
+		Description: "Qwen2.5 7B Instruct: 28 layers, GQA 28q/4kv, 32k context",
+		// hidden_size 3584, num_hidden_layers 28, num_attention_heads 28,
+		// num_key_value_heads 4, intermediate_size 18944, vocab_size 152064,
+		// max_position_embeddings 32768, bfloat16, untied; q/k/v carry biases
+		// (Qwen2 architecture), 28·(28+2·4)·128 = 129,024 extra parameters.
+		Params: 7_615_616_512, Layers: 28, Hidden: 3584, Heads: 28, KVHeads: 4, HeadDim: 128,
+		Intermediate: 18944, Vocab: 152064, MaxContext: 32768, DTypeBytes: 2,
+		Source: "https://huggingface.co/Qwen/Qwen2.5-7B-Instruct/blob/main/config.json",
+	},
+	"yi-34b": {
+		Description: "01.AI Yi 34B: 60 layers, GQA 56q/8kv, 4k context (Sarathi-Serve's TP2 model)",
+		// hidden_size 7168, num_hidden_layers 60, num_attention_heads 56,
+		// num_key_value_heads 8, intermediate_size 20480, vocab_size 64000,
+		// max_position_embeddings 4096, bfloat16, untied.
+		Params: 34_388_917_248, Layers: 60, Hidden: 7168, Heads: 56, KVHeads: 8, HeadDim: 128,
+		Intermediate: 20480, Vocab: 64000, MaxContext: 4096, DTypeBytes: 2,
+		Source: "https://huggingface.co/01-ai/Yi-34B/blob/main/config.json",
+	},
+}
+
+// gpus are the accelerators that ship with itlsim. Rates are datasheet
+// peaks: dense tensor throughput (the "with sparsity" figures are twice
+// these), memory bandwidth, and links given per direction (datasheets quote
+// NVLink and PCIe bidirectionally, i.e. twice these).
+var gpus = map[string]GPUSpec{
+	"a100-40gb": {
+		// A100 SXM4 40GB: BF16 tensor 312 TFLOPS dense (624 sparse), no FP8;
+		// HBM2 1,555 GB/s; NVLink 3 600 GB/s bidirectional; PCIe Gen4 x16
+		// 64 GB/s bidirectional.
+		MemoryBytes: 40 * gib, PeakFLOPS: 312e12, MemBandwidth: 1555e9,
+		InterconnectBW: 300e9, HostLinkBW: 32e9,
+		Source: "NVIDIA A100 Tensor Core GPU datasheet (nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf)",
+	},
+	"a100-80gb": {
+		// A100 SXM4 80GB: as a100-40gb but HBM2e 2,039 GB/s. Vidur's and
+		// Sarathi-Serve's "A100" profiles are this part.
+		MemoryBytes: 80 * gib, PeakFLOPS: 312e12, MemBandwidth: 2039e9,
+		InterconnectBW: 300e9, HostLinkBW: 32e9,
+		Source: "NVIDIA A100 Tensor Core GPU datasheet (nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf)",
+	},
+	"h100-sxm-80gb": {
+		// H100 SXM5 80GB: BF16 tensor 989 TFLOPS dense (1,979 sparse), FP8
+		// 1,979 dense (3,958 sparse); HBM3 3.35 TB/s; NVLink 4 900 GB/s
+		// bidirectional; PCIe Gen5 x16 128 GB/s bidirectional.
+		MemoryBytes: 80 * gib, PeakFLOPS: 989.4e12, PeakFP8FLOPS: 1978.9e12, MemBandwidth: 3.35e12,
+		InterconnectBW: 450e9, HostLinkBW: 64e9,
+		Source: "NVIDIA H100 Tensor Core GPU datasheet (h100-datasheet-2430615), SXM column",
+	},
+	"h200-141gb": {
+		// H200 SXM 141GB: H100 compute (BF16 989 TFLOPS dense, FP8 1,979
+		// dense); HBM3e 4.8 TB/s; NVLink 900 GB/s bidirectional; PCIe Gen5
+		// 128 GB/s bidirectional.
+		MemoryBytes: 141 * gib, PeakFLOPS: 989.4e12, PeakFP8FLOPS: 1978.9e12, MemBandwidth: 4.8e12,
+		InterconnectBW: 450e9, HostLinkBW: 64e9,
+		Source: "NVIDIA H200 Tensor Core GPU datasheet, SXM column",
+	},
+	"l40s": {
+		// L40S 48GB GDDR6: BF16 tensor 362.05 TFLOPS dense (733 sparse), FP8
+		// 733 dense (1,466 sparse); 864 GB/s; no NVLink: peers and host share
+		// PCIe Gen4 x16, 64 GB/s bidirectional.
+		MemoryBytes: 48 * gib, PeakFLOPS: 362.05e12, PeakFP8FLOPS: 733e12, MemBandwidth: 864e9,
+		InterconnectBW: 32e9, HostLinkBW: 32e9,
+		Source: "NVIDIA L40S datasheet",
+	},
+	"mi300x": {
+		// AMD Instinct MI300X 192GB HBM3: BF16 matrix 1,307.4 TFLOPS dense,
+		// FP8 2,614.9 dense; 5.3 TB/s; Infinity Fabric 7 links × 128 GB/s
+		// bidirectional (896 GB/s aggregate, 448 GB/s per direction; RCCL
+		// rings use all links in an 8-GPU platform); PCIe Gen5 x16.
+		MemoryBytes: 192 * gib, PeakFLOPS: 1307.4e12, PeakFP8FLOPS: 2614.9e12, MemBandwidth: 5.3e12,
+		InterconnectBW: 448e9, HostLinkBW: 64e9,
+		Source: "AMD Instinct MI300X accelerator data sheet",
+	},
+}
+
+// LookupModel returns the preset named name (case-insensitive) with its Name
+// filled in.
+func LookupModel(name string) (ModelSpec, bool) {
+	key := strings.ToLower(name)
+	m, ok := models[key]
+	if !ok {
+		return ModelSpec{}, false
+	}
+	m.Name = key
+	return m, true
+}
+
+// ModelNames lists the model presets, sorted.
+func ModelNames() []string { return sortedKeys(models) }
+
+// LookupGPU returns the preset named name (case-insensitive) with its Name
+// filled in.
+func LookupGPU(name string) (GPUSpec, bool) {
+	key := strings.ToLower(name)
+	g, ok := gpus[key]
+	if !ok {
+		return GPUSpec{}, false
+	}
+	g.Name = key
+	return g, true
+}
+
+// GPUNames lists the GPU presets, sorted.
+func GPUNames() []string { return sortedKeys(gpus) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,409 @@
+package cost
+
+import (
+	"fmt"
+	"math"
+)
+
+// RooflineConfig holds the few numbers the roofline cannot derive from
+// datasheets: how much of the peak real kernels sustain and what fixed costs
+// they pay. DefaultRoofline's values are fitted once against the public
+// measurements check.go compares with (H100 kernels, A100 layer profiles,
+// Sarathi-Serve's step table, a vLLM 70B run) and hold for all of them.
+type RooflineConfig struct {
+	// ComputeEfficiency is the fraction of the dense tensor peak that large
+	// GEMMs and prefill attention sustain. (0,1]; default 0.70 (cuBLAS bf16
+	// on A100 and DeepGEMM fp8 / FlashAttention-3 on H100 reach 0.62-0.77).
+	ComputeEfficiency float64 `yaml:"compute_efficiency" json:"compute_efficiency"`
+	// MemoryEfficiency is the fraction of memory bandwidth sustained when
+	// streaming weights and KV cache. (0,1]; default 0.85.
+	MemoryEfficiency float64 `yaml:"memory_efficiency" json:"memory_efficiency"`
+	// KernelOverheadUS is the fixed time of one GEMM or elementwise kernel in
+	// microseconds: launch gap, first wave and tail that no bandwidth hides.
+	// It bounds small shapes from below. ≥ 0; default 4.
+	KernelOverheadUS float64 `yaml:"kernel_overhead_us" json:"kernel_overhead_us"`
+	// AttentionOverheadUS is the fixed time of one attention kernel call in
+	// microseconds (split-KV scheduling, the combine pass), charged once per
+	// layer per step. ≥ 0; default 18 (FlashInfer decode on H100: 17-24 µs floor).
+	AttentionOverheadUS float64 `yaml:"attention_overhead_us" json:"attention_overhead_us"`
+	// AllReduceLatencyUS is the fixed time of one tensor-parallel all-reduce
+	// in microseconds, whatever its size. ≥ 0; default 20.
+	AllReduceLatencyUS float64 `yaml:"all_reduce_latency_us" json:"all_reduce_latency_us"`
+	// AllReduceEfficiency is the fraction of the GPU's interconnect bandwidth
+	// a ring all-reduce sustains (NCCL bus bandwidth / link peak). (0,1];
+	// default 0.80.
+	AllReduceEfficiency float64 `yaml:"all_reduce_efficiency" json:"all_reduce_efficiency"`
+	// OverheadUS is the fixed time of every step in microseconds that is not
+	// GPU kernel time on the critical path: scheduling, input preparation,
+	// embedding lookup, sampling and output processing. ≥ 0; default 1500.
+	OverheadUS float64 `yaml:"overhead_us" json:"overhead_us"`
+}
+
+// DefaultRoofline returns the calibrated defaults (see the field docs).
+func DefaultRoofline() RooflineConfig {
+	return RooflineConfig{
+		ComputeEfficiency:   0.70,
+		MemoryEfficiency:    0.85,
+		KernelOverheadUS:    4,
+		AttentionOverheadUS: 18,
+		AllReduceLatencyUS:  20,
+		AllReduceEfficiency: 0.80,
+		OverheadUS:          1500,
+	}
+}
+
+// maxOverheadUS bounds the fixed-cost fields: one second is far beyond any
+// real kernel or step overhead and keeps step times inside int64.
+const maxOverheadUS = 1e6
+
+// Validate reports the first field with an impossible value.
+func (c RooflineConfig) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"compute_efficiency", c.ComputeEfficiency},
+		{"memory_efficiency", c.MemoryEfficiency},
+		{"all_reduce_efficiency", c.AllReduceEfficiency},
+	} {
+		if !(f.v > 0 && f.v <= 1) {
+			return fmt.Errorf("roofline.%s: must be in (0,1], got %g", f.name, f.v)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"kernel_overhead_us", c.KernelOverheadUS},
+		{"attention_overhead_us", c.AttentionOverheadUS},
+		{"all_reduce_latency_us", c.AllReduceLatencyUS},
+		{"overhead_us", c.OverheadUS},
+	} {
+		if !(f.v >= 0 && f.v <= maxOverheadUS) {
+			return fmt.Errorf("roofline.%s: must be in [0,%g] µs, got %g", f.name, float64(maxOverheadUS), f.v)
+		}
+	}
+	return nil
+}
+
+// Kernels prices single operators on one GPU: each is
+// max(FLOPs / sustained compute, bytes / sustained bandwidth) plus its fixed
+// overhead. [Roofline] builds every step from these prices, so they are what
+// validation against measured kernels checks. Times are float nanoseconds.
+type Kernels struct {
+	flopsPerNS float64 // sustained FLOP per ns: peak × ComputeEfficiency / 1e9
+	bytesPerNS float64 // sustained bytes per ns: bandwidth × MemoryEfficiency / 1e9
+	kernelNS   float64 // KernelOverheadUS in ns
+	attnNS     float64 // AttentionOverheadUS in ns
+	opBytes    float64 // bytes per GEMM operand element (weights and their inputs)
+	actBytes   float64 // bytes per activation element written by kernels
+	kvBytes    float64 // bytes per KV-cache element
+}
+
+// NewKernels prices operators on g for weights of dtypeBytes bytes (1 = fp8,
+// 2 = bf16/fp16, 4 = fp32): fp8 GEMMs run at the GPU's fp8 peak, others at its
+// bf16 peak. Activations are 16-bit unless the weights are wider.
+func NewKernels(g GPUSpec, dtypeBytes int, cfg RooflineConfig) (Kernels, error) {
+	if err := g.Validate(); err != nil {
+		return Kernels{}, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return Kernels{}, err
+	}
+	if dtypeBytes != 1 && dtypeBytes != 2 && dtypeBytes != 4 {
+		return Kernels{}, fmt.Errorf("dtype_bytes: must be 1, 2 or 4, got %d", dtypeBytes)
+	}
+	peak := g.PeakFor(dtypeBytes)
+	if !(peak > 0) {
+		return Kernels{}, fmt.Errorf("gpu %s: no %d-byte tensor throughput (peak_fp8_flops is 0)", g.Name, dtypeBytes)
+	}
+	return Kernels{
+		flopsPerNS: peak * cfg.ComputeEfficiency / 1e9,
+		bytesPerNS: g.MemBandwidth * cfg.MemoryEfficiency / 1e9,
+		kernelNS:   cfg.KernelOverheadUS * 1e3,
+		attnNS:     cfg.AttentionOverheadUS * 1e3,
+		opBytes:    float64(dtypeBytes),
+		actBytes:   float64(max(dtypeBytes, 2)),
+		kvBytes:    float64(dtypeBytes),
+	}, nil
+}
+
+// gemmShape holds one weight matrix's per-m coefficients so that pricing it
+// for a token count is two multiplies, an add and a max.
+type gemmShape struct {
+	flopNSPerRow float64 // 2·k·n / sustained FLOP per ns
+	weightNS     float64 // k·n weight bytes / sustained bytes per ns
+	rowNS        float64 // bytes of one input row and one output row / bytes per ns
+}
+
+func (k Kernels) shape(kk, n int) gemmShape {
+	fk, fn := float64(kk), float64(n)
+	return gemmShape{
+		flopNSPerRow: 2 * fk * fn / k.flopsPerNS,
+		weightNS:     fk * fn * k.opBytes / k.bytesPerNS,
+		rowNS:        (fk*k.opBytes + fn*k.actBytes) / k.bytesPerNS,
+	}
+}
+
+// gemmTileRows is the output-tile height of tensor-core GEMM kernels (cuBLAS,
+// CUTLASS and DeepGEMM use BLOCK_M = 128 for these shapes). A partly filled
+// tile costs a whole one ("tile quantization"), so the compute side of a GEMM
+// grows in steps of 128 rows: Vidur's A100 profile jumps by 40 % between 128
+// and 136 tokens, and the roofline follows.
+const gemmTileRows = 128
+
+func (k Kernels) gemm(s gemmShape, m float64) float64 {
+	if m <= 0 {
+		return 0
+	}
+	tiles := math.Ceil(m/gemmTileRows) * gemmTileRows
+	return max(tiles*s.flopNSPerRow, roof(m*s.flopNSPerRow, s.weightNS+m*s.rowNS)) + k.kernelNS
+}
+
+// roof combines a kernel's compute time and memory time. It is a smooth
+// maximum, √(c²+m²): the larger term when one dominates, up to √2 times it
+// when they balance. Measured kernels near the ridge point are slower than
+// either bound alone (Vidur's A100 GEMMs at 64-128 tokens: 1.35× the larger),
+// because no kernel overlaps its loads and its math perfectly.
+func roof(compute, memory float64) float64 {
+	return math.Sqrt(compute*compute + memory*memory)
+}
+
+// GEMMNS prices C[m×n] = A[m×k]·B[k×n] with B the weight matrix: 2·m'·k·n
+// FLOPs, m' being m rounded up to whole 128-row tiles, against reading A and
+// B and writing C once, plus KernelOverheadUS.
+func (k Kernels) GEMMNS(m, kk, n int) float64 {
+	return k.gemm(k.shape(kk, n), float64(m))
+}
+
+// DecodeAttentionNS prices one decode attention kernel call: batch sequences
+// each with one query token over kvLen cached tokens. Heads are those on this
+// GPU (the model's totals divided by the tensor-parallel degree). Cost:
+// 4·qHeads·headDim FLOPs per (query, key) pair against reading every K and V
+// entry once, plus AttentionOverheadUS.
+func (k Kernels) DecodeAttentionNS(batch, kvLen, qHeads, kvHeads, headDim int) float64 {
+	if batch <= 0 || kvLen <= 0 {
+		return 0
+	}
+	b, l := float64(batch), float64(kvLen)
+	q, kv, d := float64(qHeads), float64(kvHeads), float64(headDim)
+	flops := 4 * q * d * b * l
+	bytes := b*l*2*kv*d*k.kvBytes + b*2*q*d*k.actBytes
+	return roof(flops/k.flopsPerNS, bytes/k.bytesPerNS) + k.attnNS
+}
+
+// PrefillAttentionNS prices causal attention over one fresh sequence of
+// seqLen tokens (FlashAttention-style: seqLen·(seqLen+1)/2 pairs at
+// 4·qHeads·headDim FLOPs each; Q, K, V read and O written once). Heads are
+// per GPU. Plus AttentionOverheadUS.
+func (k Kernels) PrefillAttentionNS(seqLen, qHeads, kvHeads, headDim int) float64 {
+	if seqLen <= 0 {
+		return 0
+	}
+	s := float64(seqLen)
+	q, kv, d := float64(qHeads), float64(kvHeads), float64(headDim)
+	flops := 4 * q * d * s * (s + 1) / 2
+	bytes := s * (2*q*d*k.actBytes + 2*kv*d*k.kvBytes)
+	return roof(flops/k.flopsPerNS, bytes/k.bytesPerNS) + k.attnNS
+}
+
+// elementwiseKernels is how many non-GEMM, non-attention kernels a layer
+// launches in vLLM: two fused residual-add + RMSNorm, rotary embedding,
+// SiLU-and-multiply, and the KV-cache write.
+const elementwiseKernels = 5
+
+// Roofline is the first-principles step model for one model served on tp
+// GPUs of one kind with tensor parallelism (Megatron-LM split: q/k/v and the
+// MLP's gate/up column-parallel, o and down row-parallel, two all-reduces
+// per layer). A step is priced, per GPU, as the sum of:
+//
+//   - linear: per layer the qkv, o, gate_up and down GEMMs at m = tokens, and
+//     the lm_head GEMM at m = sequences (logits are computed for each
+//     sequence's last token only). Each GEMM is compute- or memory-bound on
+//     its own; the weights are read once per step whatever the batch size,
+//     which is why decode steps cost about WeightBytes/tp / bandwidth.
+//   - attention: one kernel call per layer; prefill chunks are priced on
+//     Σ causal pairs (compute) against Σ context read (memory), decoding
+//     sequences on Σ context; the two add.
+//   - elementwise: norms, rotary embedding, activation and KV writes as bytes
+//     per token plus five kernels' fixed cost per layer.
+//   - all-reduce: with tp > 1, 2·layers + 2 (the embedding and logits
+//     collectives) ring all-reduces of tokens·hidden activations, each
+//     2(tp−1)/tp·bytes / (interconnect × efficiency) plus a fixed latency.
+//   - OverheadUS once per step.
+//
+// Not modelled: overlap between phases or between GPUs (none is assumed),
+// pipeline parallelism, MoE, sliding-window attention, quantized KV scales.
+type Roofline struct {
+	Kernels
+
+	model ModelSpec
+	gpu   GPUSpec
+	tp    int
+	cfg   RooflineConfig
+	name  string
+
+	layers                float64
+	qkv, o, gateUp, down  gemmShape
+	lmHead                gemmShape
+	attnFixedNS           float64 // layers × AttentionOverheadUS
+	attnFLOPNSPerPair     float64 // ns of compute per causal pair, all layers
+	kvReadNSPerToken      float64 // ns of bandwidth per KV entry read, all layers
+	qoNSPerToken          float64 // ns of bandwidth for one query row in and out, all layers
+	elementwiseFixedNS    float64 // layers × 5 kernels × KernelOverheadUS
+	elementwiseNSPerToken float64
+	allReduceFixedNS      float64 // count × latency
+	allReduceNSPerToken   float64 // count × ring time of one token's activations
+	overheadNS            float64
+}
+
+// NewRoofline builds the step model for m served on tp GPUs g. It fails when
+// the specs or cfg are invalid, when tp does not split the query heads or the
+// MLP evenly, or when the KV heads can neither be split nor replicated (vLLM
+// replicates them when tp is a multiple of KVHeads).
+func NewRoofline(m ModelSpec, g GPUSpec, tp int, cfg RooflineConfig) (*Roofline, error) {
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	k, err := NewKernels(g, m.DTypeBytes, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("model %s on %s: %w", m.Name, g.Name, err)
+	}
+	switch {
+	case tp < 1 || tp > 1024:
+		return nil, fmt.Errorf("tensor_parallel: must be in [1,1024], got %d", tp)
+	case m.Heads%tp != 0:
+		return nil, fmt.Errorf("tensor_parallel: %d does not divide %s's %d attention heads", tp, m.Name, m.Heads)
+	case m.KVHeads%tp != 0 && tp%m.KVHeads != 0:
+		return nil, fmt.Errorf("tensor_parallel: %d neither divides nor is a multiple of %s's %d KV heads", tp, m.Name, m.KVHeads)
+	case m.Intermediate%tp != 0:
+		return nil, fmt.Errorf("tensor_parallel: %d does not divide %s's intermediate size %d", tp, m.Name, m.Intermediate)
+	}
+
+	layers := float64(m.Layers)
+	h, d := m.Hidden, m.HeadDim
+	qHeads := m.Heads / tp
+	kvHeads := max(m.KVHeads/tp, 1) // replicated when tp > KVHeads
+	inter := m.Intermediate / tp
+	vocab := (m.Vocab + tp - 1) / tp
+
+	r := &Roofline{
+		Kernels: k,
+		model:   m,
+		gpu:     g,
+		tp:      tp,
+		cfg:     cfg,
+		name:    fmt.Sprintf("roofline(%s, %s, tp=%d)", m.Name, g.Name, tp),
+		layers:  layers,
+		qkv:     k.shape(h, (qHeads+2*kvHeads)*d),
+		o:       k.shape(qHeads*d, h),
+		gateUp:  k.shape(h, 2*inter),
+		down:    k.shape(inter, h),
+		lmHead:  k.shape(h, vocab),
+	}
+	fq, fkv, fd := float64(qHeads), float64(kvHeads), float64(d)
+	r.attnFixedNS = layers * k.attnNS
+	r.attnFLOPNSPerPair = layers * 4 * fq * fd / k.flopsPerNS
+	r.kvReadNSPerToken = layers * 2 * fkv * fd * k.kvBytes / k.bytesPerNS
+	r.qoNSPerToken = layers * 2 * fq * fd * k.actBytes / k.bytesPerNS
+
+	// Per layer and token: two fused add+RMSNorm read and write the hidden
+	// state and the residual (8·h), rotary embedding reads and writes q and k,
+	// SiLU-and-multiply reads gate and up and writes their product, and the
+	// cache write reads k and v and stores them.
+	ewBytes := k.actBytes*(8*float64(h)+2*(fq+fkv)*fd+3*float64(inter)+2*fkv*fd) + 2*fkv*fd*k.kvBytes
+	r.elementwiseNSPerToken = layers * ewBytes / k.bytesPerNS
+	r.elementwiseFixedNS = layers * elementwiseKernels * k.kernelNS
+
+	if tp > 1 {
+		count := 2*layers + 2
+		ringBytes := 2 * float64(tp-1) / float64(tp) * float64(h) * k.actBytes
+		r.allReduceFixedNS = count * cfg.AllReduceLatencyUS * 1e3
+		r.allReduceNSPerToken = count * ringBytes / (g.InterconnectBW * cfg.AllReduceEfficiency / 1e9)
+	}
+	r.overheadNS = cfg.OverheadUS * 1e3
+	return r, nil
+}
+
+// Name implements Model.
+func (r *Roofline) Name() string { return r.name }
+
+// Spec returns the model, GPU, tensor-parallel degree and configuration the
+// roofline was built from.
+func (r *Roofline) Spec() (ModelSpec, GPUSpec, int, RooflineConfig) {
+	return r.model, r.gpu, r.tp, r.cfg
+}
+
+// LayerLinearNS is one layer's linear operators on one GPU for tokens tokens:
+// the fused qkv projection, the o projection, the fused gate+up projection
+// and the down projection, each a [Kernels.GEMMNS].
+func (r *Roofline) LayerLinearNS(tokens int) float64 {
+	return r.layerLinear(float64(tokens))
+}
+
+func (r *Roofline) layerLinear(m float64) float64 {
+	return r.gemm(r.qkv, m) + r.gemm(r.o, m) + r.gemm(r.gateUp, m) + r.gemm(r.down, m)
+}
+
+// Breakdown is a step's time split by phase, in float nanoseconds; the phases
+// add up to the step.
+type Breakdown struct {
+	LinearNS      float64 // all layers' GEMMs and the lm_head GEMM
+	AttentionNS   float64 // attention kernels, prefill and decode
+	ElementwiseNS float64 // norms, rotary, activation, KV-cache writes
+	AllReduceNS   float64 // tensor-parallel collectives
+	OverheadNS    float64 // fixed per-step overhead
+}
+
+// TotalNS is the sum of the phases.
+func (p Breakdown) TotalNS() float64 {
+	return p.LinearNS + p.AttentionNS + p.ElementwiseNS + p.AllReduceNS + p.OverheadNS
+}
+
+// Breakdown prices b phase by phase. An empty batch costs nothing.
+func (r *Roofline) Breakdown(b *Batch) Breakdown {
+	tokens := float64(b.Tokens())
+	if tokens <= 0 {
+		return Breakdown{}
+	}
+	seqs := float64(b.PrefillSeqs + b.DecodeSeqs)
+
+	var p Breakdown
+	p.LinearNS = r.layers*r.layerLinear(tokens) + r.gemm(r.lmHead, seqs)
+
+	prefill := roof(float64(b.PrefillAttn)*r.attnFLOPNSPerPair,
+		float64(b.PrefillContext)*r.kvReadNSPerToken+float64(b.PrefillTokens)*r.qoNSPerToken)
+	decode := roof(float64(b.DecodeContext)*r.attnFLOPNSPerPair,
+		float64(b.DecodeContext)*r.kvReadNSPerToken+float64(b.DecodeSeqs)*r.qoNSPerToken)
+	p.AttentionNS = r.attnFixedNS + prefill + decode
+
+	p.ElementwiseNS = r.elementwiseFixedNS + tokens*r.elementwiseNSPerToken
+	if r.tp > 1 {
+		p.AllReduceNS = r.allReduceFixedNS + tokens*r.allReduceNSPerToken
+	}
+	p.OverheadNS = r.overheadNS
+	return p
+}
+
+// StepNS implements Model: the rounded sum of the phases, at least 1 ns for a
+// non-empty batch.
+func (r *Roofline) StepNS(b *Batch) int64 {
+	if b.Tokens() <= 0 {
+		return 0
+	}
+	return roundNS(r.Breakdown(b).TotalNS())
+}
+
+// maxStepNS caps a step at about 146 years so that absurd inputs saturate
+// instead of overflowing int64 (and sums of a few steps still fit).
+const maxStepNS = math.MaxInt64 / 2
+
+// roundNS rounds a positive step time to integer nanoseconds in [1, maxStepNS].
+func roundNS(t float64) int64 {
+	if !(t < maxStepNS) { // also catches NaN
+		return maxStepNS
+	}
+	return max(int64(math.Round(t)), 1)
+}
+
+var _ Model = (*Roofline)(nil)

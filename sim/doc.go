@@ -1,0 +1,28 @@
+// Package sim is itlsim's engine: a discrete-event simulation of one LLM
+// inference replica (and, later, several on one clock) that turns a workload
+// into per-stream token timelines and reduces them, as they happen, to the
+// statistics the reports print.
+//
+// Start reading at [Engine]: [New] resolves a [Config] (model, GPU, cost
+// model, scheduler, KV cache, workload, metrics) into a ready engine;
+// [Engine.Step] processes one event and [Engine.Run] runs to the end and
+// returns a [Result]. Between steps a test can look at [Engine.Now] and the
+// replica's scheduler, cache and streams.
+//
+// Time is [Time], integer nanoseconds since the run started. Simultaneous
+// events are ordered by (time, event class, sequence number), so a run is a
+// pure function of its configuration and seed. Every random draw comes from
+// a stream derived from the run seed and the drawing subsystem's name
+// ([Stream]), so adding a consumer never shifts another's draws; each
+// request carries its own seed, so every policy compared on a workload sees
+// the same requests with the same luck.
+//
+// The engine does no I/O, keeps no global state, and allocates nothing per
+// token or per step once its buffers have grown: a finished stream leaves
+// only a fixed-size [StreamSummary], so memory grows with the number of
+// active streams, not with the tokens simulated.
+//
+// Sub-packages: cost prices a step (roofline or linear) and holds the model
+// and GPU presets; quantile holds numpy-style percentiles and the mergeable
+// histogram used for pooled statistics.
+package sim

@@ -1,0 +1,401 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/itlsim/itlsim/kvcache"
+	"github.com/itlsim/itlsim/scheduler"
+	"github.com/itlsim/itlsim/sim/quantile"
+	"github.com/itlsim/itlsim/workloads"
+)
+
+// Engine runs one simulation: a clock, an event queue, the workload and the
+// replica it feeds. Build it with New, then call Run, or Step repeatedly to
+// inspect the state between events.
+type Engine struct {
+	setup *Setup
+	now   Time
+	queue eventQueue
+	seq   uint64
+
+	src     workloads.Source
+	pending workloads.Request
+	rep     *Replica
+	res     *Result
+
+	stall      Time
+	noise      *rand.Rand
+	noiseMu    float64
+	noiseSigma float64
+	hiccups    *rand.Rand
+	hiccupNS   Time
+	nextHiccup Time
+	onReject   func(*scheduler.Seq, scheduler.Reason)
+	done       bool
+}
+
+// New builds an engine for cfg. It resolves the configuration (see
+// Config.Resolve) and opens the workload.
+func New(cfg Config) (*Engine, error) {
+	s, err := cfg.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	return NewFromSetup(s, nil)
+}
+
+// NewFromSetup builds an engine from a resolved setup; many engines may
+// share one Setup. src supplies the requests; nil generates them from the
+// setup's workload configuration.
+func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
+	c := &s.Config
+	if src == nil {
+		var err error
+		if src, err = workloads.New(c.Workload, Stream(c.Seed, "workload")); err != nil {
+			return nil, fmt.Errorf("workload: %w", err)
+		}
+	}
+	kv, err := kvcache.New(s.Blocks, c.KVCache.BlockSize, s.SwapBlocks)
+	if err != nil {
+		return nil, err
+	}
+	sched, err := scheduler.New(c.Scheduler, kv, c.MaxModelLen)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{
+		setup: s,
+		src:   src,
+		rep:   &Replica{sched: sched, kv: kv, cost: s.Cost},
+		res:   newResult(Time(c.Metrics.TimeseriesIntervalS * 1e9)),
+		stall: FromMS(c.Metrics.StallThresholdMS),
+	}
+	e.res.Name = c.Name
+	e.res.KVBlocks = s.Blocks
+	e.onReject = e.rejectWaiting
+	if cv := c.Cost.NoiseCV; cv > 0 {
+		e.noise = newRand(c.Seed, "step-noise")
+		e.noiseSigma = math.Sqrt(math.Log1p(cv * cv))
+		e.noiseMu = -e.noiseSigma * e.noiseSigma / 2
+	}
+	if c.Cost.HiccupRatePerS > 0 && c.Cost.HiccupMS > 0 {
+		e.hiccups = newRand(c.Seed, "hiccups")
+		e.hiccupNS = FromMS(c.Cost.HiccupMS)
+		e.nextHiccup = e.hiccupGap()
+	}
+	if e.src.Next(&e.pending) {
+		e.push(Time(e.pending.Arrival), evArrival)
+	}
+	return e, nil
+}
+
+func (e *Engine) hiccupGap() Time {
+	return Time(e.hiccups.ExpFloat64() / e.setup.Config.Cost.HiccupRatePerS * 1e9)
+}
+
+func (e *Engine) push(at Time, class eventClass) {
+	e.seq++
+	e.queue.push(event{at: at, class: class, seq: e.seq})
+}
+
+// Now is the simulated time of the last processed event.
+func (e *Engine) Now() Time { return e.now }
+
+// Setup is the resolved configuration the engine runs.
+func (e *Engine) Setup() *Setup { return e.setup }
+
+// Replica exposes the simulated replica for inspection between steps.
+func (e *Engine) Replica() *Replica { return e.rep }
+
+// Result returns the results so far; after Run, the final ones.
+func (e *Engine) Result() *Result { return e.res }
+
+// Step processes the next event and reports whether one was processed.
+func (e *Engine) Step() bool {
+	if e.queue.Len() == 0 {
+		e.finishRun()
+		return false
+	}
+	ev := e.queue.pop()
+	if ev.at < e.now {
+		panic(fmt.Sprintf("sim: time went backwards from %d to %d", e.now, ev.at))
+	}
+	e.now = ev.at
+	switch ev.class {
+	case evArrival:
+		e.arrive()
+	case evStepStart:
+		e.startStep(e.rep)
+	case evStepEnd:
+		e.endStep(e.rep)
+	}
+	return true
+}
+
+// Run processes every event and returns the result.
+func (e *Engine) Run() *Result {
+	for e.Step() {
+	}
+	return e.res
+}
+
+func (e *Engine) finishRun() {
+	if e.done {
+		return
+	}
+	e.done = true
+	e.res.Duration = e.now
+	if n := e.rep.Active(); n != 0 {
+		panic(fmt.Sprintf("sim: run ended with %d requests neither finished nor rejected", n))
+	}
+	if e.rep.kv.Free() != e.rep.kv.Total() || e.rep.kv.SwapFree() != e.rep.kv.SwapTotal() {
+		panic("sim: run ended with KV blocks still allocated")
+	}
+}
+
+// Check verifies the replica's invariants: every KV block is free or held
+// by exactly one active request. Property tests call it between steps.
+func (e *Engine) Check() error {
+	return e.rep.kv.Check(e.rep.liveAllocs())
+}
+
+func (e *Engine) arrive() {
+	p := &e.pending
+	r := e.rep
+	q := r.alloc()
+	q.arrival = Time(p.Arrival)
+	q.seed = p.Seed
+	q.seq.ID, q.seq.Arrival, q.seq.Priority = p.ID, p.Arrival, p.Priority
+	q.seq.Prompt, q.seq.Output = p.InputTokens, p.OutputTokens
+	e.res.Requests++
+	if d := r.sched.Arrive(int64(e.now), &q.seq); d.Verdict == scheduler.Reject {
+		e.reject(r, q, d.Reason)
+	} else if !r.busy {
+		r.busy = true
+		e.push(e.now, evStepStart)
+	}
+	if e.src.Next(p) {
+		e.push(Time(p.Arrival), evArrival)
+	}
+}
+
+func (e *Engine) rejectWaiting(s *scheduler.Seq, why scheduler.Reason) {
+	e.reject(e.rep, e.rep.slots[s.Slot], why)
+}
+
+func (e *Engine) reject(r *Replica, q *request, why scheduler.Reason) {
+	e.res.Rejected[why]++
+	e.res.Streams = append(e.res.Streams, StreamSummary{
+		ID: q.seq.ID, Arrival: q.arrival, InputTokens: q.seq.Prompt, Status: StatusRejected, Reject: why,
+		Preemptions: q.preemptions,
+	})
+	r.release(q)
+}
+
+// startStep forms and prices the replica's next step and schedules its end.
+func (e *Engine) startStep(r *Replica) {
+	plan := r.sched.Schedule(int64(e.now), e.onReject)
+	if plan.Empty() {
+		r.busy = false
+		return
+	}
+	r.plan = plan
+	b := &r.batch
+	b.Reset()
+	for i := range plan.Entries {
+		en := &plan.Entries[i]
+		if en.Decode {
+			b.AddDecode(en.Start + 1)
+		} else {
+			b.AddPrefill(en.Start, en.Tokens)
+		}
+	}
+	full := Time(r.cost.StepNS(b))
+	dec := full
+	if b.PrefillTokens > 0 {
+		dec = 0
+		if b.DecodeSeqs > 0 {
+			d := b.DecodeOnly()
+			dec = min(full, Time(r.cost.StepNS(&d)))
+		}
+	}
+	if e.noise != nil {
+		f := math.Exp(e.noiseMu + e.noiseSigma*e.noise.NormFloat64())
+		full = max(1, Time(float64(full)*f+0.5))
+		dec = min(full, Time(float64(dec)*f+0.5))
+	}
+	var hiccup Time
+	if e.hiccups != nil && e.now >= e.nextHiccup {
+		hiccup = e.hiccupNS
+		e.nextHiccup = e.now + hiccup + e.hiccupGap()
+	}
+	var swap Time
+	if blocks := plan.SwapOutBlocks + plan.SwapInBlocks; blocks > 0 {
+		bytes := int64(blocks) * e.setup.BlockBytes
+		e.res.SwapBytes += bytes
+		swap = Time(float64(bytes)/e.setup.HostBW*1e9 + 0.5)
+	}
+	dur := swap + full + hiccup
+	r.stepDur = dur
+	r.inStep = parts{}
+	r.inStep[CauseDecode] = dec
+	r.inStep[CausePrefillInterference] = full - dec
+	r.inStep[CauseKVSwap] = swap
+	r.inStep[CauseEngineHiccup] = hiccup
+	r.leftOut = parts{}
+	if b.PrefillTokens > 0 {
+		r.leftOut[CausePrefillInterference] = full
+	} else {
+		r.leftOut[CauseBatchFull] = full
+	}
+	r.leftOut[CauseKVSwap] = swap
+	r.leftOut[CauseEngineHiccup] = hiccup
+
+	bk := e.res.Series.bucket(e.now)
+	for _, p := range plan.Preempted {
+		q := r.slots[p.Seq.Slot]
+		q.preemptions++
+		bk.Preemptions++
+		if p.Mode == scheduler.Swap {
+			e.res.PreemptSwap++
+		} else {
+			e.res.PreemptRecompute++
+		}
+		if !q.paused {
+			q.paused, q.pauseStart = true, e.now
+			q.pauseCause = CauseKVRecompute
+			if p.Mode == scheduler.Swap {
+				q.pauseCause = CauseKVSwap
+			}
+		}
+	}
+	for _, s := range plan.SwappedIn {
+		q := r.slots[s.Slot]
+		if q.paused && q.pauseCause == CauseKVSwap {
+			q.acc[CauseKVSwap] += e.now - q.pauseStart
+			q.paused = false
+		}
+	}
+	fd := float64(dur)
+	bk.RunningNS += float64(len(r.sched.Running())) * fd
+	bk.WaitingNS += float64(r.sched.Waiting()) * fd
+	bk.PreemptedNS += float64(r.sched.Preempted()) * fd
+	bk.KVUsedNS += r.kv.Utilization() * fd
+	bk.BusyNS += dur
+	bk.Steps++
+	bk.BatchTokens += b.Tokens()
+	e.res.Steps++
+	e.push(e.now+dur, evStepEnd)
+}
+
+// endStep makes the step's tokens visible, attributes the step's time to
+// every running stream, and starts the next step.
+func (e *Engine) endStep(r *Replica) {
+	plan := r.plan
+	r.plan = nil
+	for i := range plan.Entries {
+		en := &plan.Entries[i]
+		q := r.slots[en.Seq.Slot]
+		if !q.paused {
+			q.acc.add(&r.inStep)
+		}
+		if en.Seq.Advance(en.Tokens) {
+			e.emit(r, q)
+		}
+	}
+	for _, s := range r.sched.Running() {
+		if s.Sched == 0 {
+			if q := r.slots[s.Slot]; !q.paused {
+				q.acc.add(&r.leftOut)
+			}
+		}
+	}
+	e.push(e.now, evStepStart)
+}
+
+// emit records a chunk of one token becoming visible now.
+func (e *Engine) emit(r *Replica, q *request) {
+	now := e.now
+	q.chunks++
+	bk := e.res.Series.bucket(now)
+	bk.OutputTokens++
+	if q.chunks == 1 {
+		q.first = now
+		q.acc = parts{}
+		q.paused = false
+	} else {
+		gap := now - q.last
+		if q.paused {
+			q.acc[q.pauseCause] += now - q.pauseStart
+			q.paused = false
+		}
+		if s := q.acc.sum(); s != gap {
+			panic(fmt.Sprintf("sim: request %d: gap %d ns but its parts sum to %d ns (%v)", q.seq.ID, gap, s, q.acc))
+		}
+		q.gaps = append(q.gaps, int64(gap))
+		e.res.Pooled.Record(int64(gap))
+		bk.ITL.Record(int64(gap))
+		pos := min(PositionBuckets-1, bitLen(q.chunks-1)-1)
+		e.res.Position[pos].Record(int64(gap))
+		if gap > e.stall {
+			q.stalls++
+			q.stallTime += gap
+			for c, v := range q.acc {
+				if v > 0 {
+					e.res.StallTime[c] += v
+					q.causes |= 1 << c
+				}
+			}
+		}
+		q.acc = parts{}
+	}
+	q.last = now
+	if q.seq.Done() {
+		bk.Finished++
+		e.finish(r, q)
+	}
+}
+
+func bitLen(x int) int {
+	n := 0
+	for x > 0 {
+		n++
+		x >>= 1
+	}
+	return n
+}
+
+// finish reduces a finished stream to its summary and frees its slot.
+func (e *Engine) finish(r *Replica, q *request) {
+	r.sched.Finish(&q.seq)
+	s := StreamSummary{
+		ID: q.seq.ID, Arrival: q.arrival, InputTokens: q.seq.Prompt, OutputTokens: q.seq.Generated,
+		Status: StatusFinished, TTFT: q.first - q.arrival, E2EL: q.last - q.arrival, Chunks: q.chunks,
+		Stalls: q.stalls, StallTime: q.stallTime, Causes: q.causes, Preemptions: q.preemptions,
+	}
+	if g := q.gaps; len(g) > 0 {
+		var sum int64
+		for _, v := range g {
+			sum += v
+		}
+		slices.Sort(g)
+		s.GapMean = float64(sum) / float64(len(g))
+		s.GapP50 = quantile.LinearInt64(g, 0.50)
+		s.GapP90 = quantile.LinearInt64(g, 0.90)
+		s.GapP99 = quantile.LinearInt64(g, 0.99)
+		s.GapMax = Time(g[len(g)-1])
+	}
+	for c := range NumCauses {
+		if q.causes&(1<<c) != 0 {
+			e.res.StreamsHit[c]++
+		}
+	}
+	e.res.Streams = append(e.res.Streams, s)
+	e.res.Finished++
+	e.res.InputTokens += int64(q.seq.Prompt)
+	e.res.OutputTokens += int64(q.seq.Generated)
+	r.release(q)
+}

@@ -1,0 +1,126 @@
+package quantile
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func TestLinearMatchesNumpy(t *testing.T) {
+	// Expected values computed with numpy.percentile(x, q*100) (method="linear").
+	x := []float64{1, 2, 3, 4, 10}
+	cases := []struct {
+		q, want float64
+	}{
+		{0, 1}, {0.5, 3}, {0.9, 7.6}, {0.99, 9.76}, {1, 10}, {0.25, 2},
+	}
+	for _, c := range cases {
+		if got := Linear(x, c.q); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("Linear(%v, %v) = %v, want %v", x, c.q, got, c.want)
+		}
+	}
+	if got := Linear([]float64{5}, 0.99); got != 5 {
+		t.Errorf("single sample: got %v, want 5", got)
+	}
+	if got := Linear(nil, 0.5); !math.IsNaN(got) {
+		t.Errorf("empty: got %v, want NaN", got)
+	}
+	if got := LinearInt64([]int64{1, 2, 3, 4, 10}, 0.9); math.Abs(got-7.6) > 1e-12 {
+		t.Errorf("LinearInt64 p90 = %v, want 7.6", got)
+	}
+}
+
+func TestHistogramExactBelowResolution(t *testing.T) {
+	h := NewHistogram(10)
+	var xs []int64
+	for v := int64(0); v < 1000; v += 7 {
+		h.Record(v)
+		xs = append(xs, v)
+	}
+	for _, q := range []float64{0, 0.1, 0.5, 0.9, 0.99, 1} {
+		if got, want := h.Quantile(q), LinearInt64(xs, q); got != want {
+			t.Errorf("q=%v: got %v, want %v", q, got, want)
+		}
+	}
+}
+
+func TestHistogramRelativeError(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, bits := range []uint{4, 7, 10} {
+		h := NewHistogram(bits)
+		xs := make([]int64, 0, 50000)
+		for range 50000 {
+			v := int64(math.Exp(rng.NormFloat64()*1.5 + 16)) // ~ 9 ms median, heavy tail
+			h.Record(v)
+			xs = append(xs, v)
+		}
+		slices.Sort(xs)
+		tol := math.Ldexp(1, -int(bits))
+		for _, q := range []float64{0.01, 0.5, 0.9, 0.99, 0.999} {
+			got, want := h.Quantile(q), LinearInt64(xs, q)
+			if rel := math.Abs(got/want - 1); rel > tol {
+				t.Errorf("bits=%d q=%v: got %v, want %v (rel err %.4g > %.4g)", bits, q, got, want, rel, tol)
+			}
+		}
+		if h.Min != xs[0] || h.Max != xs[len(xs)-1] {
+			t.Errorf("bits=%d: min/max %d/%d, want %d/%d", bits, h.Min, h.Max, xs[0], xs[len(xs)-1])
+		}
+	}
+}
+
+func TestHistogramMergeEqualsCombined(t *testing.T) {
+	a, b, all := NewHistogram(8), NewHistogram(8), NewHistogram(8)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 10000 {
+		v := rng.Int64N(1 << 30)
+		all.Record(v)
+		if i%3 == 0 {
+			a.Record(v)
+		} else {
+			b.Record(v)
+		}
+	}
+	a.Merge(b)
+	if !slices.Equal(a.Counts, all.Counts) || a.N != all.N || a.Min != all.Min || a.Max != all.Max {
+		t.Fatalf("merged histogram differs from the combined one")
+	}
+	if a.Quantile(0.99) != all.Quantile(0.99) {
+		t.Errorf("p99 after merge %v, want %v", a.Quantile(0.99), all.Quantile(0.99))
+	}
+}
+
+func TestHistogramBucketsCoverRange(t *testing.T) {
+	h := NewHistogram(5)
+	prevLo := int64(-1)
+	for i := range h.Counts {
+		lo, w := h.bounds(i)
+		if lo <= prevLo || w < 1 {
+			t.Fatalf("bucket %d: lower %d width %d after lower %d", i, lo, w, prevLo)
+		}
+		if got := h.bucketOf(lo); got != i {
+			t.Fatalf("bucketOf(%d) = %d, want %d", lo, got, i)
+		}
+		if got := h.bucketOf(lo + w - 1); got != i {
+			t.Fatalf("bucketOf(%d) = %d, want %d", lo+w-1, got, i)
+		}
+		prevLo = lo
+	}
+}
+
+func TestRecordDoesNotAllocate(t *testing.T) {
+	h := NewHistogram(10)
+	v := int64(12345)
+	if n := testing.AllocsPerRun(1000, func() { h.Record(v); v += 977 }); n != 0 {
+		t.Errorf("Record allocates %v times per call", n)
+	}
+}
+
+func BenchmarkRecord(b *testing.B) {
+	h := NewHistogram(10)
+	v := int64(1)
+	for b.Loop() {
+		h.Record(v)
+		v = v*31 + 7&(1<<34-1)
+	}
+}

@@ -1,0 +1,47 @@
+package sim
+
+import (
+	"hash/fnv"
+	"math/rand/v2"
+)
+
+// Time is simulated time in integer nanoseconds since the start of a run.
+type Time int64
+
+// Common durations.
+const (
+	Microsecond Time = 1000
+	Millisecond Time = 1000 * Microsecond
+	Second      Time = 1000 * Millisecond
+)
+
+// Seconds converts t to float seconds.
+func (t Time) Seconds() float64 { return float64(t) / 1e9 }
+
+// MS converts t to float milliseconds.
+func (t Time) MS() float64 { return float64(t) / 1e6 }
+
+// FromMS converts float milliseconds to Time, rounding to the nanosecond.
+func FromMS(ms float64) Time { return Time(ms*1e6 + 0.5) }
+
+// Stream returns the seed of the random stream named name within a run of
+// seed seed: a SplitMix64 mix of the seed and the name's FNV-1a hash. Each
+// subsystem draws from its own stream, so adding draws to one never shifts
+// another's.
+func Stream(seed uint64, name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return mix(seed ^ mix(h.Sum64()))
+}
+
+func mix(z uint64) uint64 {
+	z += 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+func newRand(seed uint64, name string) *rand.Rand {
+	s := Stream(seed, name)
+	return rand.New(rand.NewPCG(s, mix(s)))
+}
