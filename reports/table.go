@@ -51,16 +51,16 @@ func summaryRows(runs []Run) []row {
 		{"duration s", func(s *Summary) string { return f1(s.DurationS) }},
 		{"requests/s", func(s *Summary) string { return f2(s.RequestsPerS) }},
 		{"output tokens/s", func(s *Summary) string { return f1(s.OutputTokensPerS) }},
-		section("LATENCY ms (mean / p50 / p99)"),
+		section("LATENCY ms: mean/p50/p99"),
 		{"TTFT", func(s *Summary) string { return dist3(s.TTFT) }},
 		{"TPOT", func(s *Summary) string { return dist3(s.TPOT) }},
 		{"E2EL", func(s *Summary) string { return dist3(s.E2EL) }},
-		{"ITL pooled (vLLM view)", func(s *Summary) string { return dist3(s.ITLPooled) }},
-		section("PER-STREAM ITL ms (p50 / p90 / p99 / max over streams)"),
+		{"ITL pooled (vLLM)", func(s *Summary) string { return dist3(s.ITLPooled) }},
+		section("PER STREAM ms: p50/p90/p99/max"),
 		{"stream p99 ITL", func(s *Summary) string { return spread4(s.StreamP99ITL) }},
 		{"stream max gap", func(s *Summary) string { return spread4(s.StreamMaxGap) }},
 		{"jitter ratio p99/p50", func(s *Summary) string { return spread4(s.StreamJitter) }},
-		{fmt.Sprintf("unstable streams (jitter > %g)", jit), func(s *Summary) string { return pct(s.UnstableStreamShare) }},
+		{fmt.Sprintf("unstable (jitter > %g)", jit), func(s *Summary) string { return pct(s.UnstableStreamShare) }},
 		{fmt.Sprintf("ITL goodput (max gap ≤ %g ms)", thr), func(s *Summary) string { return pct(s.ITLGoodput) }},
 		{"SLO goodput", func(s *Summary) string { return pct(s.SLOGoodput) }},
 		section("KV CACHE"),
@@ -68,7 +68,7 @@ func summaryRows(runs []Run) []row {
 			return fmt.Sprintf("%d / %d", s.Preemptions.Recompute, s.Preemptions.Swap)
 		}},
 		{"preempted streams", func(s *Summary) string { return pct(s.PreemptedShare) }},
-		section(fmt.Sprintf("STALLS > %g ms: time ms (share of streams hit)", stall)),
+		section(fmt.Sprintf("STALLS > %g ms: ms (streams hit)", stall)),
 		{"stalls / stalled streams", func(s *Summary) string {
 			return fmt.Sprintf("%d / %s", s.Stalls, pct(s.StalledStreamShare))
 		}},
@@ -82,9 +82,9 @@ func summaryRows(runs []Run) []row {
 	return rows
 }
 
-func dist3(d Dist) string { return f1(d.Mean) + " / " + f1(d.P50) + " / " + f1(d.P99) }
+func dist3(d Dist) string { return f1(d.Mean) + "/" + f1(d.P50) + "/" + f1(d.P99) }
 func spread4(s Spread) string {
-	return f1(s.P50) + " / " + f1(s.P90) + " / " + f1(s.P99) + " / " + f1(s.Max)
+	return f1(s.P50) + "/" + f1(s.P90) + "/" + f1(s.P99) + "/" + f1(s.Max)
 }
 
 // WriteSummaryTable prints the runs side by side: one row per metric, one

@@ -125,7 +125,7 @@ func DefaultLinear() cost.LinearConfig {
 // DefaultRate is the default scenario's arrival rate in requests per
 // second: 80 % of the saturated throughput of the default setup, measured
 // with `itlsim run --rate 1000 --requests 5000` (README, "Default scenario").
-const DefaultRate = 18
+const DefaultRate = 17
 
 // Validate checks the fields that need no lookup; Resolve checks the rest.
 func (c *Config) Validate() error {

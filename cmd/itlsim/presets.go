@@ -34,8 +34,8 @@ func writePresets(w io.Writer) error {
 	b.WriteString("GPUS (--gpu NAME)\n")
 	for _, n := range cost.GPUNames() {
 		g, _ := cost.LookupGPU(n)
-		fmt.Fprintf(&b, "  %-16s %5.0f GB, %6.0f TFLOP/s bf16 dense, %5.2f TB/s HBM, %4.0f GB/s interconnect, %3.0f GB/s host link\n",
-			n, float64(g.MemoryBytes)/1e9, g.PeakFLOPS/1e12, g.MemBandwidth/1e12, g.InterconnectBW/1e9, g.HostLinkBW/1e9)
+		fmt.Fprintf(&b, "  %-16s %5.0f GiB, %6.0f TFLOP/s bf16 dense, %5.2f TB/s HBM, %4.0f GB/s interconnect, %3.0f GB/s host link\n",
+			n, float64(g.MemoryBytes)/(1<<30), g.PeakFLOPS/1e12, g.MemBandwidth/1e12, g.InterconnectBW/1e9, g.HostLinkBW/1e9)
 	}
 	section := func(title string, names []string) {
 		b.WriteString(title + "\n")

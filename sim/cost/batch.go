@@ -69,7 +69,9 @@ func (b *Batch) Empty() bool { return b.Tokens() == 0 }
 
 // DecodeOnly returns a copy with the prefill fields zeroed: the step the
 // decoding sequences would have run without the prefill work. The engine
-// uses it to attribute a slow step to the prefill it carried.
+// uses it to attribute a slow step to the prefill it carried. Keep the result
+// in a long-lived scratch Batch: the address of a local passed through the
+// Model interface escapes to the heap, one allocation per call.
 func (b Batch) DecodeOnly() Batch {
 	return Batch{DecodeSeqs: b.DecodeSeqs, DecodeContext: b.DecodeContext}
 }

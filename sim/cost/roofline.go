@@ -27,7 +27,8 @@ type RooflineConfig struct {
 	// layer per step. ≥ 0; default 18 (FlashInfer decode on H100: 17-24 µs floor).
 	AttentionOverheadUS float64 `yaml:"attention_overhead_us" json:"attention_overhead_us"`
 	// AllReduceLatencyUS is the fixed time of one tensor-parallel all-reduce
-	// in microseconds, whatever its size. ≥ 0; default 20.
+	// in microseconds, whatever its size. ≥ 0; default 25 (Vidur's 8×H100
+	// profile: 23-37 µs for messages up to 128 KiB).
 	AllReduceLatencyUS float64 `yaml:"all_reduce_latency_us" json:"all_reduce_latency_us"`
 	// AllReduceEfficiency is the fraction of the GPU's interconnect bandwidth
 	// a ring all-reduce sustains (NCCL bus bandwidth / link peak). (0,1];
@@ -35,7 +36,7 @@ type RooflineConfig struct {
 	AllReduceEfficiency float64 `yaml:"all_reduce_efficiency" json:"all_reduce_efficiency"`
 	// OverheadUS is the fixed time of every step in microseconds that is not
 	// GPU kernel time on the critical path: scheduling, input preparation,
-	// embedding lookup, sampling and output processing. ≥ 0; default 1500.
+	// embedding lookup, sampling and output processing. ≥ 0; default 1000.
 	OverheadUS float64 `yaml:"overhead_us" json:"overhead_us"`
 }
 
@@ -46,9 +47,9 @@ func DefaultRoofline() RooflineConfig {
 		MemoryEfficiency:    0.85,
 		KernelOverheadUS:    4,
 		AttentionOverheadUS: 18,
-		AllReduceLatencyUS:  20,
+		AllReduceLatencyUS:  25,
 		AllReduceEfficiency: 0.80,
-		OverheadUS:          1500,
+		OverheadUS:          1000,
 	}
 }
 

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -36,7 +38,18 @@ func Load(path string) (File, error) {
 	if err != nil {
 		return File{}, err
 	}
-	return Parse(path, data)
+	f, err := Parse(path, data)
+	if err != nil {
+		return File{}, err
+	}
+	// Files a scenario names are found relative to the scenario itself.
+	if lf := f.Workload.LengthsFile; lf != "" && !filepath.IsAbs(lf) {
+		f.Workload.LengthsFile = filepath.Join(filepath.Dir(path), lf)
+	}
+	if m := f.Model; strings.HasSuffix(m, ".json") && !filepath.IsAbs(m) {
+		f.Model = filepath.Join(filepath.Dir(path), m)
+	}
+	return f, nil
 }
 
 // Parse decodes scenario YAML; name labels errors.
@@ -47,11 +60,14 @@ func Parse(name string, data []byte) (File, error) {
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return File{}, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+		return File{}, yamlError(name, err)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
+		if errors.Is(err, io.EOF) { // only comments: every default holds
+			return f, nil
+		}
 		return File{}, yamlError(name, err)
 	}
 	if err := f.Config.Validate(); err != nil {
@@ -184,6 +200,11 @@ func Set(c *sim.Config, path, value string) error {
 	node := yaml.Node{Kind: yaml.ScalarNode, Value: value}
 	if v.Kind() == reflect.String {
 		node.Tag = "!!str"
+	}
+	// YAML decodes null ("", "~", "null") into a value field as a no-op;
+	// an override that changes nothing is a mistake, not a default.
+	if node.ShortTag() == "!!null" {
+		return fmt.Errorf("%s: expected a value, got %q", path, value)
 	}
 	if v.Kind() == reflect.Uint64 {
 		if _, err := strconv.ParseUint(value, 10, 64); err != nil {

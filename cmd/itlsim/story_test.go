@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/itlsim/itlsim/reports"
+	"github.com/itlsim/itlsim/sim/cost"
+)
+
+// update rewrites the golden files of the story tests:
+//
+//	go test ./cmd/itlsim -run TestStory -update
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// runStory runs testdata/stories/NAME.yaml, compares its markdown table
+// with NAME.md (rewritten under -update) and returns the JSON document.
+func runStory(t *testing.T, name string) reports.Document {
+	t.Helper()
+	scen := filepath.Join("testdata", "stories", name+".yaml")
+	jsonPath := filepath.Join(t.TempDir(), "out.json")
+	var out, errb bytes.Buffer
+	if code := Main([]string{"run", scen, "--format", "markdown", "--json", jsonPath}, &out, &errb); code != 0 {
+		if strings.Contains(errb.String(), "no such file") && strings.Contains(errb.String(), "shared/data") {
+			t.Skipf("public data absent: %s", errb.String())
+		}
+		t.Fatalf("itlsim run %s: exit %d: %s", scen, code, errb.String())
+	}
+	golden := filepath.Join("testdata", "stories", name+".md")
+	got := "<!-- itlsim run " + scen + " --format markdown; rewrite with: go test ./cmd/itlsim -run TestStory -update -->\n" + out.String()
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s changed; if intended, rerun with -update and review the diff.\ngot:\n%s", golden, got)
+	}
+	raw, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc reports.Document
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+func runByName(t *testing.T, doc reports.Document, name string) reports.Summary {
+	t.Helper()
+	for _, r := range doc.Runs {
+		if r.Name == name {
+			return r.Summary
+		}
+	}
+	t.Fatalf("no run named %q", name)
+	return reports.Summary{}
+}
+
+func TestStoryLongPrompts(t *testing.T) {
+	doc := runStory(t, "long-prompts")
+	pf, ch := runByName(t, doc, "prefill-first"), runByName(t, doc, "chunked")
+
+	// One budgeted chunked step: 512 prefill tokens at ~2,600 tokens of
+	// context plus the decodes running beside them.
+	m, _ := cost.LookupModel("llama-3.1-8b")
+	g, _ := cost.LookupGPU("h100-sxm-80gb")
+	rl, err := cost.NewRoofline(m, g, 1, cost.DefaultRoofline())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b cost.Batch
+	b.AddPrefill(2600, 512)
+	for range 32 {
+		b.AddDecode(3000)
+	}
+	stepMS := float64(rl.StepNS(&b)) / 1e6
+
+	if ch.StreamP99ITL.P99 > 1.5*stepMS {
+		t.Errorf("chunked: p99 of per-stream p99 ITL %.1f ms, want near one budgeted step (≤ 1.5 × %.1f ms)", ch.StreamP99ITL.P99, stepMS)
+	}
+	// A 2,600-token prefill of Llama-3.1-8B on an H100 takes ~60 ms; under
+	// prefill-first most streams' worst gap is at least that.
+	if pf.StreamMaxGap.P50 < 60 {
+		t.Errorf("prefill-first: median stream max gap %.1f ms, want ≥ 60 ms (a long prefill)", pf.StreamMaxGap.P50)
+	}
+	if pf.StreamP99ITL.P90 < 3*ch.StreamP99ITL.P90 {
+		t.Errorf("prefill-first p90 of per-stream p99 ITL %.1f ms, want ≥ 3 × chunked's %.1f ms", pf.StreamP99ITL.P90, ch.StreamP99ITL.P90)
+	}
+	if pf.UnstableStreamShare < 0.5 || ch.UnstableStreamShare > 0.05 {
+		t.Errorf("unstable shares: prefill-first %.2f (want ≥ 0.5), chunked %.2f (want ≤ 0.05)", pf.UnstableStreamShare, ch.UnstableStreamShare)
+	}
+	if pf.StallMSByCause["prefill-interference"] <= 0 || ch.Stalls != 0 {
+		t.Errorf("stalls: prefill-first prefill-interference %.1f ms (want > 0); chunked %d stalls (want 0)",
+			pf.StallMSByCause["prefill-interference"], ch.Stalls)
+	}
+	// Pooled ITL hides it: the medians are the same.
+	if d := pf.ITLPooled.P50 / ch.ITLPooled.P50; d < 0.8 || d > 1.25 {
+		t.Errorf("pooled p50 ITL differs more than expected: %.1f vs %.1f ms", pf.ITLPooled.P50, ch.ITLPooled.P50)
+	}
+}
+
+func TestStoryKVPressure(t *testing.T) {
+	doc := runStory(t, "kv-pressure")
+	al, rs := runByName(t, doc, "always"), runByName(t, doc, "kv-reserve")
+	if al.Preemptions.Recompute == 0 || al.StallMSByCause["kv-recompute"] <= 0 {
+		t.Errorf("always: %d recompute preemptions, %.1f ms kv-recompute stalls; want both > 0", al.Preemptions.Recompute, al.StallMSByCause["kv-recompute"])
+	}
+	if rs.Preemptions.Recompute+rs.Preemptions.Swap != 0 || rs.StallMSByCause["kv-recompute"] != 0 {
+		t.Errorf("kv-reserve: %+v preemptions, want none", rs.Preemptions)
+	}
+	if rs.TTFT.Mean <= al.TTFT.Mean {
+		t.Errorf("kv-reserve mean TTFT %.0f ms, want above always's %.0f ms (it trades TTFT for no preemption)", rs.TTFT.Mean, al.TTFT.Mean)
+	}
+	if rs.StreamMaxGap.Max >= al.StreamMaxGap.Max {
+		t.Errorf("kv-reserve worst gap %.0f ms, want below always's %.0f ms", rs.StreamMaxGap.Max, al.StreamMaxGap.Max)
+	}
+}
+
+func TestStorySwapVsRecompute(t *testing.T) {
+	doc := runStory(t, "swap-vs-recompute")
+	perPreemption := func(s reports.Summary, cause string) float64 {
+		n := s.Preemptions.Recompute + s.Preemptions.Swap
+		if n == 0 {
+			t.Fatalf("no preemptions in %+v", s.Preemptions)
+		}
+		return s.StallMSByCause[cause] / float64(n)
+	}
+	rFast := runByName(t, doc, "recompute/host_link_gbps=64")
+	rSlow := runByName(t, doc, "recompute/host_link_gbps=4")
+	sFast := runByName(t, doc, "swap/host_link_gbps=64")
+	sSlow := runByName(t, doc, "swap/host_link_gbps=4")
+	if rFast.E2EL != rSlow.E2EL {
+		t.Errorf("recompute depends on the host link: %+v vs %+v", rFast.E2EL, rSlow.E2EL)
+	}
+	if sFast.Preemptions.Swap == 0 || sFast.SwapBytes == 0 {
+		t.Fatalf("swap run did not swap: %+v, %d bytes", sFast.Preemptions, sFast.SwapBytes)
+	}
+	rc, sf, ss := perPreemption(rFast, "kv-recompute"), perPreemption(sFast, "kv-swap"), perPreemption(sSlow, "kv-swap")
+	if !(sf < rc && rc < ss) {
+		t.Errorf("stall ms per preemption: swap@64GB/s %.1f, recompute %.1f, swap@4GB/s %.1f; want swap fast < recompute < swap slow", sf, rc, ss)
+	}
+}

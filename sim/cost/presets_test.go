@@ -1,0 +1,98 @@
+package cost
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestModelPresets(t *testing.T) {
+	names := ModelNames()
+	want := []string{"llama-2-70b", "llama-2-7b", "llama-3.1-70b", "llama-3.1-8b", "llama-3.3-70b",
+		"mistral-7b", "qwen2.5-7b", "yi-34b"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("ModelNames() = %v, want %v", names, want)
+	}
+	for _, name := range names {
+		m, ok := LookupModel(strings.ToUpper(name))
+		if !ok || m.Name != name {
+			t.Fatalf("LookupModel(%q) = %q, %v", strings.ToUpper(name), m.Name, ok)
+		}
+		if err := m.Validate(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if m.Source == "" || m.Description == "" {
+			t.Errorf("%s: missing Source or Description", name)
+		}
+		// Params is the architecture count, plus q/k/v biases for Qwen2.
+		want := m.ArchParams()
+		if name == "qwen2.5-7b" {
+			want += int64(m.Layers) * int64(m.Heads+2*m.KVHeads) * int64(m.HeadDim)
+		}
+		if m.Params != want {
+			t.Errorf("%s: Params %d, architecture gives %d", name, m.Params, want)
+		}
+	}
+	if _, ok := LookupModel("gpt-5"); ok {
+		t.Error("LookupModel found an unknown model")
+	}
+}
+
+func TestGPUPresets(t *testing.T) {
+	names := GPUNames()
+	want := []string{"a100-40gb", "a100-80gb", "h100-sxm-80gb", "h200-141gb", "l40s", "mi300x"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("GPUNames() = %v, want %v", names, want)
+	}
+	for _, name := range names {
+		g, ok := LookupGPU(name)
+		if !ok || g.Name != name {
+			t.Fatalf("LookupGPU(%q) = %q, %v", name, g.Name, ok)
+		}
+		if err := g.Validate(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if g.Source == "" {
+			t.Errorf("%s: missing Source", name)
+		}
+	}
+	if _, ok := LookupGPU("tpu-v5"); ok {
+		t.Error("LookupGPU found an unknown GPU")
+	}
+}
+
+func TestModelSizes(t *testing.T) {
+	tests := []struct {
+		model      string
+		weightsGB  float64 // 10^9 bytes
+		kvPerToken int64
+	}{
+		// 2 (K,V) · 32 layers · 8 heads · 128 · 2 bytes.
+		{"llama-3.1-8b", 16.06, 131072},
+		{"llama-3.1-70b", 141.1, 327680},
+		{"llama-2-7b", 13.48, 524288},
+		{"yi-34b", 68.78, 245760},
+	}
+	for _, tt := range tests {
+		m, _ := LookupModel(tt.model)
+		if got := float64(m.WeightBytes()) / 1e9; got < tt.weightsGB-0.01 || got > tt.weightsGB+0.01 {
+			t.Errorf("%s: WeightBytes = %.2f GB, want %.2f", tt.model, got, tt.weightsGB)
+		}
+		if got := m.KVBytesPerToken(); got != tt.kvPerToken {
+			t.Errorf("%s: KVBytesPerToken = %d, want %d", tt.model, got, tt.kvPerToken)
+		}
+	}
+}
+
+func TestSpecValidateNamesField(t *testing.T) {
+	m, _ := LookupModel("llama-3.1-8b")
+	m.KVHeads = 5
+	if err := m.Validate(); err == nil || !strings.Contains(err.Error(), "kv_heads") {
+		t.Errorf("KVHeads 5 of 32: got %v, want an error naming kv_heads", err)
+	}
+	g, _ := LookupGPU("l40s")
+	g.MemBandwidth = 0
+	if err := g.Validate(); err == nil || !strings.Contains(err.Error(), "mem_bandwidth") {
+		t.Errorf("zero bandwidth: got %v, want an error naming mem_bandwidth", err)
+	}
+}
