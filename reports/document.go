@@ -83,18 +83,29 @@ type PositionRow struct {
 
 // NewRun builds a run's JSON view from its configuration and result.
 func NewRun(name string, overrides map[string]string, cfg sim.Config, r *sim.Result) Run {
+	return NewRunOptions(name, overrides, cfg, r, true)
+}
+
+// NewRunOptions is NewRun that leaves Streams empty unless withStreams:
+// a million-request run's per-stream rows are only built when a file or
+// stdout needs them.
+func NewRunOptions(name string, overrides map[string]string, cfg sim.Config, r *sim.Result, withStreams bool) Run {
 	if overrides == nil {
 		overrides = map[string]string{}
 	}
-	return Run{
+	run := Run{
 		Name:          name,
 		Overrides:     overrides,
 		Config:        cfg,
 		Summary:       Summarize(r, cfg.Metrics),
-		Streams:       StreamRows(r),
+		Streams:       []StreamRow{},
 		Timeseries:    Timeseries(r),
 		ITLByPosition: ITLByPosition(r),
 	}
+	if withStreams {
+		run.Streams = StreamRows(r)
+	}
+	return run
 }
 
 // StreamRows lists every request's summary ordered by request id.

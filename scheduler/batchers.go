@@ -91,8 +91,8 @@ func (prefillFirst) Plan(s *Scheduler) {
 		return
 	}
 	for s.swapped > 0 && s.budget > 0 {
-		r := s.nextWaiting()
-		if r == nil || r.State != Swapped || !s.startWaiting(r, 1) {
+		r := s.nextSwapped()
+		if r == nil || !s.startWaiting(r, 1) {
 			return
 		}
 	}

@@ -237,15 +237,28 @@ func (s *Scheduler) nextWaiting() *Seq {
 }
 
 func (s *Scheduler) popWaiting(r *Seq) {
-	if n := len(s.resume); n > 0 && s.resume[n-1] == r {
-		s.resume[n-1] = nil
-		s.resume = s.resume[:n-1]
+	if r.State == Swapped || r.State == Evicted {
+		i := slices.Index(s.resume, r)
+		if i < 0 {
+			panic("scheduler: a preempted sequence is missing from the resume list")
+		}
+		s.resume = slices.Delete(s.resume, i, i+1)
 		if r.State == Swapped {
 			s.swapped--
 		}
 		return
 	}
 	s.waiting.Pop()
+}
+
+// nextSwapped returns the most recently preempted swapped-out sequence, nil if none.
+func (s *Scheduler) nextSwapped() *Seq {
+	for i := len(s.resume) - 1; i >= 0; i-- {
+		if s.resume[i].State == Swapped {
+			return s.resume[i]
+		}
+	}
+	return nil
 }
 
 // startWaiting moves the next waiting sequence r into the running set with
@@ -269,8 +282,12 @@ func (s *Scheduler) startWaiting(r *Seq, n int) bool {
 		return true
 	}
 	need := s.kv.Need(&r.KV, r.Computed+n)
-	if d := s.admission.CanStart(r, need, &s.view); d.Verdict != Admit {
-		return false
+	// A preempted sequence was admitted once; when nothing runs, nothing
+	// would ever free what a rule waits for, so it restarts on fit alone.
+	if r.State == Waiting || len(s.running) > 0 {
+		if d := s.admission.CanStart(r, need, &s.view); d.Verdict != Admit {
+			return false
+		}
 	}
 	if !s.kv.Grow(&r.KV, r.Computed+n) {
 		return false

@@ -23,7 +23,8 @@ type Engine struct {
 
 	src     workloads.Source
 	pending workloads.Request
-	rep     *Replica
+	rep     *Replica   // the replica requests go to (a router chooses among reps later)
+	reps    []*Replica // every replica on this clock; events name theirs by index
 	res     *Result
 
 	stall      Time
@@ -73,6 +74,7 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 		res:   newResult(Time(c.Metrics.TimeseriesIntervalS * 1e9)),
 		stall: FromMS(c.Metrics.StallThresholdMS),
 	}
+	e.reps = []*Replica{e.rep}
 	e.res.Name = c.Name
 	e.res.KVBlocks = s.Blocks
 	e.onReject = e.rejectWaiting
@@ -97,8 +99,12 @@ func (e *Engine) hiccupGap() Time {
 }
 
 func (e *Engine) push(at Time, class eventClass) {
+	e.pushFor(at, class, 0)
+}
+
+func (e *Engine) pushFor(at Time, class eventClass, replica int32) {
 	e.seq++
-	e.queue.push(event{at: at, class: class, seq: e.seq})
+	e.queue.push(event{at: at, class: class, replica: replica, seq: e.seq})
 }
 
 // Now is the simulated time of the last processed event.
@@ -128,9 +134,9 @@ func (e *Engine) Step() bool {
 	case evArrival:
 		e.arrive()
 	case evStepStart:
-		e.startStep(e.rep)
+		e.startStep(e.reps[ev.replica])
 	case evStepEnd:
-		e.endStep(e.rep)
+		e.endStep(e.reps[ev.replica])
 	}
 	return true
 }
@@ -218,8 +224,8 @@ func (e *Engine) startStep(r *Replica) {
 	if b.PrefillTokens > 0 {
 		dec = 0
 		if b.DecodeSeqs > 0 {
-			d := b.DecodeOnly()
-			dec = min(full, Time(r.cost.StepNS(&d)))
+			r.decBatch = b.DecodeOnly()
+			dec = min(full, Time(r.cost.StepNS(&r.decBatch)))
 		}
 	}
 	if e.noise != nil {

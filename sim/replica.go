@@ -40,12 +40,13 @@ type Replica struct {
 	slots []*request
 	free  []int
 
-	busy    bool // a step is running or about to start
-	plan    *scheduler.Plan
-	batch   cost.Batch
-	inStep  parts // a step's split for a stream decoding in it
-	leftOut parts // a step's split for a running stream left out of it
-	stepDur Time
+	busy     bool // a step is running or about to start
+	plan     *scheduler.Plan
+	batch    cost.Batch
+	decBatch cost.Batch // the step without its prefill, for attribution
+	inStep   parts      // a step's split for a stream decoding in it
+	leftOut  parts      // a step's split for a running stream left out of it
+	stepDur  Time
 }
 
 // Scheduler exposes the replica's scheduler for inspection between steps.

@@ -170,7 +170,8 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	}
 
 	start := time.Now()
-	runs, err := simulate(variants)
+	needStreams := o.jsonPath != "" || o.streamsPath != "" || format == reports.FormatJSON
+	runs, err := simulate(variants, needStreams)
 	if err != nil {
 		return err
 	}
@@ -206,7 +207,7 @@ func writeJSON(w io.Writer, v any) error {
 // simulate runs every variant, in parallel up to the number of CPUs; each
 // run is independent (no shared mutable state), so the results do not
 // depend on the interleaving.
-func simulate(variants []scenario.Variant) ([]reports.Run, error) {
+func simulate(variants []scenario.Variant, withStreams bool) ([]reports.Run, error) {
 	engines := make([]*sim.Engine, len(variants))
 	for i, v := range variants {
 		e, err := sim.New(v.Config)
@@ -232,7 +233,7 @@ func simulate(variants []scenario.Variant) ([]reports.Run, error) {
 			for _, o := range v.Overrides {
 				ov[o.Path] = o.Value
 			}
-			runs[i] = reports.NewRun(v.Name, ov, engines[i].Setup().Config, res)
+			runs[i] = reports.NewRunOptions(v.Name, ov, engines[i].Setup().Config, res, withStreams)
 		}()
 	}
 	wg.Wait()

@@ -398,30 +398,32 @@ func kernelFiles(dir string) ([]string, error) {
 	return files, nil
 }
 
-// parseHeads reads "<q>-<kv>-<d>[-tp<N>].csv".
+// parseHeads reads "<q>-<kv>-<d>.csv", or "<q>-<kv>-<d>-tp<N>.csv" when
+// withTP; tp is 1 without it.
 func parseHeads(path string, withTP bool) (q, kv, d, tp int, err error) {
 	base := strings.TrimSuffix(filepath.Base(path), ".csv")
+	format := "<q_heads>-<kv_heads>-<head_dim>.csv"
 	parts := strings.Split(base, "-")
-	want := 3
 	if withTP {
-		want = 4
-	}
-	bad := fmt.Errorf("%s: file name is not <q_heads>-<kv_heads>-<head_dim>%s.csv", path,
-		map[bool]string{true: "-tp<N>", false: ""}[withTP])
-	if len(parts) != want {
-		return 0, 0, 0, 0, bad
-	}
-	nums := make([]int, 4)
-	nums[3] = 1
-	for i, p := range parts {
-		if i == 3 {
-			p = strings.TrimPrefix(p, "tp")
+		format = "<q_heads>-<kv_heads>-<head_dim>-tp<N>.csv"
+		if len(parts) == 4 && strings.HasPrefix(parts[3], "tp") {
+			parts[3] = strings.TrimPrefix(parts[3], "tp")
+		} else {
+			parts = nil
 		}
+	} else if len(parts) == 3 {
+		parts = append(parts, "1")
+	}
+	nums := make([]int, 0, 4)
+	for _, p := range parts {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 1 {
-			return 0, 0, 0, 0, bad
+			break
 		}
-		nums[i] = n
+		nums = append(nums, n)
+	}
+	if len(nums) != 4 {
+		return 0, 0, 0, 0, fmt.Errorf("%s: file name is not %s", path, format)
 	}
 	q, kv, d, tp = nums[0], nums[1], nums[2], nums[3]
 	if q%tp != 0 || (kv%tp != 0 && tp%kv != 0) {
@@ -430,8 +432,8 @@ func parseHeads(path string, withTP bool) (q, kv, d, tp int, err error) {
 	return q, kv, d, tp, nil
 }
 
-// readCSV returns, for every data row, the named columns parsed as numbers
-// ("True"/"False" read as 1/0), in the order asked.
+// readCSV returns, for every data row, the named columns parsed as numbers,
+// in the order asked.
 func readCSV(path string, cols ...string) ([][]float64, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -467,15 +469,7 @@ func readCSV(path string, cols ...string) ([][]float64, error) {
 			if j >= len(rec) {
 				return nil, fmt.Errorf("%s:%d: short row", path, line+2)
 			}
-			s := strings.TrimSpace(rec[j])
-			switch s {
-			case "True":
-				row[i] = 1
-				continue
-			case "False":
-				continue
-			}
-			v, err := strconv.ParseFloat(s, 64)
+			v, err := strconv.ParseFloat(strings.TrimSpace(rec[j]), 64)
 			if err != nil {
 				return nil, fmt.Errorf("%s:%d: %s: %w", path, line+2, cols[i], err)
 			}

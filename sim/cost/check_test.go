@@ -1,8 +1,10 @@
 package cost
 
 import (
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -69,5 +71,65 @@ func TestCheckVLLMDecode(t *testing.T) {
 	assertRows(t, rows, err)
 	for _, r := range rows {
 		t.Logf("%s: predicted %.2f ms, measured %.2f ms; %s", r.Shape, r.PredictedMS, r.MeasuredMS, r.Criterion)
+	}
+}
+
+func TestParseHeads(t *testing.T) {
+	tests := []struct {
+		file             string
+		withTP           bool
+		q, kv, d, tp     int
+		wantErrSubstring string
+	}{
+		{"64-8-128-tp4.csv", true, 64, 8, 128, 4, ""},
+		{"28-4-128-tp8.csv", true, 28, 4, 128, 8, "tp8 does not split 28 query"},
+		{"32-8-128.csv", false, 32, 8, 128, 1, ""},
+		{"32-8-128.csv", true, 0, 0, 0, 0, "-tp<N>.csv"},
+		{"32-8-tp2.csv", true, 0, 0, 0, 0, "file name is not"},
+		{"a-b-c.csv", false, 0, 0, 0, 0, "file name is not"},
+	}
+	for _, tt := range tests {
+		q, kv, d, tp, err := parseHeads(filepath.Join("x", tt.file), tt.withTP)
+		if tt.wantErrSubstring != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErrSubstring) {
+				t.Errorf("%s: got %v, want an error containing %q", tt.file, err, tt.wantErrSubstring)
+			}
+			continue
+		}
+		if err != nil || q != tt.q || kv != tt.kv || d != tt.d || tp != tt.tp {
+			t.Errorf("%s: got %d-%d-%d tp%d, %v", tt.file, q, kv, d, tp, err)
+		}
+	}
+}
+
+func TestCheckErrorsNameTheFile(t *testing.T) {
+	dir := t.TempDir()
+	gemm := filepath.Join(dir, blisDir, "gemm", "h100")
+	if err := os.MkdirAll(gemm, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(gemm, "data.csv"), []byte("m,k,latency_us\n8,8,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := CheckKernels(dir, DefaultRoofline())
+	if err == nil || !strings.Contains(err.Error(), "data.csv: missing column n") {
+		t.Errorf("got %v, want a missing-column error naming data.csv", err)
+	}
+	if _, err := CheckSarathiStepShape(dir, DefaultRoofline()); err == nil {
+		t.Error("missing Sarathi table: no error")
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	rows := []CheckRow{
+		ratioRow("a", "x", 1.2e6, 1, true, 0.3),
+		ratioRow("a", "y", 2e6, 1, true, 0.3),
+		ratioRow("a", "z", 5e6, 1, false, 0),
+		ratioRow("b", "w", 1e6, 1, true, 0.3),
+	}
+	got := Summarize(rows)
+	if len(got) != 2 || got[0].Suite != "a" || got[0].Rows != 3 || got[0].Asserted != 2 || got[0].Failed != 1 ||
+		got[0].WorstShape != "y" || math.Abs(got[0].MaxDeviation-1) > 1e-12 || math.Abs(got[0].MaxDeviationAll-4) > 1e-12 {
+		t.Errorf("got %+v", got)
 	}
 }

@@ -8,10 +8,12 @@
 //
 //   - [Roofline] (roofline.go) derives the time from first principles: each
 //     GEMM of a transformer layer, the attention kernels, the elementwise
-//     kernels and the tensor-parallel all-reduces are each priced as
-//     max(FLOPs / sustained compute, bytes / sustained bandwidth) plus a fixed
+//     kernels and the tensor-parallel all-reduces are each priced from
+//     FLOPs / sustained compute and bytes / sustained bandwidth (a smooth
+//     maximum of the two, GEMMs in whole 128-row tiles) plus a fixed
 //     per-kernel cost, using a [ModelSpec], a [GPUSpec] and the handful of
-//     efficiencies in [RooflineConfig]. Its operator-level prices
+//     efficiencies in [RooflineConfig]. [Roofline.Breakdown] splits a step
+//     by phase. Its operator-level prices
 //     ([Kernels.GEMMNS], [Kernels.DecodeAttentionNS],
 //     [Kernels.PrefillAttentionNS], [Roofline.LayerLinearNS]) are the same
 //     formulas the step price is built from, so checking them against
