@@ -26,6 +26,7 @@ type Run struct {
 	Streams       []StreamRow       `json:"streams"`
 	Timeseries    []Point           `json:"timeseries"`
 	ITLByPosition []PositionRow     `json:"itl_by_position"`
+	WorstStreams  []WorstStream     `json:"worst_streams"`
 }
 
 // StreamRow is one request's summary (finished or rejected), times in ms.
@@ -101,6 +102,7 @@ func NewRunOptions(name string, overrides map[string]string, cfg sim.Config, r *
 		Streams:       []StreamRow{},
 		Timeseries:    Timeseries(r),
 		ITLByPosition: ITLByPosition(r),
+		WorstStreams:  WorstStreams(r),
 	}
 	if withStreams {
 		run.Streams = StreamRows(r)

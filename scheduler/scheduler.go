@@ -140,6 +140,9 @@ func (s *Scheduler) Schedule(now int64, rejected func(*Seq, Reason)) *Plan {
 			return &s.plan
 		}
 		// Nothing runs and the head cannot start: it never will.
+		if head.State != Waiting {
+			panic(fmt.Sprintf("scheduler: preempted request %d cannot restart although nothing runs", head.ID))
+		}
 		d := s.admission.CanStart(head, s.kv.Need(&head.KV, head.Computed+min(head.Remaining(), s.budget)), &s.view)
 		s.popWaiting(head)
 		s.kv.Release(&head.KV)

@@ -69,6 +69,9 @@ type MetricsConfig struct {
 	// SLO limits for SLO goodput (vLLM --goodput semantics); 0 = no limit on
 	// that metric.
 	SLO SLO `yaml:"slo" json:"slo"`
+	// WorstStreams is how many streams with the largest gaps keep their
+	// whole timeline for reports. Default 10.
+	WorstStreams int `yaml:"worst_streams" json:"worst_streams"`
 	// TimeseriesIntervalS is the width of a time-series bucket in simulated
 	// seconds; it doubles as needed to keep at most 1024 buckets. Default 1.
 	TimeseriesIntervalS float64 `yaml:"timeseries_interval_s" json:"timeseries_interval_s"`
@@ -102,6 +105,7 @@ func DefaultConfig() Config {
 			UnstableJitter:      5,
 			SLO:                 SLO{TTFTMS: 2000, TPOTMS: 100},
 			TimeseriesIntervalS: 1,
+			WorstStreams:        10,
 		},
 	}
 }
@@ -196,6 +200,8 @@ func (m MetricsConfig) Validate() error {
 		return fmt.Errorf("metrics.unstable_jitter: must be ≥ 1, got %g", m.UnstableJitter)
 	case m.SLO.TTFTMS < 0 || m.SLO.TPOTMS < 0 || m.SLO.E2ELMS < 0:
 		return fmt.Errorf("metrics.slo: limits must be ≥ 0 ms (0 = none), got %+v", m.SLO)
+	case m.WorstStreams < 0 || m.WorstStreams > 10000:
+		return fmt.Errorf("metrics.worst_streams: must be in [0,10000], got %d", m.WorstStreams)
 	case !(m.TimeseriesIntervalS > 0):
 		return fmt.Errorf("metrics.timeseries_interval_s: must be > 0, got %g", m.TimeseriesIntervalS)
 	}

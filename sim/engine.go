@@ -36,6 +36,11 @@ type Engine struct {
 	nextHiccup Time
 	onReject   func(*scheduler.Seq, scheduler.Reason)
 	done       bool
+
+	sink     TimelineSink
+	worstK   int
+	timeline Timeline // scratch handed to the sink
+	ordered  []int64  // scratch: a stream's gaps in order
 }
 
 // New builds an engine for cfg. It resolves the configuration (see
@@ -76,8 +81,10 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 	}
 	e.reps = []*Replica{e.rep}
 	e.res.Name = c.Name
+	e.res.WorstK = c.Metrics.WorstStreams
 	e.res.KVBlocks = s.Blocks
 	e.onReject = e.rejectWaiting
+	e.worstK = c.Metrics.WorstStreams
 	if cv := c.Cost.NoiseCV; cv > 0 {
 		e.noise = newRand(c.Seed, "step-noise")
 		e.noiseSigma = math.Sqrt(math.Log1p(cv * cv))
@@ -355,6 +362,7 @@ func (e *Engine) emit(r *Replica, q *request) {
 					q.causes |= 1 << c
 				}
 			}
+			q.stallList = append(q.stallList, Stall{Index: q.chunks - 1, Gap: gap, Parts: q.acc})
 		}
 		q.acc = parts{}
 	}
@@ -363,6 +371,36 @@ func (e *Engine) emit(r *Replica, q *request) {
 		bk.Finished++
 		e.finish(r, q)
 	}
+}
+
+// offerTimeline hands the stream's chunks to the sink and the worst-stream
+// list before its gaps are sorted. Chunk times are rebuilt from the first
+// chunk and the gaps, so a stream stores one number per gap.
+func (e *Engine) offerTimeline(q *request) {
+	if e.sink == nil && e.worstK == 0 {
+		return
+	}
+	var maxGap Time
+	for _, g := range q.gaps {
+		maxGap = max(maxGap, Time(g))
+	}
+	if e.sink == nil && len(e.res.Worst) == e.worstK &&
+		worstLess(&WorstStream{ID: q.seq.ID, MaxGap: maxGap}, &e.res.Worst[e.worstK-1]) >= 0 {
+		return
+	}
+	t := &e.timeline
+	t.ID, t.Arrival, t.InputTokens, t.OutputTokens = q.seq.ID, q.arrival, q.seq.Prompt, q.seq.Generated
+	t.Chunks = append(t.Chunks[:0], Chunk{At: q.first, Tokens: 1})
+	at := q.first
+	for _, g := range q.gaps {
+		at += Time(g)
+		t.Chunks = append(t.Chunks, Chunk{At: at, Tokens: 1})
+	}
+	t.Stalls = q.stallList
+	if e.sink != nil {
+		e.sink.Stream(t)
+	}
+	e.res.Worst = offerWorst(e.res.Worst, e.worstK, t, maxGap)
 }
 
 func bitLen(x int) int {
@@ -382,6 +420,7 @@ func (e *Engine) finish(r *Replica, q *request) {
 		Status: StatusFinished, TTFT: q.first - q.arrival, E2EL: q.last - q.arrival, Chunks: q.chunks,
 		Stalls: q.stalls, StallTime: q.stallTime, Causes: q.causes, Preemptions: q.preemptions,
 	}
+	e.offerTimeline(q)
 	if g := q.gaps; len(g) > 0 {
 		var sum int64
 		for _, v := range g {

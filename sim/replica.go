@@ -25,6 +25,7 @@ type request struct {
 
 	stalls      int
 	stallTime   Time
+	stallList   []Stall // the stalls, for timelines; reused with the slot
 	causes      uint32
 	preemptions int
 }
@@ -71,8 +72,8 @@ func (r *Replica) alloc() *request {
 }
 
 func (r *Replica) release(q *request) {
-	slot, gaps := q.seq.Slot, q.gaps[:0]
-	*q = request{gaps: gaps}
+	slot, gaps, stalls := q.seq.Slot, q.gaps[:0], q.stallList[:0]
+	*q = request{gaps: gaps, stallList: stalls}
 	q.seq.Slot = slot
 	r.free = append(r.free, slot)
 }

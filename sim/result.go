@@ -125,6 +125,11 @@ type Result struct {
 	Duration     Time // last event
 	KVBlocks     int
 	Series       Series
+	// Worst holds the streams with the largest gaps (metrics.worst_streams
+	// of them), worst first, chosen exactly among all finished streams.
+	Worst []WorstStream
+	// WorstK is how many worst streams the run kept.
+	WorstK int
 }
 
 func newResult(interval Time) *Result {
@@ -204,6 +209,8 @@ func (r *Result) Merge(o *Result) {
 	r.Steps += o.Steps
 	r.Duration = max(r.Duration, o.Duration)
 	r.KVBlocks += o.KVBlocks
+	r.WorstK = max(r.WorstK, o.WorstK)
+	r.Worst = mergeWorst(r.Worst, o.Worst, r.WorstK)
 	for r.Series.Interval < o.Series.Interval {
 		r.Series.halve()
 	}

@@ -47,6 +47,9 @@ of every stall.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newRunCmd(), newPresetsCmd(), newCostCmd())
+	// One command per line; each lives in its own file.
+	root.AddCommand(newRunCmd())
+	root.AddCommand(newPresetsCmd())
+	root.AddCommand(newCostCmd())
 	return root
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -60,12 +61,13 @@ var shorthands = []shorthand{
 }
 
 type runOptions struct {
-	values      map[string]*string // shorthand flag → value
-	sets        []string
-	vary        []string
-	format      string
-	jsonPath    string
-	streamsPath string
+	values        map[string]*string // shorthand flag → value
+	sets          []string
+	vary          []string
+	format        string
+	jsonPath      string
+	streamsPath   string
+	timelinesPath string
 }
 
 func newRunCmd() *cobra.Command {
@@ -105,6 +107,7 @@ Field paths: ` + strings.Join(scenario.Paths(), ", "),
 	f.StringVar(&o.format, "format", "table", "stdout form: table, markdown or json")
 	f.StringVar(&o.jsonPath, "json", "", "write the full results (scenario, runs, streams, time series) as JSON to this file")
 	f.StringVar(&o.streamsPath, "streams", "", "write one CSV row per request and run to this file")
+	f.StringVar(&o.timelinesPath, "timelines", "", "write every finished stream's chunk times as JSON lines (itlsim's stream format) to this file")
 	return cmd
 }
 
@@ -171,7 +174,16 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 
 	start := time.Now()
 	needStreams := o.jsonPath != "" || o.streamsPath != "" || format == reports.FormatJSON
-	runs, err := simulate(variants, needStreams)
+	var runs []reports.Run
+	if o.timelinesPath != "" {
+		err = writeFileAtomic(o.timelinesPath, func(f *os.File) error {
+			var serr error
+			runs, serr = simulate(variants, needStreams, f)
+			return serr
+		})
+	} else {
+		runs, err = simulate(variants, needStreams, nil)
+	}
 	if err != nil {
 		return err
 	}
@@ -207,7 +219,11 @@ func writeJSON(w io.Writer, v any) error {
 // simulate runs every variant, in parallel up to the number of CPUs; each
 // run is independent (no shared mutable state), so the results do not
 // depend on the interleaving.
-func simulate(variants []scenario.Variant, withStreams bool) ([]reports.Run, error) {
+//
+// With timelines non-nil, every finished stream's chunk times are written
+// there, run after run in order: each run writes to its own temporary file
+// (its streams can be many) and the files are concatenated at the end.
+func simulate(variants []scenario.Variant, withStreams bool, timelines *os.File) ([]reports.Run, error) {
 	engines := make([]*sim.Engine, len(variants))
 	for i, v := range variants {
 		e, err := sim.New(v.Config)
@@ -218,6 +234,26 @@ func simulate(variants []scenario.Variant, withStreams bool) ([]reports.Run, err
 			return nil, err
 		}
 		engines[i] = e
+	}
+	var parts []*os.File
+	var writers []*reports.TimelineWriter
+	if timelines != nil {
+		defer func() {
+			for _, p := range parts {
+				p.Close()
+				os.Remove(p.Name())
+			}
+		}()
+		for i, v := range variants {
+			p, err := os.CreateTemp(filepath.Dir(timelines.Name()), ".itlsim-timelines-*")
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, p)
+			w := reports.NewTimelineWriter(p, v.Name)
+			writers = append(writers, w)
+			engines[i].SetTimelineSink(w)
+		}
 	}
 	runs := make([]reports.Run, len(variants))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -237,5 +273,16 @@ func simulate(variants []scenario.Variant, withStreams bool) ([]reports.Run, err
 		}()
 	}
 	wg.Wait()
+	for i, w := range writers {
+		if err := w.Flush(); err != nil {
+			return nil, err
+		}
+		if _, err := parts[i].Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
+		if _, err := io.Copy(timelines, parts[i]); err != nil {
+			return nil, err
+		}
+	}
 	return runs, nil
 }

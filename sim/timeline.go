@@ -1,0 +1,94 @@
+package sim
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Chunk is one visible update of a stream: Tokens tokens at At.
+type Chunk struct {
+	At     Time
+	Tokens int
+}
+
+// Stall is one gap above the stall threshold: the gap ending at chunk
+// Index (1-based: between chunks Index−1 and Index, 0-based) and its parts.
+type Stall struct {
+	Index int             // the chunk the gap ends at (≥ 1)
+	Gap   Time            // the gap
+	Parts [NumCauses]Time // its split by cause; sums to Gap
+}
+
+// Timeline is a finished stream's visible chunks and stalls. A
+// TimelineSink receives it; its slices are only valid during the call.
+type Timeline struct {
+	ID           int
+	Arrival      Time
+	InputTokens  int
+	OutputTokens int
+	Chunks       []Chunk
+	Stalls       []Stall
+}
+
+// TimelineSink receives every finished stream's timeline, in the order
+// streams finish, before the engine forgets it. The CLI writes them to a
+// file; the engine keeps none of them.
+type TimelineSink interface {
+	Stream(t *Timeline)
+}
+
+// SetTimelineSink makes the engine hand every finished stream's timeline to s.
+func (e *Engine) SetTimelineSink(s TimelineSink) { e.sink = s }
+
+// WorstStream is one of the streams with the largest gaps, kept whole for
+// reports (a timeline chart of the worst streams).
+type WorstStream struct {
+	ID          int
+	Arrival     Time
+	MaxGap      Time
+	ChunkTimes  []Time // every chunk's time
+	ChunkTokens []int  // tokens per chunk
+	Stalls      []Stall
+}
+
+// worstLess orders worst streams: larger max gap first, then lower id.
+func worstLess(a, b *WorstStream) int {
+	if c := cmp.Compare(b.MaxGap, a.MaxGap); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
+}
+
+// offerWorst keeps the k streams with the largest max gap, chosen exactly
+// (every finished stream is offered). The slice stays sorted worst first.
+func offerWorst(list []WorstStream, k int, t *Timeline, maxGap Time) []WorstStream {
+	if k <= 0 {
+		return list
+	}
+	cand := WorstStream{ID: t.ID, MaxGap: maxGap}
+	if len(list) == k && worstLess(&cand, &list[k-1]) >= 0 {
+		return list
+	}
+	w := WorstStream{ID: t.ID, Arrival: t.Arrival, MaxGap: maxGap,
+		ChunkTimes: make([]Time, len(t.Chunks)), ChunkTokens: make([]int, len(t.Chunks)),
+		Stalls: slices.Clone(t.Stalls)}
+	for i, c := range t.Chunks {
+		w.ChunkTimes[i], w.ChunkTokens[i] = c.At, c.Tokens
+	}
+	i, _ := slices.BinarySearchFunc(list, w, func(a, b WorstStream) int { return worstLess(&a, &b) })
+	list = slices.Insert(list, i, w)
+	if len(list) > k {
+		list = list[:k]
+	}
+	return list
+}
+
+// mergeWorst merges two worst lists keeping k.
+func mergeWorst(a, b []WorstStream, k int) []WorstStream {
+	out := append(slices.Clone(a), b...)
+	slices.SortFunc(out, func(x, y WorstStream) int { return worstLess(&x, &y) })
+	if len(out) > k {
+		out = out[:k]
+	}
+	return out
+}
