@@ -272,16 +272,20 @@ func (s *Scheduler) startWaiting(r *Seq, n int) bool {
 		return false
 	}
 	if r.State == Swapped {
-		if s.kv.BlocksFor(r.Computed+1) > s.kv.Free() {
+		// It decodes one token, or continues the prefill it was preempted in.
+		n = min(n, r.Remaining())
+		if max(r.KV.Swapped, s.kv.BlocksFor(r.Computed+n)) > s.kv.Free() {
 			return false
 		}
 		s.popWaiting(r)
 		blocks, _ := s.kv.SwapIn(&r.KV)
 		s.plan.SwapInBlocks += blocks
 		s.plan.SwappedIn = append(s.plan.SwappedIn, r)
-		s.kv.Grow(&r.KV, r.Computed+1)
+		if !s.kv.Grow(&r.KV, r.Computed+n) {
+			panic("scheduler: swapped-in sequence cannot grow after the free check")
+		}
 		s.enter(r)
-		s.add(r, r.Remaining())
+		s.add(r, n)
 		return true
 	}
 	need := s.kv.Need(&r.KV, r.Computed+n)

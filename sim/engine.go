@@ -172,7 +172,25 @@ func (e *Engine) finishRun() {
 // Check verifies the replica's invariants: every KV block is free or held
 // by exactly one active request. Property tests call it between steps.
 func (e *Engine) Check() error {
-	return e.rep.kv.Check(e.rep.liveAllocs())
+	for _, r := range e.reps {
+		if err := r.kv.Check(r.liveAllocs()); err != nil {
+			return err
+		}
+		bs := r.kv.BlockSize()
+		for _, s := range r.sched.Running() {
+			if s.KV.Blocks*bs < s.Computed {
+				return fmt.Errorf("sim: request %d holds %d blocks for %d computed tokens", s.ID, s.KV.Blocks, s.Computed)
+			}
+		}
+		if r.plan != nil {
+			for _, en := range r.plan.Entries {
+				if en.Seq.KV.Blocks*bs < en.Start+en.Tokens {
+					return fmt.Errorf("sim: request %d computes up to token %d with %d blocks", en.Seq.ID, en.Start+en.Tokens, en.Seq.KV.Blocks)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 func (e *Engine) arrive() {
