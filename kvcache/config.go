@@ -38,12 +38,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("kvcache.gpu_memory_utilization: must be in (0,1], got %g", c.GPUMemoryUtilization)
 	case c.NumGPUBlocks < 0:
 		return fmt.Errorf("kvcache.num_gpu_blocks: must be ≥ 0 (0 derives it), got %d", c.NumGPUBlocks)
-	case c.ActivationReserveGiB < 0:
-		return fmt.Errorf("kvcache.activation_reserve_gib: must be ≥ 0, got %g", c.ActivationReserveGiB)
-	case c.SwapSpaceGiB < 0:
-		return fmt.Errorf("kvcache.swap_space_gib: must be ≥ 0, got %g", c.SwapSpaceGiB)
-	case c.HostLinkGBps < 0:
-		return fmt.Errorf("kvcache.host_link_gbps: must be ≥ 0 (0 takes the GPU's), got %g", c.HostLinkGBps)
+	case !(c.ActivationReserveGiB >= 0 && c.ActivationReserveGiB <= 1e5):
+		return fmt.Errorf("kvcache.activation_reserve_gib: must be in [0, 100000] GiB, got %g", c.ActivationReserveGiB)
+	case !(c.SwapSpaceGiB >= 0 && c.SwapSpaceGiB <= 1e5):
+		return fmt.Errorf("kvcache.swap_space_gib: must be in [0, 100000] GiB, got %g", c.SwapSpaceGiB)
+	case !(c.HostLinkGBps == 0 || (c.HostLinkGBps >= 0.01 && c.HostLinkGBps <= 1e5)):
+		return fmt.Errorf("kvcache.host_link_gbps: must be 0 (the GPU's) or in [0.01, 100000] GB/s, got %g", c.HostLinkGBps)
 	}
 	return nil
 }

@@ -129,16 +129,16 @@ func (a AdmissionConfig) Validate() error {
 		return fmt.Errorf("scheduler.admission.rule: unknown rule %q; valid: %s", a.Rule, strings.Join(AdmissionNames(), ", "))
 	}
 	switch {
-	case a.Watermark < 0 || a.Watermark >= 1:
+	case !(a.Watermark >= 0 && a.Watermark < 1):
 		return fmt.Errorf("scheduler.admission.watermark: must be in [0,1), got %g", a.Watermark)
 	case a.ReserveOutputTokens < 0:
 		return fmt.Errorf("scheduler.admission.reserve_output_tokens: must be ≥ 0, got %d", a.ReserveOutputTokens)
 	case a.MaxQueue < 0:
 		return fmt.Errorf("scheduler.admission.max_queue: must be ≥ 0, got %d", a.MaxQueue)
-	case a.Rule == "token-bucket" && !(a.TokensPerS > 0):
-		return fmt.Errorf("scheduler.admission.tokens_per_s: must be > 0, got %g", a.TokensPerS)
-	case a.Rule == "token-bucket" && !(a.BurstTokens > 0):
-		return fmt.Errorf("scheduler.admission.burst_tokens: must be > 0, got %g", a.BurstTokens)
+	case !(a.TokensPerS > 0 && a.TokensPerS <= 1e12):
+		return fmt.Errorf("scheduler.admission.tokens_per_s: must be in (0, 1e12], got %g", a.TokensPerS)
+	case !(a.BurstTokens > 0 && a.BurstTokens <= 1e15):
+		return fmt.Errorf("scheduler.admission.burst_tokens: must be in (0, 1e15], got %g", a.BurstTokens)
 	}
 	return nil
 }

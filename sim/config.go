@@ -181,10 +181,10 @@ func (c CostConfig) Validate() error {
 	switch {
 	case c.NoiseCV < 0 || c.NoiseCV > 10 || math.IsNaN(c.NoiseCV):
 		return fmt.Errorf("cost.noise_cv: must be in [0,10], got %g", c.NoiseCV)
-	case c.HiccupRatePerS < 0 || math.IsNaN(c.HiccupRatePerS):
-		return fmt.Errorf("cost.hiccup_rate_per_s: must be ≥ 0, got %g", c.HiccupRatePerS)
-	case c.HiccupMS < 0 || math.IsNaN(c.HiccupMS):
-		return fmt.Errorf("cost.hiccup_ms: must be ≥ 0, got %g", c.HiccupMS)
+	case !(c.HiccupRatePerS >= 0 && c.HiccupRatePerS <= 1000):
+		return fmt.Errorf("cost.hiccup_rate_per_s: must be in [0,1000] per second, got %g", c.HiccupRatePerS)
+	case !(c.HiccupMS >= 0 && c.HiccupMS <= 3.6e6):
+		return fmt.Errorf("cost.hiccup_ms: must be in [0, 3600000] ms (an hour), got %g", c.HiccupMS)
 	}
 	return nil
 }
@@ -192,18 +192,22 @@ func (c CostConfig) Validate() error {
 // Validate checks the thresholds.
 func (m MetricsConfig) Validate() error {
 	switch {
-	case !(m.StallThresholdMS > 0):
-		return fmt.Errorf("metrics.stall_threshold_ms: must be > 0, got %g", m.StallThresholdMS)
-	case !(m.ITLGoodputMS > 0):
-		return fmt.Errorf("metrics.itl_goodput_ms: must be > 0, got %g", m.ITLGoodputMS)
-	case !(m.UnstableJitter >= 1):
-		return fmt.Errorf("metrics.unstable_jitter: must be ≥ 1, got %g", m.UnstableJitter)
-	case m.SLO.TTFTMS < 0 || m.SLO.TPOTMS < 0 || m.SLO.E2ELMS < 0:
-		return fmt.Errorf("metrics.slo: limits must be ≥ 0 ms (0 = none), got %+v", m.SLO)
+	case !(m.StallThresholdMS > 0 && m.StallThresholdMS <= 1e9):
+		return fmt.Errorf("metrics.stall_threshold_ms: must be in (0, 1e9] ms, got %g", m.StallThresholdMS)
+	case !(m.ITLGoodputMS > 0 && m.ITLGoodputMS <= 1e9):
+		return fmt.Errorf("metrics.itl_goodput_ms: must be in (0, 1e9] ms, got %g", m.ITLGoodputMS)
+	case !(m.UnstableJitter >= 1 && m.UnstableJitter <= 1e9):
+		return fmt.Errorf("metrics.unstable_jitter: must be in [1, 1e9], got %g", m.UnstableJitter)
+	case !(m.SLO.TTFTMS >= 0 && m.SLO.TTFTMS <= 1e12):
+		return fmt.Errorf("metrics.slo.ttft_ms: must be a limit ≥ 0 ms (0 = none), got %g", m.SLO.TTFTMS)
+	case !(m.SLO.TPOTMS >= 0 && m.SLO.TPOTMS <= 1e12):
+		return fmt.Errorf("metrics.slo.tpot_ms: must be a limit ≥ 0 ms (0 = none), got %g", m.SLO.TPOTMS)
+	case !(m.SLO.E2ELMS >= 0 && m.SLO.E2ELMS <= 1e12):
+		return fmt.Errorf("metrics.slo.e2el_ms: must be a limit ≥ 0 ms (0 = none), got %g", m.SLO.E2ELMS)
 	case m.WorstStreams < 0 || m.WorstStreams > 10000:
 		return fmt.Errorf("metrics.worst_streams: must be in [0,10000], got %d", m.WorstStreams)
-	case !(m.TimeseriesIntervalS > 0):
-		return fmt.Errorf("metrics.timeseries_interval_s: must be > 0, got %g", m.TimeseriesIntervalS)
+	case !(m.TimeseriesIntervalS >= 1e-6 && m.TimeseriesIntervalS <= 1e6):
+		return fmt.Errorf("metrics.timeseries_interval_s: must be in [1e-6, 1e6] s, got %g", m.TimeseriesIntervalS)
 	}
 	return nil
 }
@@ -269,7 +273,7 @@ func (c Config) Resolve() (*Setup, error) {
 	blocks := c.KVCache.NumGPUBlocks
 	derived, err := cost.KVBlocks(m, g, c.TP, c.KVCache.BlockSize, c.KVCache.GPUMemoryUtilization, reserve)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("model: %s does not fit %d× %s: %w; try a larger tp or a GPU with more memory", m.Name, c.TP, g.Name, err)
 	}
 	if blocks == 0 {
 		blocks = derived

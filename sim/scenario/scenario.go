@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -62,6 +63,9 @@ func Parse(name string, data []byte) (File, error) {
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return File{}, yamlError(name, err)
 	}
+	if err := checkScalars(name, &root); err != nil {
+		return File{}, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
@@ -70,10 +74,58 @@ func Parse(name string, data []byte) (File, error) {
 		}
 		return File{}, yamlError(name, err)
 	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		line := extra.Line
+		return File{}, fmt.Errorf("%s:%d: a scenario file holds one YAML document; remove the extra '---' document", name, line)
+	}
 	if err := f.Config.Validate(); err != nil {
 		return File{}, locate(name, &root, err)
 	}
 	return f, nil
+}
+
+// checkScalars sets every scalar of the file on a scratch configuration, so
+// a bad value (an unparsable length distribution, a fraction for an integer,
+// a NaN) is reported with its line, which the YAML library does not give
+// for values it hands to a custom decoder.
+func checkScalars(name string, root *yaml.Node) error {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	scratch := sim.DefaultConfig()
+	var walk func(n *yaml.Node, path string) error
+	walk = func(n *yaml.Node, path string) error {
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key, val := n.Content[i].Value, n.Content[i+1]
+			p := key
+			if path != "" {
+				p = path + "." + key
+			}
+			if path == "" && key == "compare" {
+				if val.Kind != yaml.SequenceNode {
+					return fmt.Errorf("%s:%d: compare: expected a list of \"path=v1,v2\" entries", name, val.Line)
+				}
+				continue
+			}
+			switch val.Kind {
+			case yaml.MappingNode:
+				if err := walk(val, p); err != nil {
+					return err
+				}
+			case yaml.ScalarNode:
+				if err := Set(&scratch, p, val.Value); err != nil && !strings.Contains(err.Error(), "unknown field") {
+					return fmt.Errorf("%s:%d: %w", name, val.Line, err)
+				}
+			}
+		}
+		return nil
+	}
+	return walk(n, "")
 }
 
 // yamlError rewrites the YAML library's messages as "file:line: problem".
@@ -193,7 +245,7 @@ func Set(c *sim.Config, path, value string) error {
 		}
 	}
 	if v.Kind() == reflect.Struct && !implementsText(v.Type()) {
-		return fmt.Errorf("%s: is a section, not a field", path)
+		return fmt.Errorf("%s: is a section, not a field: got %q; give its fields on the lines below it", path, value)
 	}
 	// Decode the scalar with the YAML library so that overrides accept
 	// exactly what files accept.
@@ -206,9 +258,19 @@ func Set(c *sim.Config, path, value string) error {
 	if node.ShortTag() == "!!null" {
 		return fmt.Errorf("%s: expected a value, got %q", path, value)
 	}
-	if v.Kind() == reflect.Uint64 {
-		if _, err := strconv.ParseUint(value, 10, 64); err != nil {
+	switch v.Kind() {
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if _, err := strconv.ParseUint(strings.TrimSpace(value), 10, 64); err != nil {
 			return fmt.Errorf("%s: expected a non-negative integer, got %q", path, value)
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if _, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64); err != nil {
+			return fmt.Errorf("%s: expected an integer, got %q", path, value)
+		}
+	case reflect.Float32, reflect.Float64:
+		f, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("%s: expected a finite number, got %q", path, value)
 		}
 	}
 	if err := node.Decode(v.Addr().Interface()); err != nil {
@@ -236,6 +298,7 @@ type Comparison struct {
 // uniform:1,10).
 func ParseComparison(s string) (Comparison, error) {
 	path, vals, ok := strings.Cut(s, "=")
+	path = strings.TrimSpace(path)
 	if !ok || path == "" || vals == "" {
 		return Comparison{}, fmt.Errorf("%q: expected path=value1,value2", s)
 	}
@@ -251,7 +314,7 @@ func ParseComparison(s string) (Comparison, error) {
 		}
 		out = append(out, v)
 	}
-	return Comparison{Path: strings.TrimSpace(path), Values: out}, nil
+	return Comparison{Path: path, Values: out}, nil
 }
 
 // Variant is one configuration of a comparison.

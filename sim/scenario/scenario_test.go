@@ -478,6 +478,7 @@ func TestParseComparison(t *testing.T) {
 		{in: "tp=1, ,2", wantErr: "empty value"},
 		{in: "tp=", wantErr: "expected path=value1,value2"},
 		{in: "=1,2", wantErr: "expected path=value1,value2"},
+		{in: " =1,2", wantErr: "expected path=value1,value2"},
 		{in: "tp", wantErr: "expected path=value1,value2"},
 		{in: "", wantErr: "expected path=value1,value2"},
 	}
