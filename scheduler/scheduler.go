@@ -30,6 +30,7 @@ type Scheduler struct {
 	running []*Seq // in the order they entered the running set
 
 	plan       Plan
+	waitReason Reason // why the last waiting sequence tried could not start
 	budget     int
 	preempted  bool
 	startCount uint64
@@ -125,6 +126,7 @@ func (s *Scheduler) Schedule(now int64, rejected func(*Seq, Reason)) *Plan {
 		s.plan.reset()
 		s.budget = s.cfg.MaxNumBatchedTokens
 		s.preempted = false
+		s.waitReason = ReasonNone
 		for _, r := range s.running {
 			r.Sched = 0
 		}
@@ -143,12 +145,11 @@ func (s *Scheduler) Schedule(now int64, rejected func(*Seq, Reason)) *Plan {
 		if head.State != Waiting {
 			panic(fmt.Sprintf("scheduler: preempted request %d cannot restart although nothing runs", head.ID))
 		}
-		d := s.admission.CanStart(head, s.kv.Need(&head.KV, head.Computed+min(head.Remaining(), s.budget)), &s.view)
 		s.popWaiting(head)
 		s.kv.Release(&head.KV)
 		s.admission.Released(head)
 		head.State = Rejected
-		r := d.Reason
+		r := s.waitReason
 		if r == ReasonNone {
 			r = ReasonKVFull
 		}
@@ -293,10 +294,12 @@ func (s *Scheduler) startWaiting(r *Seq, n int) bool {
 	// would ever free what a rule waits for, so it restarts on fit alone.
 	if r.State == Waiting || len(s.running) > 0 {
 		if d := s.admission.CanStart(r, need, &s.view); d.Verdict != Admit {
+			s.waitReason = d.Reason
 			return false
 		}
 	}
 	if !s.kv.Grow(&r.KV, r.Computed+n) {
+		s.waitReason = ReasonKVFull
 		return false
 	}
 	s.popWaiting(r)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/sim"
@@ -68,6 +69,7 @@ type runOptions struct {
 	jsonPath      string
 	streamsPath   string
 	timelinesPath string
+	printConfig   bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -105,6 +107,7 @@ Field paths: ` + strings.Join(scenario.Paths(), ", "),
 	f.StringArrayVar(&o.sets, "set", nil, "set any field: path=value (repeatable), e.g. --set cost.roofline.overhead_us=3000")
 	f.StringArrayVar(&o.vary, "vary", nil, "compare any field: path=v1,v2 (repeatable; separate values by ';' when they contain commas)")
 	f.StringVar(&o.format, "format", "table", "stdout form: table, markdown or json")
+	f.BoolVar(&o.printConfig, "print-config", false, "print each run's resolved scenario as YAML (every default filled in) and exit without simulating")
 	f.StringVar(&o.jsonPath, "json", "", "write the full results (scenario, runs, streams, time series) as JSON to this file")
 	f.StringVar(&o.streamsPath, "streams", "", "write one CSV row per request and run to this file")
 	f.StringVar(&o.timelinesPath, "timelines", "", "write every finished stream's chunk times as JSON lines (itlsim's stream format) to this file")
@@ -170,6 +173,10 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	variants, err := scenario.Expand(base, cmps)
 	if err != nil {
 		return err
+	}
+
+	if o.printConfig {
+		return printConfigs(cmd.OutOrStdout(), variants)
 	}
 
 	start := time.Now()
@@ -285,4 +292,28 @@ func simulate(variants []scenario.Variant, withStreams bool, timelines *os.File)
 		}
 	}
 	return runs, nil
+}
+
+// printConfigs writes each variant's resolved configuration as a YAML
+// document: a complete scenario file to start from.
+func printConfigs(w io.Writer, variants []scenario.Variant) error {
+	for i, v := range variants {
+		s, err := v.Config.Resolve()
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			fmt.Fprintln(w, "---")
+		}
+		fmt.Fprintf(w, "# run %s: resolved by itlsim run --print-config\n", v.Name)
+		enc := yaml.NewEncoder(w)
+		enc.SetIndent(2)
+		if err := enc.Encode(s.Config); err != nil {
+			return err
+		}
+		if err := enc.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
