@@ -40,7 +40,6 @@ type Engine struct {
 	sink     TimelineSink
 	worstK   int
 	timeline Timeline // scratch handed to the sink
-	ordered  []int64  // scratch: a stream's gaps in order
 }
 
 // New builds an engine for cfg. It resolves the configuration (see
