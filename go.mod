@@ -3,10 +3,12 @@ module github.com/itlsim/itlsim
 go 1.26.8
 
 require (
+	github.com/go-echarts/go-echarts/v2 v2.6.7
 	github.com/mattn/go-isatty v0.0.20
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/spf13/cobra v1.10.2
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/net v0.35.0
 )
 
 require (

@@ -79,6 +79,16 @@ func (m *Manager) Grow(a *Alloc, tokens int) bool {
 	return true
 }
 
+// Shrink frees a's GPU blocks beyond those that hold tokens tokens (the
+// slots of rejected speculative tokens).
+func (m *Manager) Shrink(a *Alloc, tokens int) {
+	keep := m.BlocksFor(tokens)
+	if n := a.Blocks - keep; n > 0 {
+		a.Blocks = keep
+		m.free += n
+	}
+}
+
 // Release frees every GPU and swap block a holds (a sequence finished, or
 // was evicted to be recomputed).
 func (m *Manager) Release(a *Alloc) {

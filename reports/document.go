@@ -27,6 +27,8 @@ type Run struct {
 	Timeseries    []Point           `json:"timeseries"`
 	ITLByPosition []PositionRow     `json:"itl_by_position"`
 	WorstStreams  []WorstStream     `json:"worst_streams"`
+	// Source is set on runs read from measured files (`itlsim analyze`).
+	Source *Source `json:"source,omitempty"`
 }
 
 // StreamRow is one request's summary (finished or rejected), times in ms.
@@ -80,6 +82,11 @@ type PositionRow struct {
 	ITLP50MS float64 `json:"itl_p50_ms"`
 	ITLP90MS float64 `json:"itl_p90_ms"`
 	ITLP99MS float64 `json:"itl_p99_ms"`
+	// The per-token view: each chunk's gap divided among its tokens
+	// (equal to the above without speculative decoding).
+	PerTokenMeanMS float64 `json:"itl_per_token_mean_ms"`
+	PerTokenP50MS  float64 `json:"itl_per_token_p50_ms"`
+	PerTokenP99MS  float64 `json:"itl_per_token_p99_ms"`
 }
 
 // NewRun builds a run's JSON view from its configuration and result.
@@ -112,11 +119,14 @@ func NewRunOptions(name string, overrides map[string]string, cfg sim.Config, r *
 
 // StreamRows lists every request's summary ordered by request id.
 func StreamRows(r *sim.Result) []StreamRow {
-	ss := slices.Clone(r.Streams)
-	slices.SortFunc(ss, func(a, b sim.StreamSummary) int { return cmp.Compare(a.ID, b.ID) })
-	rows := make([]StreamRow, len(ss))
-	for i := range ss {
-		st := &ss[i]
+	order := make([]int, len(r.Streams))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(r.Streams[a].ID, r.Streams[b].ID) })
+	rows := make([]StreamRow, len(order))
+	for i, k := range order {
+		st := &r.Streams[k]
 		row := StreamRow{
 			ID: st.ID, Status: st.Status.String(), ArrivalS: st.Arrival.Seconds(),
 			InputTokens: st.InputTokens, OutputTokens: st.OutputTokens,
@@ -125,10 +135,11 @@ func StreamRows(r *sim.Result) []StreamRow {
 		if st.Status == sim.StatusRejected {
 			row.RejectReason = st.Reject.String()
 		} else {
-			row.TTFTMS, row.TPOTMS, row.E2ELMS = ms(float64(st.TTFT)), ms(st.TPOT()), ms(float64(st.E2EL))
+			t := timesOf(r, k)
+			row.TTFTMS, row.TPOTMS, row.E2ELMS = ms(t.ttft), ms(t.tpot), ms(t.e2el)
 			row.Chunks = st.Chunks
 			row.ITLMeanMS, row.ITLP50MS, row.ITLP90MS, row.ITLP99MS = ms(st.GapMean), ms(st.GapP50), ms(st.GapP90), ms(st.GapP99)
-			row.MaxGapMS, row.JitterRatio = ms(float64(st.GapMax)), st.Jitter()
+			row.MaxGapMS, row.JitterRatio = ms(t.maxGap), st.Jitter()
 			row.Stalls, row.StallMS = st.Stalls, ms(float64(st.StallTime))
 			for _, c := range sim.Causes() {
 				if st.Causes&(1<<c) != 0 {
@@ -185,6 +196,9 @@ func ITLByPosition(r *sim.Result) []PositionRow {
 		}
 		row := PositionRow{From: 1 << i, To: 1<<(i+1) - 1, Count: h.N,
 			ITLP50MS: ms(h.Quantile(0.5)), ITLP90MS: ms(h.Quantile(0.9)), ITLP99MS: ms(h.Quantile(0.99))}
+		if pt := r.PositionPerToken[i]; pt != nil && pt.N > 0 {
+			row.PerTokenMeanMS, row.PerTokenP50MS, row.PerTokenP99MS = ms(pt.Mean()), ms(pt.Quantile(0.5)), ms(pt.Quantile(0.99))
+		}
 		if i == sim.PositionBuckets-1 {
 			row.To = 0
 		}

@@ -74,8 +74,28 @@ type Summary struct {
 	StallThresholdMS    float64            `json:"stall_threshold_ms"`
 	StallMSByCause      map[string]float64 `json:"stall_ms_by_cause"`
 	StallStreamsByCause map[string]float64 `json:"stall_stream_share_by_cause"`
-	Steps               int                `json:"steps"`
-	KVBlocks            int                `json:"kv_blocks"`
+	// ITLPerToken is the per-token view: each chunk's gap divided evenly
+	// among its tokens. It equals itl_pooled_ms when every chunk is one
+	// token; with speculative decoding it is smaller, because a chunk of
+	// several tokens counts as several short gaps.
+	ITLPerToken Dist `json:"itl_per_token_ms"`
+	// Spec is present when speculative decoding is on.
+	Spec     *SpecSummary `json:"spec,omitempty"`
+	Steps    int          `json:"steps"`
+	KVBlocks int          `json:"kv_blocks"`
+
+	// Measured runs only (`itlsim analyze`); absent for simulations.
+	// Failed counts requests that ended in an error (in Requests, never
+	// streams), by the error's kind. GapsUnavailable is set when the source
+	// recorded only first and last token times: every per-gap figure
+	// (pooled ITL, per-stream gaps, jitter, ITL goodput, stalls) is then 0
+	// and means nothing. Measured is set on every measured run: a client
+	// sees that a gap was long, not why, so the server-side figures (stall
+	// causes, preemptions, swap, steps, KV blocks) are unknown and 0.
+	Failed          int            `json:"failed,omitempty"`
+	FailedByReason  map[string]int `json:"failed_by_reason,omitempty"`
+	GapsUnavailable bool           `json:"gaps_unavailable,omitempty"`
+	Measured        bool           `json:"measured,omitempty"`
 }
 
 func ms(ns float64) float64 { return ns / 1e6 }
@@ -109,6 +129,28 @@ func spreadOf(sorted []float64) Spread {
 	return Spread{P50: d.P50, P90: d.P90, P99: d.P99, Max: d.Max}
 }
 
+// SpecSummary holds speculative decoding's figures.
+type SpecSummary struct {
+	Method string `json:"method"`
+	K      int    `json:"k"`
+	// AcceptanceRate is accepted / drafted tokens.
+	AcceptanceRate float64 `json:"acceptance_rate"`
+	// MeanAcceptanceLength is 1 + accepted / drafts (vLLM's): tokens a
+	// verify step yields on average.
+	MeanAcceptanceLength float64 `json:"mean_acceptance_length"`
+	// TokensPerStep is the tokens a stream gains per decode step, speculating
+	// or not (a plain decode yields 1): below the mean acceptance length when
+	// fallback or the batch-size rule turns speculation off.
+	TokensPerStep float64 `json:"tokens_per_step"`
+	// AcceptedByPosition is the acceptance rate of each draft position.
+	AcceptedByPosition []float64 `json:"accepted_by_position"`
+	VerifySteps        int64     `json:"verify_steps"`
+	Drafted            int64     `json:"drafted"`
+	Accepted           int64     `json:"accepted"`
+	DraftS             float64   `json:"draft_s"`
+	FallbackStreams    int       `json:"fallback_streams"`
+}
+
 // Summarize computes a run's summary under the thresholds in m. It sorts
 // copies, never the result's own slices.
 func Summarize(r *sim.Result, m sim.MetricsConfig) Summary {
@@ -140,6 +182,19 @@ func Summarize(r *sim.Result, m sim.MetricsConfig) Summary {
 		s.OutputTokensPerS = float64(r.OutputTokens) / d
 	}
 
+	if r.Measured != nil {
+		for why, n := range r.Measured.Failed {
+			s.Failed += n
+			if s.FailedByReason == nil {
+				s.FailedByReason = map[string]int{}
+			}
+			s.FailedByReason[why] += n
+		}
+		s.GapsUnavailable = r.Measured.NoGaps
+		s.Measured = true
+	}
+	gapless := noGaps(r)
+
 	var ttft, tpot, e2el, p50, p99, maxGap, jitter []float64
 	good, sloGood, unstable, stalled, preempted := 0, 0, 0, 0, 0
 	theta := m.ITLGoodputMS * 1e6
@@ -148,10 +203,11 @@ func Summarize(r *sim.Result, m sim.MetricsConfig) Summary {
 		if st.Status != sim.StatusFinished {
 			continue
 		}
-		ttft = append(ttft, ms(float64(st.TTFT)))
-		e2el = append(e2el, ms(float64(st.E2EL)))
+		t := timesOf(r, i)
+		ttft = append(ttft, ms(t.ttft))
+		e2el = append(e2el, ms(t.e2el))
 		if st.OutputTokens >= 2 {
-			tpot = append(tpot, ms(st.TPOT()))
+			tpot = append(tpot, ms(t.tpot))
 		}
 		if st.Preemptions > 0 {
 			preempted++
@@ -159,24 +215,26 @@ func Summarize(r *sim.Result, m sim.MetricsConfig) Summary {
 		if st.Stalls > 0 {
 			stalled++
 		}
-		if !st.HasGaps() {
+		if gapless {
+			// Nothing is known of the stream's gaps.
+		} else if !st.HasGaps() {
 			s.SingleChunkStreams++
 			good++
 		} else {
 			s.StreamsWithGaps++
 			p50 = append(p50, ms(st.GapP50))
 			p99 = append(p99, ms(st.GapP99))
-			maxGap = append(maxGap, ms(float64(st.GapMax)))
+			maxGap = append(maxGap, ms(t.maxGap))
 			j := st.Jitter()
 			jitter = append(jitter, j)
 			if j > m.UnstableJitter {
 				unstable++
 			}
-			if float64(st.GapMax) <= theta {
+			if t.maxGap <= theta {
 				good++
 			}
 		}
-		if meetsSLO(st, m.SLO) {
+		if meetsSLO(t, m.SLO) {
 			sloGood++
 		}
 	}
@@ -185,14 +243,44 @@ func Summarize(r *sim.Result, m sim.MetricsConfig) Summary {
 	}
 	s.TTFT, s.TPOT, s.E2EL = distOf(ttft), distOf(tpot), distOf(e2el)
 	s.StreamP50ITL, s.StreamP99ITL, s.StreamMaxGap, s.StreamJitter = spreadOf(p50), spreadOf(p99), spreadOf(maxGap), spreadOf(jitter)
-	if h := r.Pooled; h.N > 0 {
+	if r.Measured != nil {
+		s.ITLPooled = exactPooled(r)
+	} else if h := r.Pooled; h != nil && h.N > 0 {
 		s.ITLPooled = Dist{
 			Mean: ms(h.Mean()), P50: ms(h.Quantile(0.5)), P90: ms(h.Quantile(0.9)),
 			P99: ms(h.Quantile(0.99)), Max: ms(float64(h.Max)),
 		}
 	}
+	if h := r.PerToken; h != nil && h.N > 0 {
+		s.ITLPerToken = Dist{
+			Mean: ms(h.Mean()), P50: ms(h.Quantile(0.5)), P90: ms(h.Quantile(0.9)),
+			P99: ms(h.Quantile(0.99)), Max: ms(float64(h.Max)),
+		}
+	}
+	if sp := &r.Spec; specOn(r) {
+		ss := &SpecSummary{Method: r.SpecMethod, K: r.SpecK, VerifySteps: sp.Steps, Drafted: sp.Drafted,
+			Accepted: sp.Accepted, DraftS: sp.DraftTime.Seconds(), FallbackStreams: sp.Fallbacks,
+			AcceptedByPosition: []float64{}}
+		if sp.Drafted > 0 {
+			ss.AcceptanceRate = float64(sp.Accepted) / float64(sp.Drafted)
+		}
+		if sp.Steps > 0 {
+			ss.MeanAcceptanceLength = 1 + float64(sp.Accepted)/float64(sp.Steps)
+		}
+		if sp.DecodeEntries > 0 {
+			ss.TokensPerStep = float64(sp.DecodeTokens) / float64(sp.DecodeEntries)
+		}
+		for j := range r.SpecK {
+			if sp.Drafts[j] > 0 {
+				ss.AcceptedByPosition = append(ss.AcceptedByPosition, float64(sp.ByPosition[j])/float64(sp.Drafts[j]))
+			}
+		}
+		s.Spec = ss
+	}
 	s.UnstableStreamShare = share(unstable, s.StreamsWithGaps)
-	s.ITLGoodput = share(good, r.Finished)
+	if !gapless {
+		s.ITLGoodput = share(good, r.Finished)
+	}
 	s.SLOGoodput = share(sloGood, r.Requests)
 	if s.DurationS > 0 {
 		s.SLOGoodputPerS = float64(sloGood) / s.DurationS
@@ -209,15 +297,17 @@ func Summarize(r *sim.Result, m sim.MetricsConfig) Summary {
 	return s
 }
 
+func specOn(r *sim.Result) bool { return r.SpecMethod != "" }
+
 // meetsSLO applies vLLM's --goodput rule: every limit given is met.
-func meetsSLO(st *sim.StreamSummary, slo sim.SLO) bool {
-	if slo.TTFTMS > 0 && ms(float64(st.TTFT)) > slo.TTFTMS {
+func meetsSLO(t streamTimes, slo sim.SLO) bool {
+	if slo.TTFTMS > 0 && ms(t.ttft) > slo.TTFTMS {
 		return false
 	}
-	if slo.TPOTMS > 0 && ms(st.TPOT()) > slo.TPOTMS {
+	if slo.TPOTMS > 0 && ms(t.tpot) > slo.TPOTMS {
 		return false
 	}
-	if slo.E2ELMS > 0 && ms(float64(st.E2EL)) > slo.E2ELMS {
+	if slo.E2ELMS > 0 && ms(t.e2el) > slo.E2ELMS {
 		return false
 	}
 	return true

@@ -46,7 +46,12 @@ func summaryRows(runs []Run) []row {
 	}
 	rows := []row{
 		section("REQUESTS"),
-		{"finished / arrived", func(s *Summary) string { return fmt.Sprintf("%d / %d", s.Finished, s.Requests) }},
+		{"finished / arrived", func(s *Summary) string {
+			if s.Failed > 0 {
+				return fmt.Sprintf("%d / %d (%d failed)", s.Finished, s.Requests, s.Failed)
+			}
+			return fmt.Sprintf("%d / %d", s.Finished, s.Requests)
+		}},
 		{"rejected", func(s *Summary) string { return strconv.Itoa(s.Rejected) }},
 		{"duration s", func(s *Summary) string { return f1(s.DurationS) }},
 		{"requests/s", func(s *Summary) string { return f2(s.RequestsPerS) }},
@@ -55,31 +60,77 @@ func summaryRows(runs []Run) []row {
 		{"TTFT", func(s *Summary) string { return dist3(s.TTFT) }},
 		{"TPOT", func(s *Summary) string { return dist3(s.TPOT) }},
 		{"E2EL", func(s *Summary) string { return dist3(s.E2EL) }},
-		{"ITL pooled (vLLM)", func(s *Summary) string { return dist3(s.ITLPooled) }},
+		{"ITL pooled (vLLM)", gapCell(func(s *Summary) string { return dist3(s.ITLPooled) })},
 		section("PER STREAM ms: p50/p90/p99/max"),
-		{"stream p99 ITL", func(s *Summary) string { return spread4(s.StreamP99ITL) }},
-		{"stream max gap", func(s *Summary) string { return spread4(s.StreamMaxGap) }},
-		{"jitter ratio p99/p50", func(s *Summary) string { return spread4(s.StreamJitter) }},
-		{fmt.Sprintf("unstable (jitter > %g)", jit), func(s *Summary) string { return pct(s.UnstableStreamShare) }},
-		{fmt.Sprintf("ITL goodput (max gap ≤ %g ms)", thr), func(s *Summary) string { return pct(s.ITLGoodput) }},
+		{"stream p99 ITL", gapCell(func(s *Summary) string { return spread4(s.StreamP99ITL) })},
+		{"stream max gap", gapCell(func(s *Summary) string { return spread4(s.StreamMaxGap) })},
+		{"jitter ratio p99/p50", gapCell(func(s *Summary) string { return spread4(s.StreamJitter) })},
+		{fmt.Sprintf("unstable (jitter > %g)", jit), gapCell(func(s *Summary) string { return pct(s.UnstableStreamShare) })},
+		{fmt.Sprintf("ITL goodput (max gap ≤ %g ms)", thr), gapCell(func(s *Summary) string { return pct(s.ITLGoodput) })},
 		{"SLO goodput", func(s *Summary) string { return pct(s.SLOGoodput) }},
 		section("KV CACHE"),
-		{"preemptions recompute / swap", func(s *Summary) string {
+		{"preemptions recompute / swap", serverCell(func(s *Summary) string {
 			return fmt.Sprintf("%d / %d", s.Preemptions.Recompute, s.Preemptions.Swap)
-		}},
-		{"preempted streams", func(s *Summary) string { return pct(s.PreemptedShare) }},
-		section(fmt.Sprintf("STALLS > %g ms: ms (streams hit)", stall)),
-		{"stalls / stalled streams", func(s *Summary) string {
-			return fmt.Sprintf("%d / %s", s.Stalls, pct(s.StalledStreamShare))
-		}},
+		})},
+		{"preempted streams", serverCell(func(s *Summary) string { return pct(s.PreemptedShare) })},
 	}
+	anySpec := false
+	for i := range runs {
+		anySpec = anySpec || runs[i].Summary.Spec != nil
+	}
+	if anySpec {
+		spec := func(f func(*SpecSummary) string) func(*Summary) string {
+			return func(s *Summary) string {
+				if s.Spec == nil {
+					return "off"
+				}
+				return f(s.Spec)
+			}
+		}
+		rows = append(rows,
+			section("SPECULATIVE DECODING"),
+			row{"method, k", spec(func(p *SpecSummary) string { return fmt.Sprintf("%s, %d", p.Method, p.K) })},
+			row{"acceptance rate", spec(func(p *SpecSummary) string { return pct(p.AcceptanceRate) })},
+			row{"mean acceptance length", spec(func(p *SpecSummary) string { return f2(p.MeanAcceptanceLength) })},
+			row{"tokens per step", spec(func(p *SpecSummary) string { return f2(p.TokensPerStep) })},
+			row{"fallback streams", spec(func(p *SpecSummary) string { return strconv.Itoa(p.FallbackStreams) })},
+			row{"ITL per token ms (mean/p50/p99)", func(s *Summary) string { return dist3(s.ITLPerToken) }},
+		)
+	}
+	rows = append(rows,
+		section(fmt.Sprintf("STALLS > %g ms: ms (streams hit)", stall)),
+		row{"stalls / stalled streams", gapCell(func(s *Summary) string {
+			return fmt.Sprintf("%d / %s", s.Stalls, pct(s.StalledStreamShare))
+		})})
 	for _, c := range sim.Causes() {
 		name := c.String()
-		rows = append(rows, row{name, func(s *Summary) string {
+		rows = append(rows, row{name, gapCell(serverCell(func(s *Summary) string {
 			return fmt.Sprintf("%s (%s)", f1(s.StallMSByCause[name]), pct(s.StallStreamsByCause[name]))
-		}})
+		}))})
 	}
 	return rows
+}
+
+// serverCell prints n/a for a server-side figure of a measured run, which
+// a client cannot see.
+func serverCell(cell func(s *Summary) string) func(s *Summary) string {
+	return func(s *Summary) string {
+		if s.Measured {
+			return "n/a"
+		}
+		return cell(s)
+	}
+}
+
+// gapCell prints n/a for a figure of gaps when the run's source recorded
+// none (a measured file with first and last token times only).
+func gapCell(cell func(s *Summary) string) func(s *Summary) string {
+	return func(s *Summary) string {
+		if s.GapsUnavailable {
+			return "n/a"
+		}
+		return cell(s)
+	}
 }
 
 func dist3(d Dist) string { return f1(d.Mean) + "/" + f1(d.P50) + "/" + f1(d.P99) }

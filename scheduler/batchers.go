@@ -33,7 +33,10 @@ func (c chunked) Plan(s *Scheduler) {
 		if s.budget < 1 {
 			break
 		}
-		s.scheduleRunning(r, 1)
+		if s.budget < 1+r.Spec {
+			r.Spec = 0 // no room for its drafts: a plain decode
+		}
+		s.scheduleRunning(r, 1+r.Spec)
 	}
 	for _, r := range s.snap {
 		if r.State != Running || r.Sched > 0 || r.Decoding() {
@@ -82,10 +85,10 @@ func (prefillFirst) Plan(s *Scheduler) {
 		if r.State != Running || r.Sched > 0 {
 			continue
 		}
-		if s.budget < r.Remaining() {
+		if s.budget < r.stepTokens() {
 			break
 		}
-		s.scheduleRunning(r, r.Remaining())
+		s.scheduleRunning(r, r.stepTokens())
 	}
 	if s.preempted {
 		return
@@ -110,7 +113,7 @@ func (orca) Plan(s *Scheduler) {
 		if r.State != Running || r.Sched > 0 {
 			continue
 		}
-		s.scheduleRunning(r, r.Remaining())
+		s.scheduleRunning(r, r.stepTokens())
 	}
 	if s.preempted {
 		return
@@ -147,7 +150,7 @@ func (static) Plan(s *Scheduler) {
 			if r.State != Running || r.Sched > 0 {
 				continue
 			}
-			s.scheduleRunning(r, r.Remaining())
+			s.scheduleRunning(r, r.stepTokens())
 		}
 		return
 	}

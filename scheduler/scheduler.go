@@ -212,6 +212,7 @@ func (s *Scheduler) preemptOne() *Seq {
 	if i := slices.Index(s.running, v); i >= 0 {
 		s.running = slices.Delete(s.running, i, i+1)
 	}
+	v.Spec = 0
 	p := Preemption{Seq: v, Mode: Recompute, Blocks: v.KV.Blocks}
 	if s.swap && v.Computed > 0 {
 		if n, ok := s.kv.SwapOut(&v.KV); ok {
@@ -274,6 +275,7 @@ func (s *Scheduler) startWaiting(r *Seq, n int) bool {
 	}
 	if r.State == Swapped {
 		// It decodes one token, or continues the prefill it was preempted in.
+		r.Spec = 0
 		n = min(n, r.Remaining())
 		if max(r.KV.Swapped, s.kv.BlocksFor(r.Computed+n)) > s.kv.Free() {
 			return false

@@ -41,6 +41,11 @@ type Seq struct {
 	KV        kvcache.Alloc
 	Reserved  int // KV blocks reserved for it by admission (kv-reserve)
 	Sched     int // tokens scheduled in the plan being formed; 0 when not scheduled
+	// Spec is how many draft tokens the sequence's next decode verifies
+	// (speculative decoding); 0 for a plain decode. The engine sets it
+	// before each plan; the scheduler clears it when the budget cannot
+	// hold the drafts.
+	Spec      int
 	Slot      int // the caller's handle for the sequence (the engine's slot index)
 
 	startOrder uint64 // when it last entered the running set, for newest-first preemption
@@ -56,6 +61,29 @@ func (s *Seq) Remaining() int { return s.Prompt + s.Generated - s.Computed }
 // Decoding reports whether the next step for the sequence is a one-token
 // decode (as opposed to a prefill chunk or a recompute).
 func (s *Seq) Decoding() bool { return s.Generated > 0 && s.Remaining() == 1 }
+
+// stepTokens is what the sequence computes in its next step: a decode (with
+// its draft tokens) or the rest of its prefill.
+func (s *Seq) stepTokens() int {
+	if s.Decoding() {
+		return 1 + s.Spec
+	}
+	return s.Remaining()
+}
+
+// Verify records a decode step that verified drafts and accepted accepted
+// of them: the pending token and the accepted drafts are now computed, and
+// accepted + 1 tokens (the drafts and the bonus or corrected token) are
+// sampled. It returns how many tokens became visible.
+func (s *Seq) Verify(accepted int) int {
+	if !s.Decoding() {
+		panic("scheduler: Verify on a sequence that is not decoding")
+	}
+	accepted = max(0, min(accepted, s.Output-s.Generated-1))
+	s.Computed += 1 + accepted
+	s.Generated += 1 + accepted
+	return 1 + accepted
+}
 
 // Done reports whether the sequence has generated all its tokens.
 func (s *Seq) Done() bool { return s.Generated >= s.Output }

@@ -28,7 +28,12 @@ func chatConfig(requests int) sim.Config {
 // BenchmarkChatWorkload runs a whole 20,000-request chat workload per
 // iteration and reports simulated output tokens per wall-clock second.
 func BenchmarkChatWorkload(b *testing.B) {
-	cfg := chatConfig(20_000)
+	benchmarkChat(b, chatConfig(20_000))
+}
+
+// benchmarkChat runs cfg (20,000 chat requests) per iteration and reports
+// simulated output tokens per wall-second.
+func benchmarkChat(b *testing.B, cfg sim.Config) {
 	setup, err := cfg.Resolve()
 	if err != nil {
 		b.Fatal(err)

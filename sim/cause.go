@@ -27,11 +27,17 @@ const (
 	// CauseEngineHiccup is a rare engine pause injected by the cost model's
 	// hiccup settings (garbage collection, a slow host, a stuck collective).
 	CauseEngineHiccup
+	// CauseSpecRejection is speculative work whose tokens were rejected:
+	// the draft and verify time a step spent beyond a plain decode step,
+	// times the share of the stream's drafts the target rejected (for a
+	// stream in the step that did not speculate, the step's overall
+	// rejected share). The accepted share counts as decode.
+	CauseSpecRejection
 	// NumCauses sizes per-cause arrays.
 	NumCauses
 )
 
-var causeNames = [NumCauses]string{"decode", "prefill-interference", "batch-full", "kv-swap", "kv-recompute", "engine-hiccup"}
+var causeNames = [NumCauses]string{"decode", "prefill-interference", "batch-full", "kv-swap", "kv-recompute", "engine-hiccup", "spec-rejection"}
 
 func (c Cause) String() string {
 	if c < NumCauses {

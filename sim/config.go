@@ -9,6 +9,7 @@ import (
 	"github.com/itlsim/itlsim/kvcache"
 	"github.com/itlsim/itlsim/scheduler"
 	"github.com/itlsim/itlsim/sim/cost"
+	"github.com/itlsim/itlsim/specdecode"
 	"github.com/itlsim/itlsim/workloads"
 )
 
@@ -35,7 +36,9 @@ type Config struct {
 	Scheduler scheduler.Config `yaml:"scheduler" json:"scheduler"`
 	KVCache   kvcache.Config   `yaml:"kvcache" json:"kvcache"`
 	Workload  workloads.Config `yaml:"workload" json:"workload"`
-	Metrics   MetricsConfig    `yaml:"metrics" json:"metrics"`
+	// SpecDecode configures speculative decoding; off by default.
+	SpecDecode specdecode.Config `yaml:"spec_decode" json:"spec_decode"`
+	Metrics    MetricsConfig     `yaml:"metrics" json:"metrics"`
 }
 
 // CostConfig selects the step cost model and the server-side jitter sources.
@@ -91,14 +94,15 @@ func DefaultConfig() Config {
 	w := workloads.DefaultConfig()
 	w.Rate = DefaultRate
 	return Config{
-		Seed:      1,
-		Model:     "llama-3.1-8b",
-		GPU:       "h100-sxm-80gb",
-		TP:        1,
-		Cost:      CostConfig{Model: "roofline", Roofline: cost.DefaultRoofline(), Linear: DefaultLinear(), HiccupMS: 500},
-		Scheduler: scheduler.DefaultConfig(),
-		KVCache:   kvcache.DefaultConfig(),
-		Workload:  w,
+		Seed:       1,
+		Model:      "llama-3.1-8b",
+		GPU:        "h100-sxm-80gb",
+		TP:         1,
+		Cost:       CostConfig{Model: "roofline", Roofline: cost.DefaultRoofline(), Linear: DefaultLinear(), HiccupMS: 500},
+		Scheduler:  scheduler.DefaultConfig(),
+		KVCache:    kvcache.DefaultConfig(),
+		Workload:   w,
+		SpecDecode: specdecode.DefaultConfig(),
 		Metrics: MetricsConfig{
 			StallThresholdMS:    250,
 			ITLGoodputMS:        400,
@@ -156,6 +160,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.Workload.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.SpecDecode.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.Metrics.Validate(); err != nil {
@@ -224,6 +231,22 @@ type Setup struct {
 	SwapBlocks int     // CPU swap blocks per replica
 	BlockBytes int64   // bytes of one block across the replica's GPUs
 	HostBW     float64 // GPU↔CPU bytes/s per replica (all TP GPUs copy in parallel)
+	// Spec draws speculative acceptances; nil when speculation is off.
+	Spec *specdecode.Model
+	// DraftCost prices one draft step of the draft-model proposer (same
+	// GPUs, no per-step overhead: the target's step carries it); nil otherwise.
+	DraftCost cost.Model
+}
+
+// lookupModel finds a preset or reads a Hugging Face config.json.
+func lookupModel(name string) (cost.ModelSpec, error) {
+	if m, ok := cost.LookupModel(name); ok {
+		return m, nil
+	}
+	if !strings.HasSuffix(name, ".json") {
+		return cost.ModelSpec{}, fmt.Errorf("unknown preset %q; valid: %s (or the path of a Hugging Face config.json)", name, strings.Join(cost.ModelNames(), ", "))
+	}
+	return cost.LoadHFConfig(name)
 }
 
 // Resolve validates c, looks up its presets and derives what the engine
@@ -232,15 +255,9 @@ func (c Config) Resolve() (*Setup, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	m, ok := cost.LookupModel(c.Model)
-	if !ok {
-		if !strings.HasSuffix(c.Model, ".json") {
-			return nil, fmt.Errorf("model: unknown preset %q; valid: %s (or the path of a Hugging Face config.json)", c.Model, strings.Join(cost.ModelNames(), ", "))
-		}
-		var err error
-		if m, err = cost.LoadHFConfig(c.Model); err != nil {
-			return nil, fmt.Errorf("model: %w", err)
-		}
+	m, err := lookupModel(c.Model)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
 	}
 	g, ok := cost.LookupGPU(c.GPU)
 	if !ok {
@@ -255,7 +272,6 @@ func (c Config) Resolve() (*Setup, error) {
 	c.Scheduler = c.Scheduler.WithDefaults(g.Name, g.MemoryBytes, c.MaxModelLen)
 
 	var cm cost.Model
-	var err error
 	if c.Cost.Model == "linear" {
 		cm, err = cost.NewLinear(c.Cost.Linear)
 	} else {
@@ -288,10 +304,36 @@ func (c Config) Resolve() (*Setup, error) {
 		c.Scheduler.MaxNumBatchedTokens < c.KVCache.BlockSize {
 		return nil, fmt.Errorf("scheduler.max_num_batched_tokens: a budget of %d tokens is below one KV block of %d tokens", c.Scheduler.MaxNumBatchedTokens, c.KVCache.BlockSize)
 	}
-	if lo, hi := c.Workload.InputLen.Min(), c.Workload.OutputLen.Min(); c.Workload.LengthsFile == "" && lo+hi > c.MaxModelLen {
+	c.Workload = c.Workload.CapAtContext(c.MaxModelLen)
+	if lo, hi := c.Workload.InputLen.Min(), c.Workload.OutputLen.Min(); c.Workload.DrawsLengths() && lo+hi > c.MaxModelLen {
 		return nil, fmt.Errorf("workload.input_len: every request needs at least %d prompt + %d output tokens, more than max_model_len %d", lo, hi, c.MaxModelLen)
 	}
+	var spec *specdecode.Model
+	var draftCost cost.Model
+	if c.SpecDecode.Enabled() {
+		spec = specdecode.New(c.SpecDecode)
+		if c.SpecDecode.Method == specdecode.DraftModel {
+			dm, err := lookupModel(c.SpecDecode.DraftModel)
+			if err != nil {
+				return nil, fmt.Errorf("spec_decode.draft_model: %w", err)
+			}
+			if dm.Params >= m.Params {
+				return nil, fmt.Errorf("spec_decode.draft_model: %s (%.1fB parameters) is not smaller than the target %s (%.1fB); a draft model must be cheaper than the model it drafts for",
+					dm.Name, float64(dm.Params)/1e9, m.Name, float64(m.Params)/1e9)
+			}
+			if dm.Vocab != m.Vocab {
+				return nil, fmt.Errorf("spec_decode.draft_model: %s has a vocabulary of %d tokens, the target %s %d; they must share a tokenizer", dm.Name, dm.Vocab, m.Name, m.Vocab)
+			}
+			rc := c.Cost.Roofline
+			rc.OverheadUS = 0
+			if draftCost, err = cost.NewRoofline(dm, g, c.TP, rc); err != nil {
+				return nil, fmt.Errorf("spec_decode.draft_model: %w", err)
+			}
+		}
+	}
 	return &Setup{
+		Spec:       spec,
+		DraftCost:  draftCost,
 		Config:     c,
 		Model:      m,
 		GPU:        g,

@@ -81,6 +81,9 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 	e.reps = []*Replica{e.rep}
 	e.res.Name = c.Name
 	e.res.WorstK = c.Metrics.WorstStreams
+	if c.SpecDecode.Enabled() {
+		e.res.SpecMethod, e.res.SpecK = c.SpecDecode.Method, c.SpecDecode.K
+	}
 	e.res.KVBlocks = s.Blocks
 	e.onReject = e.rejectWaiting
 	e.worstK = c.Metrics.WorstStreams
@@ -147,6 +150,10 @@ func (e *Engine) Step() bool {
 	return true
 }
 
+// Err reports a workload source that failed while it was read (a trace
+// file that changed under the run); the run then ended short.
+func (e *Engine) Err() error { return workloads.Err(e.src) }
+
 // Run processes every event and returns the result.
 func (e *Engine) Run() *Result {
 	for e.Step() {
@@ -200,6 +207,9 @@ func (e *Engine) arrive() {
 	q.seed = p.Seed
 	q.seq.ID, q.seq.Arrival, q.seq.Priority = p.ID, p.Arrival, p.Priority
 	q.seq.Prompt, q.seq.Output = p.InputTokens, p.OutputTokens
+	if e.setup.Spec != nil {
+		e.setup.Spec.Start(&q.spec, p.Seed, p.OutputTokens)
+	}
 	e.res.Requests++
 	if d := r.sched.Arrive(int64(e.now), &q.seq); d.Verdict == scheduler.Reject {
 		e.reject(r, q, d.Reason)
@@ -227,6 +237,9 @@ func (e *Engine) reject(r *Replica, q *request, why scheduler.Reason) {
 
 // startStep forms and prices the replica's next step and schedules its end.
 func (e *Engine) startStep(r *Replica) {
+	if e.setup.Spec != nil {
+		e.chooseDrafts(r)
+	}
 	plan := r.sched.Schedule(int64(e.now), e.onReject)
 	if plan.Empty() {
 		r.busy = false
@@ -235,27 +248,42 @@ func (e *Engine) startStep(r *Replica) {
 	r.plan = plan
 	b := &r.batch
 	b.Reset()
+	maxK := 0
 	for i := range plan.Entries {
 		en := &plan.Entries[i]
 		if en.Decode {
-			b.AddDecode(en.Start + 1)
+			b.AddVerify(en.Start+1, en.Tokens)
+			maxK = max(maxK, en.Tokens-1)
 		} else {
 			b.AddPrefill(en.Start, en.Tokens)
 		}
 	}
-	full := Time(r.cost.StepNS(b))
-	dec := full
+	// A step's time splits into plain decode work, speculative work beyond
+	// it (drafting and the verified draft positions), and prefill work.
+	verify := Time(r.cost.StepNS(b))
+	decSpec := verify
 	if b.PrefillTokens > 0 {
-		dec = 0
+		decSpec = 0
 		if b.DecodeSeqs > 0 {
 			r.decBatch = b.DecodeOnly()
-			dec = min(full, Time(r.cost.StepNS(&r.decBatch)))
+			decSpec = min(verify, Time(r.cost.StepNS(&r.decBatch)))
 		}
 	}
+	plain := decSpec
+	var draft Time
+	if maxK > 0 {
+		r.plainBatch = b.PlainDecode()
+		plain = min(decSpec, Time(r.cost.StepNS(&r.plainBatch)))
+		draft = e.draftTime(r, plan, maxK)
+		e.res.Spec.DraftTime += draft
+	}
+	full := verify + draft
+	extra := decSpec - plain + draft
 	if e.noise != nil {
 		f := math.Exp(e.noiseMu + e.noiseSigma*e.noise.NormFloat64())
 		full = max(1, Time(float64(full)*f+0.5))
-		dec = min(full, Time(float64(dec)*f+0.5))
+		plain = min(full, Time(float64(plain)*f+0.5))
+		extra = min(full-plain, Time(float64(extra)*f+0.5))
 	}
 	var hiccup Time
 	if e.hiccups != nil && e.now >= e.nextHiccup {
@@ -270,9 +298,9 @@ func (e *Engine) startStep(r *Replica) {
 	}
 	dur := swap + full + hiccup
 	r.stepDur = dur
+	r.plainNS, r.extraNS = plain, extra
 	r.inStep = parts{}
-	r.inStep[CauseDecode] = dec
-	r.inStep[CausePrefillInterference] = full - dec
+	r.inStep[CausePrefillInterference] = full - plain - extra
 	r.inStep[CauseKVSwap] = swap
 	r.inStep[CauseEngineHiccup] = hiccup
 	r.leftOut = parts{}
@@ -326,14 +354,73 @@ func (e *Engine) startStep(r *Replica) {
 func (e *Engine) endStep(r *Replica) {
 	plan := r.plan
 	r.plan = nil
+	spec := e.setup.Spec
+	// Draw every verification's outcome first: a stream that did not
+	// speculate is charged the step's overall rejected share.
+	var drafted, rejected int
+	if r.extraNS > 0 || spec != nil {
+		r.accepted = r.accepted[:0]
+		for i := range plan.Entries {
+			en := &plan.Entries[i]
+			a := 0
+			if k := en.Tokens - 1; en.Decode && k > 0 {
+				a = spec.Draw(&r.slots[en.Seq.Slot].spec, k)
+				drafted += k
+				rejected += k - a
+			}
+			r.accepted = append(r.accepted, a)
+		}
+	}
 	for i := range plan.Entries {
 		en := &plan.Entries[i]
 		q := r.slots[en.Seq.Slot]
-		if !q.paused {
-			q.acc.add(&r.inStep)
+		k := 0
+		if en.Decode {
+			k = en.Tokens - 1
 		}
-		if en.Seq.Advance(en.Tokens) {
-			e.emit(r, q)
+		if !q.paused {
+			p := r.inStep
+			var rej Time
+			if r.extraNS > 0 {
+				switch {
+				case k > 0:
+					rej = Time(float64(r.extraNS)*float64(k-r.accepted[i])/float64(k) + 0.5)
+				case drafted > 0:
+					rej = Time(float64(r.extraNS)*float64(rejected)/float64(drafted) + 0.5)
+				}
+			}
+			p[CauseDecode] = r.plainNS + r.extraNS - rej
+			p[CauseSpecRejection] = rej
+			q.acc.add(&p)
+		}
+		if k > 0 {
+			a := r.accepted[i]
+			n := en.Seq.Verify(a)
+			r.kv.Shrink(&en.Seq.KV, en.Seq.Computed)
+			st := &e.res.Spec
+			st.Steps++
+			st.Drafted += int64(k)
+			st.Accepted += int64(n - 1)
+			st.Emitted += int64(n)
+			for j := range k {
+				st.Drafts[j]++
+				if j < n-1 {
+					st.ByPosition[j]++
+				}
+			}
+			st.DecodeEntries++
+			st.DecodeTokens += int64(n)
+			spec.Record(&q.spec, k, n-1, n)
+			e.emit(r, q, n)
+		} else if en.Seq.Advance(en.Tokens) {
+			if spec != nil {
+				if en.Decode {
+					e.res.Spec.DecodeEntries++
+					e.res.Spec.DecodeTokens++
+				}
+				spec.Record(&q.spec, 0, 0, 1)
+			}
+			e.emit(r, q, 1)
 		}
 	}
 	for _, s := range r.sched.Running() {
@@ -346,12 +433,48 @@ func (e *Engine) endStep(r *Replica) {
 	e.push(e.now, evStepStart)
 }
 
-// emit records a chunk of one token becoming visible now.
-func (e *Engine) emit(r *Replica, q *request) {
+// chooseDrafts sets, for every running decoding sequence, how many tokens
+// it drafts this step: k while its stream still speculates (fallback) and
+// the batch is not above disable_by_batch_size, never past its last token.
+func (e *Engine) chooseDrafts(r *Replica) {
+	cfg := e.setup.Config.SpecDecode
+	running := r.sched.Running()
+	off := cfg.DisableByBatchSize > 0 && len(running) > cfg.DisableByBatchSize
+	for _, s := range running {
+		s.Spec = 0
+		if off || !s.Decoding() {
+			continue
+		}
+		if e.setup.Spec.Active(&r.slots[s.Slot].spec) {
+			s.Spec = max(0, min(cfg.K, s.Output-s.Generated-1))
+		}
+	}
+}
+
+// draftTime is how long the proposer takes to draft for the step's
+// speculating sequences: maxK sequential steps of the draft model over
+// them, or the cheap proposer's cost.
+func (e *Engine) draftTime(r *Replica, plan *scheduler.Plan, maxK int) Time {
+	if e.setup.DraftCost == nil {
+		return Time(e.setup.Config.SpecDecode.ProposerNS(maxK))
+	}
+	db := &r.draftBatch
+	db.Reset()
+	for i := range plan.Entries {
+		if en := &plan.Entries[i]; en.Decode && en.Tokens > 1 {
+			db.AddDecode(en.Start + 1)
+		}
+	}
+	return Time(maxK) * Time(e.setup.DraftCost.StepNS(db))
+}
+
+// emit records a chunk of n tokens becoming visible now.
+func (e *Engine) emit(r *Replica, q *request, n int) {
 	now := e.now
 	q.chunks++
+	q.chunkTok = append(q.chunkTok, int32(n))
 	bk := e.res.Series.bucket(now)
-	bk.OutputTokens++
+	bk.OutputTokens += int64(n)
 	if q.chunks == 1 {
 		q.first = now
 		q.acc = parts{}
@@ -367,9 +490,11 @@ func (e *Engine) emit(r *Replica, q *request) {
 		}
 		q.gaps = append(q.gaps, int64(gap))
 		e.res.Pooled.Record(int64(gap))
+		e.res.PerToken.RecordN(int64(gap)/int64(n), uint64(n))
 		bk.ITL.Record(int64(gap))
-		pos := min(PositionBuckets-1, bitLen(q.chunks-1)-1)
+		pos := min(PositionBuckets-1, bitLen(q.seq.Generated-n)-1)
 		e.res.Position[pos].Record(int64(gap))
+		e.res.PositionPerToken[pos].RecordN(int64(gap)/int64(n), uint64(n))
 		if gap > e.stall {
 			q.stalls++
 			q.stallTime += gap
@@ -407,11 +532,11 @@ func (e *Engine) offerTimeline(q *request) {
 	}
 	t := &e.timeline
 	t.ID, t.Arrival, t.InputTokens, t.OutputTokens = q.seq.ID, q.arrival, q.seq.Prompt, q.seq.Generated
-	t.Chunks = append(t.Chunks[:0], Chunk{At: q.first, Tokens: 1})
+	t.Chunks = append(t.Chunks[:0], Chunk{At: q.first, Tokens: int(q.chunkTok[0])})
 	at := q.first
-	for _, g := range q.gaps {
+	for i, g := range q.gaps {
 		at += Time(g)
-		t.Chunks = append(t.Chunks, Chunk{At: at, Tokens: 1})
+		t.Chunks = append(t.Chunks, Chunk{At: at, Tokens: int(q.chunkTok[i+1])})
 	}
 	t.Stalls = q.stallList
 	if e.sink != nil {
@@ -454,6 +579,9 @@ func (e *Engine) finish(r *Replica, q *request) {
 		if q.causes&(1<<c) != 0 {
 			e.res.StreamsHit[c]++
 		}
+	}
+	if q.spec.FellBack {
+		e.res.Spec.Fallbacks++
 	}
 	e.res.Streams = append(e.res.Streams, s)
 	e.res.Finished++

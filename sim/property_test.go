@@ -10,6 +10,7 @@ import (
 	"github.com/itlsim/itlsim/scheduler"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/cost"
+	"github.com/itlsim/itlsim/specdecode"
 	"github.com/itlsim/itlsim/workloads"
 )
 
@@ -59,6 +60,9 @@ func randomScenario(seed uint64) (sim.Config, string) {
 	w.Requests = 20 + r.IntN(181)
 	w.Rate = []float64{1, 10, 50, 500}[r.IntN(4)] * (0.5 + r.Float64())
 	w.Arrival = pick(workloads.ArrivalNames())
+	if w.Arrival == workloads.ArrivalGamma || w.Arrival == workloads.ArrivalWeibull {
+		w.CV = 0.5 + 3*r.Float64()
+	}
 	w.InputLen = randomDist(r, 1+r.IntN(64), 1+r.IntN(2000))
 	w.OutputLen = randomDist(r, 1+r.IntN(16), 1+r.IntN(400))
 	maxTotal := w.InputLen.Max() + w.OutputLen.Max()
@@ -92,11 +96,30 @@ func randomScenario(seed uint64) (sim.Config, string) {
 	}
 	cfg.Metrics.StallThresholdMS = 1 + r.Float64()*100
 	cfg.Metrics.TimeseriesIntervalS = []float64{0.001, 0.1, 1}[r.IntN(3)] // 1 ms forces the series to halve
+	if r.IntN(2) == 0 {
+		sd := &cfg.SpecDecode
+		sd.Method = []string{"ngram", "eagle", "mtp", "draft-model"}[r.IntN(4)]
+		if sd.Method == "draft-model" {
+			cfg.Model, sd.DraftModel = "llama-3.1-8b", "llama-3.2-1b"
+		}
+		sd.K = 1 + r.IntN(8)
+		acc := []string{"iid:0.8", "position-decay:0.9,0.8", "beta:4,2", "regime:0.9,0.2,40,20", "ood-share:0.8,0.1,0.3", "ood-region:0.8,0.2,0.3,0.7"}[r.IntN(6)]
+		if err := sd.Acceptance.UnmarshalText([]byte(acc)); err != nil {
+			panic(err)
+		}
+		if r.IntN(2) == 0 {
+			sd.Fallback = specdecode.Fallback{Window: 1 + r.IntN(16), Threshold: r.Float64(), CooldownTokens: r.IntN(100)}
+		}
+		if r.IntN(3) == 0 {
+			sd.DisableByBatchSize = 1 + r.IntN(8)
+		}
+	}
 
-	desc := fmt.Sprintf("seed=%d,%s,%s,%s,%s,%s,kv=%dx%d,swap=%gGiB,budget=%d,seqs=%d,n=%d,in=%s,out=%s,rate=%.3g,%s,maxlen=%d,noise=%.2g,hiccup=%.2g/s",
+	desc := fmt.Sprintf("seed=%d,%s,%s,%s,%s,%s,kv=%dx%d,swap=%gGiB,budget=%d,seqs=%d,n=%d,in=%s,out=%s,rate=%.3g,%s,maxlen=%d,noise=%.2g,hiccup=%.2g/s,spec=%s/%d/%s",
 		seed, sc.Policy, a.Rule, sc.Preemption, sc.Queue, sc.Victim, kv.NumGPUBlocks, kv.BlockSize, kv.SwapSpaceGiB,
 		sc.MaxNumBatchedTokens, sc.MaxNumSeqs, w.Requests, w.InputLen, w.OutputLen, w.Rate, cfg.Cost.Model,
-		cfg.MaxModelLen, cfg.Cost.NoiseCV, cfg.Cost.HiccupRatePerS)
+		cfg.MaxModelLen, cfg.Cost.NoiseCV, cfg.Cost.HiccupRatePerS,
+		cfg.SpecDecode.Method, cfg.SpecDecode.K, cfg.SpecDecode.Acceptance)
 	return cfg, desc
 }
 
@@ -240,8 +263,9 @@ func checkProperties(t *testing.T, cfg sim.Config) {
 			if s.OutputTokens != q.OutputTokens {
 				t.Errorf("request %d: %d tokens out, requested %d", s.ID, s.OutputTokens, q.OutputTokens)
 			}
-			// Each token is its own chunk without speculative decoding.
-			if s.Chunks != q.OutputTokens {
+			// Each token is its own chunk without speculative decoding;
+			// with it, a chunk carries one or more tokens.
+			if spec := cfg.SpecDecode.Enabled(); (!spec && s.Chunks != q.OutputTokens) || (spec && (s.Chunks > q.OutputTokens || s.Chunks < 1)) {
 				t.Errorf("request %d: %d chunks for %d tokens", s.ID, s.Chunks, q.OutputTokens)
 			}
 			if s.TTFT < 0 || s.E2EL < s.TTFT {

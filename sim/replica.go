@@ -4,6 +4,7 @@ import (
 	"github.com/itlsim/itlsim/kvcache"
 	"github.com/itlsim/itlsim/scheduler"
 	"github.com/itlsim/itlsim/sim/cost"
+	"github.com/itlsim/itlsim/specdecode"
 )
 
 // request is one active stream: the scheduler's view of it plus what the
@@ -26,6 +27,8 @@ type request struct {
 	stalls      int
 	stallTime   Time
 	stallList   []Stall // the stalls, for timelines; reused with the slot
+	chunkTok    []int32 // tokens of each chunk; reused with the slot
+	spec        specdecode.Stream
 	causes      uint32
 	preemptions int
 }
@@ -41,13 +44,18 @@ type Replica struct {
 	slots []*request
 	free  []int
 
-	busy     bool // a step is running or about to start
-	plan     *scheduler.Plan
-	batch    cost.Batch
-	decBatch cost.Batch // the step without its prefill, for attribution
-	inStep   parts      // a step's split for a stream decoding in it
-	leftOut  parts      // a step's split for a running stream left out of it
-	stepDur  Time
+	busy       bool // a step is running or about to start
+	plan       *scheduler.Plan
+	batch      cost.Batch
+	decBatch   cost.Batch // the step without its prefill, for attribution
+	plainBatch cost.Batch // the step as plain decodes, for speculative attribution
+	draftBatch cost.Batch // the speculating sequences, for the draft model
+	plainNS    Time       // the step's plain-decode time (after noise)
+	extraNS    Time       // the step's speculative time beyond plain decode
+	accepted   []int      // per plan entry: accepted drafts (scratch)
+	inStep     parts      // a step's split for a stream decoding in it
+	leftOut    parts      // a step's split for a running stream left out of it
+	stepDur    Time
 }
 
 // Scheduler exposes the replica's scheduler for inspection between steps.
@@ -72,8 +80,8 @@ func (r *Replica) alloc() *request {
 }
 
 func (r *Replica) release(q *request) {
-	slot, gaps, stalls := q.seq.Slot, q.gaps[:0], q.stallList[:0]
-	*q = request{gaps: gaps, stallList: stalls}
+	slot, gaps, stalls, tok := q.seq.Slot, q.gaps[:0], q.stallList[:0], q.chunkTok[:0]
+	*q = request{gaps: gaps, stallList: stalls, chunkTok: tok}
 	q.seq.Slot = slot
 	r.free = append(r.free, slot)
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"github.com/itlsim/itlsim/scheduler"
 	"github.com/itlsim/itlsim/sim/quantile"
+	"github.com/itlsim/itlsim/specdecode"
 )
 
 // Histogram resolutions: pooled ITL within 0.1 %, time and position series
@@ -11,9 +12,11 @@ const (
 	pooledBits = 10
 	seriesBits = 6
 	maxBuckets = 1024
-	// PositionBuckets is the number of token-position ranges: gap j (between
-	// chunks j and j+1, j ≥ 1) falls in range ⌊log2 j⌋, so ranges are
-	// 1, 2–3, 4–7, … and the last holds everything from 2^(PositionBuckets−1).
+	// PositionBuckets is the number of token-position ranges: a gap that
+	// ends a chunk whose first token is token j of the response (j ≥ 1;
+	// without speculation, the gap between chunks j and j+1) falls in range
+	// ⌊log2 j⌋, so ranges are 1, 2–3, 4–7, … and the last holds everything
+	// from 2^(PositionBuckets−1).
 	PositionBuckets = 16
 )
 
@@ -64,10 +67,7 @@ func (s *StreamSummary) HasGaps() bool { return s.Chunks >= 2 }
 // TPOT is vLLM's time per output token, (E2EL − TTFT)/(n − 1), in ns; 0
 // for a stream of one token.
 func (s *StreamSummary) TPOT() float64 {
-	if s.OutputTokens < 2 {
-		return 0
-	}
-	return float64(s.E2EL-s.TTFT) / float64(s.OutputTokens-1)
+	return TPOTOf(float64(s.E2EL-s.TTFT), s.OutputTokens)
 }
 
 // Jitter is the stream's p99/p50 gap ratio; 0 without gaps.
@@ -108,6 +108,9 @@ type Result struct {
 	Streams  []StreamSummary // in the order requests ended
 	Pooled   *quantile.Histogram
 	Position [PositionBuckets]*quantile.Histogram
+	// PositionPerToken is Position in the per-token view: each chunk's gap
+	// divided among its tokens.
+	PositionPerToken [PositionBuckets]*quantile.Histogram
 
 	StallTime  [NumCauses]Time // Σ parts of stall gaps by cause
 	StreamsHit [NumCauses]int  // streams with at least one stall part of the cause
@@ -125,17 +128,61 @@ type Result struct {
 	Duration     Time // last event
 	KVBlocks     int
 	Series       Series
+	// PerToken is the per-token view of ITL: each chunk's gap divided
+	// evenly among its tokens (differs from Pooled only when chunks carry
+	// several tokens, as with speculative decoding).
+	PerToken *quantile.Histogram
+	// Spec counts speculative decoding's work; zero when it is off.
+	Spec SpecStats
+	// SpecMethod and SpecK name the speculation configured ("" when off).
+	SpecMethod string
+	SpecK      int
 	// Worst holds the streams with the largest gaps (metrics.worst_streams
 	// of them), worst first, chosen exactly among all finished streams.
 	Worst []WorstStream
 	// WorstK is how many worst streams the run kept.
 	WorstK int
+	// Measured is set on results imported from measured streams: their
+	// exact times, failed requests and what the source did not record.
+	Measured *Measured
+}
+
+// SpecStats counts speculative decoding's verify steps and tokens.
+type SpecStats struct {
+	Steps      int64                  // verify entries: one stream speculating in one step
+	Drafted    int64                  // draft tokens proposed
+	Accepted   int64                  // draft tokens accepted
+	Emitted    int64                  // tokens made visible by verify entries (accepted + 1 each)
+	Drafts     [specdecode.MaxK]int64 // draft tokens proposed at each position
+	ByPosition [specdecode.MaxK]int64 // draft tokens accepted at each position
+	DraftTime  Time                   // Σ time steps spent drafting
+	// DecodeEntries and DecodeTokens count every decode of a stream in a
+	// step (speculating or not) and the tokens they made visible.
+	DecodeEntries int64
+	DecodeTokens  int64
+	Fallbacks     int // streams that fallback stopped at least once
+}
+
+func (s *SpecStats) merge(o *SpecStats) {
+	s.Steps += o.Steps
+	s.Drafted += o.Drafted
+	s.Accepted += o.Accepted
+	s.Emitted += o.Emitted
+	for i := range s.Drafts {
+		s.Drafts[i] += o.Drafts[i]
+		s.ByPosition[i] += o.ByPosition[i]
+	}
+	s.DraftTime += o.DraftTime
+	s.DecodeEntries += o.DecodeEntries
+	s.DecodeTokens += o.DecodeTokens
+	s.Fallbacks += o.Fallbacks
 }
 
 func newResult(interval Time) *Result {
-	r := &Result{Pooled: quantile.NewHistogram(pooledBits), Series: Series{Interval: interval}}
+	r := &Result{Pooled: quantile.NewHistogram(pooledBits), PerToken: quantile.NewHistogram(pooledBits), Series: Series{Interval: interval}}
 	for i := range r.Position {
 		r.Position[i] = quantile.NewHistogram(seriesBits)
+		r.PositionPerToken[i] = quantile.NewHistogram(seriesBits)
 	}
 	return r
 }
@@ -189,8 +236,14 @@ func (b *Bucket) merge(o *Bucket) {
 func (r *Result) Merge(o *Result) {
 	r.Streams = append(r.Streams, o.Streams...)
 	r.Pooled.Merge(o.Pooled)
+	r.PerToken.Merge(o.PerToken)
+	r.Spec.merge(&o.Spec)
+	if r.SpecMethod == "" {
+		r.SpecMethod, r.SpecK = o.SpecMethod, o.SpecK
+	}
 	for i := range r.Position {
 		r.Position[i].Merge(o.Position[i])
+		r.PositionPerToken[i].Merge(o.PositionPerToken[i])
 	}
 	for i := range r.StallTime {
 		r.StallTime[i] += o.StallTime[i]

@@ -4,31 +4,60 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 )
 
 // Config describes a workload: when requests arrive and how long their
-// prompts and outputs are. A scenario file's "workload:" section maps onto
-// it one to one.
+// prompts and outputs are, generated or read from a trace, and the
+// transformations applied to either. A scenario file's "workload:" section
+// maps onto it one to one.
+//
+// A generated workload is an arrival process (Arrival, Rate, CV or Shape,
+// RateCurve) bounded by Requests or DurationS, with lengths from InputLen
+// and OutputLen or from LengthsFile. A trace (Trace, Format) replaces all
+// of that when it brings its own arrival times (every format but lengths):
+// it replays from its earliest request, at time 0, to its last. The
+// transformations (WindowS, Sample, CapTokens or CapToContext, and
+// TimeScale or TargetRate) apply to any source.
 type Config struct {
 	// Arrival names the arrival process, one of ArrivalNames(): "poisson"
-	// (exponential gaps, the default; empty means poisson) or "constant"
-	// (evenly spaced). Either way the first request arrives at time 0, as
-	// vLLM's benchmark_serving sends it.
+	// (exponential gaps, the default; empty means poisson), "constant"
+	// (evenly spaced), "gamma" or "weibull" (gaps of that distribution,
+	// with CV or Shape). Whatever the process, the first request arrives
+	// at time 0, as vLLM's benchmark_serving sends it, and the mean rate is
+	// Rate.
 	Arrival string `yaml:"arrival" json:"arrival"`
-	// Rate is the mean arrival rate in requests per second; > 0.
+	// Rate is the mean arrival rate in requests per second; > 0. A
+	// RateCurve multiplies it over time.
 	Rate float64 `yaml:"rate" json:"rate"`
 	// Requests is how many requests to generate. 0 means the workload is
 	// bounded by DurationS instead; when Requests > 0, DurationS is ignored.
+	// A trace with its own arrival times ignores both.
 	Requests int `yaml:"requests" json:"requests"`
 	// DurationS is the arrival window in seconds when Requests is 0: every
 	// request arriving before it is generated.
 	DurationS float64 `yaml:"duration_s" json:"duration_s"`
+	// CV is the coefficient of variation of the inter-arrival gaps of gamma
+	// and weibull arrivals, in [0.02, 10]: 1 is as bursty as Poisson, above
+	// 1 burstier. Set CV or Shape for those processes and neither for the
+	// others.
+	CV float64 `yaml:"cv,omitempty" json:"cv,omitempty"`
+	// Shape is the shape parameter of the gap distribution instead of CV:
+	// gamma's k in [0.01, 10000] (CV = 1/√k), Weibull's c in [0.1, 100]
+	// (c < 1 bursty, 1 Poisson).
+	Shape float64 `yaml:"shape,omitempty" json:"shape,omitempty"`
+	// RateCurve modulates the rate over time, as "KIND:PARAMS" (see
+	// CurveKinds): "onoff:ON_S,OFF_S" bursts, "sine:PERIOD_S,AMPLITUDE[,PHASE_S]"
+	// a sinusoid, "points:T=M,..." or "cycle:T=M,..." a piecewise-linear
+	// multiplier of Rate at times T in seconds (cycle repeats it). Empty: a
+	// constant rate.
+	RateCurve string `yaml:"rate_curve,omitempty" json:"rate_curve,omitempty"`
 	// InputLen is the distribution of prompt lengths, in tokens. Required
-	// unless LengthsFile is set.
+	// unless LengthsFile or Trace is set.
 	InputLen Dist `yaml:"input_len,omitempty" json:"input_len,omitzero"`
 	// OutputLen is the distribution of output lengths, in tokens. Required
-	// unless LengthsFile is set.
+	// unless LengthsFile or Trace is set.
 	OutputLen Dist `yaml:"output_len,omitempty" json:"output_len,omitzero"`
 	// LengthsFile, when set, is a CSV of (input, output) pairs with header
 	// columns num_prefill_tokens and num_decode_tokens (others ignored),
@@ -36,8 +65,41 @@ type Config struct {
 	// then takes a row drawn uniformly at random with replacement, keeping
 	// the correlation between prompt and output length, and InputLen and
 	// OutputLen are ignored. A relative path is relative to the working
-	// directory of the process; the caller resolves scenario-relative paths.
+	// directory of the process; the caller resolves scenario-relative paths
+	// (ResolvePaths).
 	LengthsFile string `yaml:"lengths_file,omitempty" json:"lengths_file,omitempty"`
+	// Trace is a trace file to replay instead of generating requests (see
+	// Formats). A format with arrival times replaces Arrival, Rate, CV,
+	// Shape, RateCurve, Requests, DurationS and the lengths; the lengths
+	// format (a length-only CSV) replaces only the lengths, like
+	// LengthsFile. For ServeGen, name either of the client's two files.
+	Trace string `yaml:"trace,omitempty" json:"trace,omitempty"`
+	// Format is the trace's format, one of Formats(); empty detects it from
+	// the file's name and first line (DetectFormat).
+	Format string `yaml:"format,omitempty" json:"format,omitempty"`
+	// TimeScale divides every arrival time: 2 replays a trace twice as fast
+	// (twice the rate), 0.5 at half speed. 0 means 1. In [0.001, 1000].
+	TimeScale float64 `yaml:"time_scale,omitempty" json:"time_scale,omitempty"`
+	// WindowS keeps only the requests arriving in [start, end) seconds on
+	// the source's own clock (before TimeScale), shifted to start at 0:
+	// [600, 1200] replays the trace's eleventh to twentieth minute.
+	WindowS Window `yaml:"window_s,omitempty" json:"window_s,omitzero"`
+	// Sample keeps each request with this probability, in (0, 1], drawn
+	// from the seeded stream "sample" (0, the default, keeps all).
+	Sample float64 `yaml:"sample,omitempty" json:"sample,omitempty"`
+	// TargetRate rescales time so the mean arrival rate — (n−1)/(last −
+	// first arrival) after the window and sampling — becomes this many
+	// requests per second. It costs one more pass over a trace. 0: off; not
+	// with TimeScale.
+	TargetRate float64 `yaml:"target_rate,omitempty" json:"target_rate,omitempty"`
+	// CapTokens caps each request's prompt + output at this many tokens:
+	// the prompt is cut to CapTokens − 1 first (keeping at least one output
+	// token), then the output to what remains. 0: no cap; else ≥ 2.
+	CapTokens int `yaml:"cap_tokens,omitempty" json:"cap_tokens,omitempty"`
+	// CapToContext caps prompt + output at the model's context
+	// (max_model_len), which the caller supplies (CapAtContext), or at
+	// CapTokens if that is lower.
+	CapToContext bool `yaml:"cap_to_context,omitempty" json:"cap_to_context,omitempty"`
 }
 
 // Limits that keep a typo from producing a run that cannot finish or an
@@ -85,47 +147,134 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate checks c without reading LengthsFile (New reads it). Each error
+// Validate checks c without reading any file (New reads them). Each error
 // names the field as the scenario file spells it and the bad value.
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("workload.%s: %s", field, fmt.Sprintf(format, args...)))
 	}
-	if _, ok := arrivalProcesses()[c.arrivalName()]; !ok {
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	spec, ok := arrivalProcesses()[c.arrivalName()]
+	if !ok {
 		bad("arrival", "unknown arrival process %q; valid: %s", c.Arrival, strings.Join(ArrivalNames(), ", "))
+	}
+	switch {
+	case !finite(c.CV) || c.CV < 0:
+		bad("cv", "must be a finite number ≥ 0, got %g", c.CV)
+	case !finite(c.Shape) || c.Shape < 0:
+		bad("shape", "must be a finite number ≥ 0, got %g", c.Shape)
+	case ok && spec.shaped && c.CV > 0 && c.Shape > 0:
+		bad("cv", "set cv or shape for %s arrivals, not both (got cv %g, shape %g)", c.arrivalName(), c.CV, c.Shape)
+	case ok && spec.shaped && c.CV == 0 && c.Shape == 0:
+		bad("cv", "%s arrivals need cv (burstiness, e.g. 2) or shape", c.arrivalName())
+	case ok && !spec.shaped && (c.CV != 0 || c.Shape != 0):
+		bad("cv", "cv and shape apply to gamma and weibull arrivals, not %s (got cv %g, shape %g)", c.arrivalName(), c.CV, c.Shape)
+	case c.CV > 0 && !(c.CV >= minCV && c.CV <= maxCV):
+		bad("cv", "must be in [%g, %g], got %g", minCV, float64(maxCV), c.CV)
+	case ok && spec.shaped:
+		if _, err := spec.build(1, c); err != nil {
+			bad("shape", "%v", err)
+		}
+	}
+	if _, err := parseCurve(c.RateCurve); err != nil {
+		bad("rate_curve", "%v", err)
 	}
 	rateOK := c.Rate > 0 && !math.IsInf(c.Rate, 1)
 	if !rateOK {
 		bad("rate", "must be > 0 and finite (requests per second), got %g", c.Rate)
 	}
+	// A trace with its own arrival times is not bounded by requests or
+	// duration_s; with the format left to detection, New checks them once
+	// it knows.
+	bounded := c.Trace == "" || c.Format == FormatLengths
 	switch {
 	case c.Requests < 0 || c.Requests > maxRequests:
 		bad("requests", "must be in [0, %d], got %d", maxRequests, c.Requests)
 	case !(c.DurationS >= 0) || math.IsInf(c.DurationS, 1):
 		bad("duration_s", "must be a finite number ≥ 0 (seconds), got %g", c.DurationS)
-	case c.Requests == 0 && c.DurationS == 0:
+	case bounded && c.Requests == 0 && c.DurationS == 0:
 		bad("requests", "one of requests and duration_s must be > 0, got requests=0 and duration_s=0")
-	case c.Requests > 0 && rateOK && float64(c.Requests-1)/c.Rate > maxHorizonS:
+	case bounded && c.Requests > 0 && rateOK && float64(c.Requests-1)/c.Rate > maxHorizonS:
 		bad("requests", "%d requests at %g/s arrive over %.3g s, beyond the %.0g s limit", c.Requests, c.Rate,
 			float64(c.Requests-1)/c.Rate, maxHorizonS)
 	case c.Requests == 0 && c.DurationS > maxHorizonS:
 		bad("duration_s", "must be ≤ %.0g s, got %g", maxHorizonS, c.DurationS)
-	case c.Requests == 0 && rateOK && c.Rate*c.DurationS > maxRequests:
+	case bounded && c.Requests == 0 && rateOK && c.Rate*c.DurationS > maxRequests:
 		bad("duration_s", "%g s at %g/s is about %.3g requests, more than %d", c.DurationS, c.Rate,
 			c.Rate*c.DurationS, maxRequests)
 	}
-	if c.LengthsFile == "" {
+	switch {
+	case c.Trace != "" && strings.TrimSpace(c.Trace) == "":
+		bad("trace", "must name a file, got %q", c.Trace)
+	case c.Trace != "" && c.LengthsFile != "":
+		bad("trace", "set trace or lengths_file, not both (a length-only CSV is trace with format lengths)")
+	case c.Trace == "" && c.Format != "":
+		bad("format", "applies to a trace; set trace too (got %q)", c.Format)
+	}
+	if _, ok := formats()[c.Format]; c.Format != "" && !ok {
+		bad("format", "unknown trace format %q; valid: %s (or leave it empty to detect)", c.Format, strings.Join(Formats(), ", "))
+	}
+	if c.LengthsFile == "" && c.Trace == "" {
 		if c.InputLen.IsZero() {
-			bad("input_len", "required unless lengths_file is set (e.g. %q)", "lognormal:1024,1024,16,3072")
+			bad("input_len", "required unless lengths_file or trace is set (e.g. %q)", "lognormal:1024,1024,16,3072")
 		}
 		if c.OutputLen.IsZero() {
-			bad("output_len", "required unless lengths_file is set (e.g. %q)", "lognormal:256,256,16,1024")
+			bad("output_len", "required unless lengths_file or trace is set (e.g. %q)", "lognormal:256,256,16,1024")
 		}
-	} else if strings.TrimSpace(c.LengthsFile) == "" {
+	} else if c.LengthsFile != "" && strings.TrimSpace(c.LengthsFile) == "" {
 		bad("lengths_file", "must name a file, got %q", c.LengthsFile)
 	}
+	if c.TimeScale != 0 && !(c.TimeScale >= 1e-3 && c.TimeScale <= 1e3) {
+		bad("time_scale", "must be in [0.001, 1000] (0 means 1), got %g", c.TimeScale)
+	}
+	if err := c.WindowS.Validate(); err != nil {
+		bad("window_s", "%v", err)
+	}
+	if !(c.Sample >= 0 && c.Sample <= 1) {
+		bad("sample", "must be a probability in (0, 1] (0 keeps all), got %g", c.Sample)
+	}
+	switch {
+	case !finite(c.TargetRate) || c.TargetRate < 0:
+		bad("target_rate", "must be a finite rate ≥ 0 requests/s (0: off), got %g", c.TargetRate)
+	case c.TargetRate > 0 && c.TimeScale != 0:
+		bad("target_rate", "set target_rate or time_scale, not both (got %g and %g)", c.TargetRate, c.TimeScale)
+	}
+	if c.CapTokens < 0 || c.CapTokens == 1 || c.CapTokens > MaxLength {
+		bad("cap_tokens", "must be 0 (no cap) or in [2, %d] (a prompt token and an output token), got %d", MaxLength, c.CapTokens)
+	}
 	return errors.Join(errs...)
+}
+
+// DrawsLengths reports whether the workload's lengths come from InputLen
+// and OutputLen, so that their bounds say which requests can occur.
+func (c Config) DrawsLengths() bool { return c.Trace == "" && c.LengthsFile == "" }
+
+// CapAtContext applies CapToContext: it returns c with CapTokens lowered
+// to maxModelLen (the model's context) when CapToContext is set. The
+// simulator calls it once it knows the context.
+func (c Config) CapAtContext(maxModelLen int) Config {
+	if c.CapToContext && maxModelLen >= 2 && (c.CapTokens == 0 || c.CapTokens > maxModelLen) {
+		c.CapTokens = maxModelLen
+	}
+	return c
+}
+
+// ResolvePaths returns c with its relative file paths (lengths_file,
+// trace, and the FILE of empirical length distributions) resolved against
+// dir, as a scenario file's paths are against the scenario's folder.
+func (c Config) ResolvePaths(dir string) Config {
+	join := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	c.LengthsFile = join(c.LengthsFile)
+	c.Trace = join(c.Trace)
+	c.InputLen = c.InputLen.withBase(dir)
+	c.OutputLen = c.OutputLen.withBase(dir)
+	return c
 }
 
 // arrivalName returns the arrival process name with the default applied.

@@ -42,8 +42,8 @@ func TestValidate(t *testing.T) {
 		{"lengths file replaces dists", func(c *Config) {
 			c.InputLen, c.OutputLen, c.LengthsFile = Dist{}, Dist{}, "x.csv"
 		}, ""},
-		{"unknown arrival", func(c *Config) { c.Arrival = "gamma" },
-			`workload.arrival: unknown arrival process "gamma"; valid: constant, poisson`},
+		{"unknown arrival", func(c *Config) { c.Arrival = "burst" },
+			`workload.arrival: unknown arrival process "burst"; valid: constant, gamma, poisson, weibull`},
 		{"negative rate", func(c *Config) { c.Rate = -3 },
 			"workload.rate: must be > 0 and finite (requests per second), got -3"},
 		{"zero rate", func(c *Config) { c.Rate = 0 }, "workload.rate: must be > 0"},
@@ -60,7 +60,7 @@ func TestValidate(t *testing.T) {
 		{"too many requests by duration", func(c *Config) { c.Requests, c.DurationS, c.Rate = 0, 1e6, 1e4 },
 			"workload.duration_s: 1e+06 s at 10000/s is about 1e+10 requests, more than 1073741824"},
 		{"missing input_len", func(c *Config) { c.InputLen = Dist{} },
-			`workload.input_len: required unless lengths_file is set (e.g. "lognormal:1024,1024,16,3072")`},
+			`workload.input_len: required unless lengths_file or trace is set (e.g. "lognormal:1024,1024,16,3072")`},
 		{"missing output_len", func(c *Config) { c.OutputLen = Dist{} }, "workload.output_len: required"},
 		{"blank lengths file", func(c *Config) { c.LengthsFile = " " }, `workload.lengths_file: must name a file, got " "`},
 	}
@@ -121,5 +121,44 @@ output_len: fixed:64
 	var back Config
 	if err := yaml.Unmarshal(out, &back); err != nil || back != c {
 		t.Errorf("round trip through\n%s gave %+v, %v", out, back, err)
+	}
+}
+
+// TestTraceConfigYAML reads the trace and transformation fields, the
+// window in both its forms, and writes them back.
+func TestTraceConfigYAML(t *testing.T) {
+	for _, doc := range []string{
+		"trace: t.jsonl\nformat: mooncake\ntime_scale: 2\nwindow_s: [600, .inf]\nsample: 0.5\ncap_tokens: 4096\ncap_to_context: true\n",
+		"trace: t.jsonl\nformat: mooncake\ntime_scale: 2\nwindow_s: \"600,\"\nsample: 0.5\ncap_tokens: 4096\ncap_to_context: true\n",
+	} {
+		c := DefaultConfig()
+		if err := yaml.Unmarshal([]byte(doc), &c); err != nil {
+			t.Fatalf("yaml.Unmarshal(%q): %v", doc, err)
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("Validate: %v", err)
+		}
+		if c.WindowS != (Window{600, math.Inf(1)}) || c.Trace != "t.jsonl" || c.Format != FormatMooncake ||
+			c.TimeScale != 2 || c.Sample != 0.5 || c.CapTokens != 4096 || !c.CapToContext {
+			t.Errorf("%q: got %+v", doc, c)
+		}
+		out, err := yaml.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Config
+		if err := yaml.Unmarshal(out, &back); err != nil || back != c {
+			t.Errorf("round trip through\n%s gave %+v, %v", out, back, err)
+		}
+	}
+	for _, bad := range []string{"window_s: [1]\n", "window_s: [5, 1]\n", "window_s: {a: 1}\n", "window_s: [a, 2]\n", "window_s: 7\n"} {
+		var c Config
+		if err := yaml.Unmarshal([]byte(bad), &c); err == nil {
+			t.Errorf("yaml.Unmarshal(%q) accepted %+v", bad, c.WindowS)
+		}
+	}
+	var c Config
+	if err := yaml.Unmarshal([]byte("window_s: ~\n"), &c); err != nil || !c.WindowS.IsZero() {
+		t.Errorf("a null window: %+v, %v", c.WindowS, err)
 	}
 }

@@ -20,6 +20,9 @@ const (
 	DistUniform   = "uniform"
 	DistNormal    = "normal"
 	DistLognormal = "lognormal"
+	DistPareto    = "pareto"
+	DistTable     = "table"
+	DistEmpirical = "empirical"
 )
 
 // distKind is the family of a Dist; the zero value marks the zero Dist.
@@ -31,6 +34,9 @@ const (
 	kindUniform
 	kindNormal
 	kindLognormal
+	kindPareto
+	kindTable
+	kindEmpirical
 )
 
 // distSpec says how one kind is written and parsed.
@@ -48,12 +54,15 @@ func distKinds() map[string]distSpec {
 		DistUniform:   {kindUniform, "MIN,MAX", parseUniform},
 		DistNormal:    {kindNormal, "MEAN,SD,MIN,MAX", parseNormal},
 		DistLognormal: {kindLognormal, "MEAN,SD[,MIN,MAX]", parseLognormal},
+		DistPareto:    {kindPareto, "MIN,ALPHA[,MAX]", parsePareto},
+		DistTable:     {kindTable, "LEN=WEIGHT,LEN=WEIGHT,...", parseTable},
+		DistEmpirical: {kindEmpirical, "FILE:COLUMN", nil}, // parsed whole: FILE may hold commas
 	}
 }
 
 // DistKinds returns the valid distribution kinds, sorted.
 func DistKinds() []string {
-	names := make([]string, 0, 4)
+	names := make([]string, 0, 7)
 	for name := range distKinds() {
 		names = append(names, name)
 	}
@@ -67,17 +76,37 @@ func DistKinds() []string {
 // marshals to the empty string, and Sample panics on it.
 //
 // Dist is a comparable value: two Dists parsed from specs with the same
-// canonical String are ==.
+// canonical String are ==. A table or empirical Dist samples from a table
+// that Load builds (reading the file, for empirical) and that loaded Dists
+// share by pointer; ParseDist leaves it unbuilt, so parsing stays free of
+// I/O and == keeps its meaning.
 type Dist struct {
 	kind distKind
-	// mean and sd are the MEAN and SD of normal and lognormal, in tokens.
+	// mean and sd are the MEAN and SD of normal and lognormal, in tokens;
+	// mean is also the exact mean of a table (and of a loaded empirical).
 	mean, sd float64
 	// lo and hi bound every sample: N,N for fixed, MIN,MAX otherwise;
-	// 1,MaxLength for an unclipped lognormal.
+	// 1,MaxLength for an unclipped lognormal, a Pareto without MAX and an
+	// empirical Dist before Load; the smallest and largest length of a
+	// table.
 	lo, hi int
 	// mu and sigma are the parameters of the underlying normal of a
 	// lognormal, derived from mean and sd by ParseDist.
 	mu, sigma float64
+	// alpha is a Pareto's tail index.
+	alpha float64
+	// spec holds the canonical PARAMS of a table and an empirical Dist.
+	spec string
+	// tab is the sampling table of a loaded table or empirical Dist.
+	tab *lengthTable
+}
+
+// lengthTable is an immutable table of lengths to sample from: with cum
+// set, values[i] has probability cum[i] − cum[i−1]; without, every value
+// (one per file row) is equally likely.
+type lengthTable struct {
+	values []int32
+	cum    []float64
 }
 
 // ParseDist parses a length distribution spec:
@@ -89,10 +118,22 @@ type Dist struct {
 //	                         mean MEAN and standard deviation SD, rounded and
 //	                         clamped to at least 1
 //	lognormal:MEAN,SD,MIN,MAX  the same, clipped to [MIN, MAX]
+//	pareto:MIN,ALPHA         a Pareto (type I) of scale MIN and tail index
+//	                         ALPHA: P(X > x) = (MIN/x)^ALPHA for x ≥ MIN,
+//	                         rounded (heavy-tailed: its mean is infinite for
+//	                         ALPHA ≤ 1, so give a MAX)
+//	pareto:MIN,ALPHA,MAX     the same, clipped to MAX
+//	table:LEN=W,LEN=W,...    LEN with probability W/ΣW (a probability table;
+//	                         the weights need not sum to 1)
+//	empirical:FILE:COLUMN    a value drawn uniformly from COLUMN of FILE (a CSV
+//	                         with a header, or JSON lines with COLUMN a key),
+//	                         read when the workload starts (see Load)
 //
 // N, MIN and MAX are integers in [1, MaxLength] with MIN ≤ MAX; MEAN is a
-// number in [1, MaxLength] and SD a number in [0, MaxLength]. Clipping moves
-// the samples outside [MIN, MAX] onto the bound (it does not redraw them).
+// number in [1, MaxLength] and SD a number in [0, MaxLength]; ALPHA a
+// number in (0, 100]; LEN an integer in [1, MaxLength] and W a number ≥ 0,
+// some W > 0. Clipping moves the samples outside [MIN, MAX] onto the bound
+// (it does not redraw them).
 func ParseDist(spec string) (Dist, error) {
 	kindName, params, ok := strings.Cut(spec, ":")
 	kindName = strings.TrimSpace(kindName)
@@ -104,6 +145,13 @@ func ParseDist(spec string) (Dist, error) {
 	if !ok {
 		return Dist{}, fmt.Errorf("unknown distribution kind %q in %q; valid kinds: %s",
 			kindName, spec, strings.Join(DistKinds(), ", "))
+	}
+	if ds.kind == kindEmpirical {
+		d, err := parseEmpirical(params)
+		if err != nil {
+			return Dist{}, fmt.Errorf("%s: %w", kindName, err)
+		}
+		return d, nil
 	}
 	args := strings.Split(params, ",")
 	for i := range args {
@@ -239,6 +287,14 @@ func (d Dist) Sample(r *rand.Rand) int {
 		return d.clip(d.mean + d.sd*r.NormFloat64())
 	case kindLognormal:
 		return d.clip(math.Exp(d.mu + d.sigma*r.NormFloat64()))
+	case kindPareto:
+		// MIN·U^(−1/ALPHA) for U uniform in (0,1] is MIN·e^(E/ALPHA), E exponential.
+		return d.clip(float64(d.lo) * math.Exp(r.ExpFloat64()/d.alpha))
+	case kindTable, kindEmpirical:
+		if d.tab == nil {
+			panic("workloads: Sample on a " + d.String() + " Dist that was not loaded (use Load)")
+		}
+		return d.tab.sample(r)
 	}
 	panic("workloads: Sample on the zero Dist (use ParseDist)")
 }
@@ -257,19 +313,21 @@ func (d Dist) clip(x float64) int {
 }
 
 // Max returns the largest value Sample can return: N for fixed, MAX
-// otherwise, and MaxLength for an unclipped lognormal, which has no bound
-// (callers checking lengths against a model's context should reject it, or
-// ask for the clipped form lognormal:MEAN,SD,MIN,MAX).
+// otherwise, the largest LEN of a table, and MaxLength for an unclipped
+// lognormal or Pareto, which have no bound (callers checking lengths
+// against a model's context should reject it, or ask for the clipped form
+// lognormal:MEAN,SD,MIN,MAX), and for an empirical Dist before Load.
 func (d Dist) Max() int { return d.hi }
 
 // Min returns the smallest value Sample can return: N for fixed, MIN
 // otherwise, 1 for an unclipped lognormal.
 func (d Dist) Min() int { return d.lo }
 
-// Mean returns the mean of the values Sample returns. It is exact for fixed
-// and uniform. For normal and lognormal it is the exact mean of the clipped
-// continuous distribution, so it ignores the rounding to integers, which
-// moves it by less than half a token (and by far less when SD is large).
+// Mean returns the mean of the values Sample returns. It is exact for fixed,
+// uniform, table and a loaded empirical Dist (NaN before Load). For normal,
+// lognormal and Pareto it is the exact mean of the clipped continuous
+// distribution, so it ignores the rounding to integers, which moves it by
+// less than half a token (and by far less when SD is large).
 func (d Dist) Mean() float64 {
 	switch d.kind {
 	case kindFixed:
@@ -294,6 +352,20 @@ func (d Dist) Mean() float64 {
 		// E[X; a≤X≤b] = e^(μ+σ²/2)·(Φ(zb−σ) − Φ(za−σ)) for X = e^(μ+σZ).
 		return a*stdNormalCDF(za) + b*stdNormalCDF(-zb) +
 			d.mean*(stdNormalCDF(zb-d.sigma)-stdNormalCDF(za-d.sigma))
+	case kindPareto:
+		// E[min(X,b)] = ∫₀ᵇ P(X>x) dx = m + ∫ₘᵇ (m/x)^α dx.
+		m, b, a := float64(d.lo), float64(d.hi), d.alpha
+		if math.Abs(a-1) < 1e-12 {
+			return m + m*math.Log(b/m)
+		}
+		return m + m*(math.Pow(m/b, a-1)-1)/(1-a)
+	case kindTable:
+		return d.mean
+	case kindEmpirical:
+		if d.tab == nil {
+			return math.NaN()
+		}
+		return d.mean
 	}
 	return 0
 }
@@ -318,6 +390,15 @@ func (d Dist) String() string {
 			return fmt.Sprintf("%s:%s,%s", DistLognormal, num(d.mean), num(d.sd))
 		}
 		return fmt.Sprintf("%s:%s,%s,%d,%d", DistLognormal, num(d.mean), num(d.sd), d.lo, d.hi)
+	case kindPareto:
+		if d.hi == MaxLength {
+			return fmt.Sprintf("%s:%d,%s", DistPareto, d.lo, num(d.alpha))
+		}
+		return fmt.Sprintf("%s:%d,%s,%d", DistPareto, d.lo, num(d.alpha), d.hi)
+	case kindTable:
+		return DistTable + ":" + d.spec
+	case kindEmpirical:
+		return DistEmpirical + ":" + d.spec
 	}
 	return ""
 }

@@ -28,9 +28,9 @@ func TestParseDist(t *testing.T) {
 		{spec: "lognormal:1024,1024,1,2147483647", want: "lognormal:1024,1024"},
 		{spec: "lognormal:1024,1024,16,3072", want: "lognormal:1024,1024,16,3072"},
 
-		{spec: "", wantErr: `expected KIND:PARAMS such as "fixed:128" (kinds: fixed, lognormal, normal, uniform), got ""`},
+		{spec: "", wantErr: `expected KIND:PARAMS such as "fixed:128" (kinds: empirical, fixed, lognormal, normal, pareto, table, uniform), got ""`},
 		{spec: "512", wantErr: `expected KIND:PARAMS such as "fixed:128"`},
-		{spec: "gamma:1,2", wantErr: `unknown distribution kind "gamma" in "gamma:1,2"; valid kinds: fixed, lognormal, normal, uniform`},
+		{spec: "gamma:1,2", wantErr: `unknown distribution kind "gamma" in "gamma:1,2"; valid kinds: empirical, fixed, lognormal, normal, pareto, table, uniform`},
 		{spec: "Fixed:1", wantErr: `unknown distribution kind "Fixed"`},
 		{spec: "normal:1,2", wantErr: `normal: expected MEAN,SD,MIN,MAX, got "1,2"`},
 		{spec: "lognormal:1,2,3", wantErr: `lognormal: expected MEAN,SD[,MIN,MAX], got "1,2,3"`},
@@ -192,6 +192,8 @@ func FuzzParseDist(f *testing.F) {
 		"fixed:1", "uniform:16,4096", "normal:512,256,16,4096", "lognormal:1024,1024",
 		"lognormal:1024,1024,16,3072", "normal:1e3,-0,1,2000", "lognormal:1,2147483647",
 		"normal:2147483647,2147483647,1,2147483647", "", ":", "fixed:", "gamma:1", "uniform:5,1",
+		"pareto:16,1.5", "pareto:16,0.5,4096", "pareto:1,1,1", "table:128=0.5,512=0.3,2048=0.2", "table:5=0,6=1",
+		"table:1=1e300,2=1e300", "empirical:a.csv:x", "empirical:c:\\x:y:col", "empirical::x",
 	} {
 		f.Add(seed)
 	}
@@ -206,6 +208,9 @@ func FuzzParseDist(f *testing.F) {
 		}
 		if again != d {
 			t.Fatalf("round trip of %q via %q gave %#v, want %#v", spec, d.String(), again, d)
+		}
+		if d, err = d.Load(); err != nil {
+			return // an empirical FILE that does not exist
 		}
 		lo, hi := d.Min(), d.Max()
 		if lo < 1 || lo > hi || hi > MaxLength {

@@ -2,6 +2,8 @@ package workloads_test
 
 import (
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/itlsim/itlsim/workloads"
 )
@@ -50,4 +52,40 @@ func ExampleConfig_Validate() {
 	fmt.Println(c.Validate())
 	// Output:
 	// workload.rate: must be > 0 and finite (requests per second), got -3
+}
+
+func ExampleReadRequests() {
+	const trace = `{"timestamp": 0, "input_length": 1100, "output_length": 52, "hash_ids": [46, 47, 48]}
+{"timestamp": 1500, "input_length": 700, "output_length": 9, "hash_ids": [46, 49]}
+`
+	reqs, err := workloads.ReadRequests(strings.NewReader(trace), "mooncake.jsonl", workloads.FormatMooncake)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	w := workloads.NewRequestWriter(os.Stdout, false) // itlsim's format, as CSV
+	for i := range reqs {
+		w.Write(&reqs[i])
+	}
+	w.Flush()
+
+	_, err = workloads.ReadRequests(strings.NewReader(`{"timestamp": 0, "input_length": -5}`), "bad.jsonl", workloads.FormatMooncake)
+	fmt.Println(err)
+	// Output:
+	// arrival_s,input_tokens,output_tokens,class,priority,prefix_blocks,prefix_block_tokens
+	// 0.000000000,1100,52,,0,46 47 48,512
+	// 1.500000000,700,9,,0,46 49,512
+	// bad.jsonl:1: input_length: expected a positive integer ≤ 2147483647, got "-5"
+}
+
+func ExampleConfig_bursty() {
+	c := workloads.DefaultConfig()
+	c.Arrival, c.CV = workloads.ArrivalGamma, 4 // four times as bursty as Poisson
+	c.RateCurve = "onoff:2,8"                   // 2 s bursts every 10 s
+	c.Rate, c.Requests = 5, 4
+	c.InputLen = workloads.MustParseDist("table:128=0.5,2048=0.5")
+	c.WindowS = workloads.Window{Start: 0, End: 60} // transformations apply to generated workloads too
+	fmt.Println(c.Validate())
+	// Output:
+	// <nil>
 }

@@ -6,72 +6,17 @@ import (
 	"io/fs"
 	"math"
 	"math/rand/v2"
-	"slices"
 )
-
-// Names of the arrival processes, the values of Config.Arrival.
-const (
-	ArrivalPoisson  = "poisson"
-	ArrivalConstant = "constant"
-)
-
-// arrivalProcess places request i on the clock. at is called for
-// i = 0, 1, 2, ... in order and returns non-decreasing times in ns.
-type arrivalProcess interface {
-	at(i int, r *rand.Rand) float64
-}
-
-// arrivalProcesses is the registry of arrival processes, from name to a
-// constructor taking the mean gap in ns; ArrivalNames and Validate derive
-// the valid names from it.
-func arrivalProcesses() map[string]func(gapNs float64) arrivalProcess {
-	return map[string]func(gapNs float64) arrivalProcess{
-		ArrivalPoisson:  func(gapNs float64) arrivalProcess { return &poisson{gapNs: gapNs} },
-		ArrivalConstant: func(gapNs float64) arrivalProcess { return constant{gapNs: gapNs} },
-	}
-}
-
-// ArrivalNames returns the valid values of Config.Arrival, sorted.
-func ArrivalNames() []string {
-	names := make([]string, 0, 2)
-	for name := range arrivalProcesses() {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names
-}
-
-// poisson is a Poisson process: independent exponential gaps of mean gapNs.
-// The first request arrives at 0; the clock is kept in float64 ns so the
-// rounding of each arrival to an integer never accumulates.
-type poisson struct {
-	gapNs float64
-	t     float64
-}
-
-func (p *poisson) at(i int, r *rand.Rand) float64 {
-	if i > 0 {
-		p.t += r.ExpFloat64() * p.gapNs
-	}
-	return p.t
-}
-
-// constant spaces requests exactly gapNs apart, starting at 0. It draws
-// nothing.
-type constant struct {
-	gapNs float64
-}
-
-func (c constant) at(i int, _ *rand.Rand) float64 { return float64(i) * c.gapNs }
 
 // maxArrivalNs caps arrival times far below the int64 limit; Validate keeps
 // the expected horizon a further factor of 40 below it.
 const maxArrivalNs = 1 << 62
 
-// generator is the Source New returns.
+// generator is the Source of a synthetic workload.
 type generator struct {
 	seed     uint64
 	arrivals arrivalProcess
+	curve    curve // nil: constant rate
 	// arrivalRNG and lengthRNG are independent streams, so a change to how
 	// lengths are drawn never moves an arrival, and the other way round.
 	arrivalRNG, lengthRNG *rand.Rand
@@ -82,6 +27,7 @@ type generator struct {
 	output    Dist
 	table     *Lengths // when set, input and output are unused
 	next      int      // ID of the next request
+	lastT     float64  // the previous arrival under a curve, ns
 	done      bool
 }
 
@@ -89,34 +35,119 @@ var _ Source = (*generator)(nil)
 
 // New returns the Source of the workload c. seed is the workload's own seed
 // (the caller derives it from the run seed for the "workload" subsystem).
-// Inter-arrival gaps and lengths come from two streams derived from seed
-// and the names "arrivals" and "lengths"; request i's Seed is
-// RequestSeed(seed, i). New validates c and reads c.LengthsFile if set.
+//
+// A synthetic workload draws inter-arrival gaps and lengths from two
+// streams derived from seed and the names "arrivals" and "lengths";
+// request i's Seed is RequestSeed(seed, i). A trace (c.Trace) is read as
+// its format says (see Formats); its requests are numbered in replay order
+// and seeded the same way. The transformations (window, sampling from the
+// stream "sample", time scaling, length cap) apply last, to either.
+//
+// New validates c and reads every file c names: a lengths file or an
+// empirical length distribution is loaded; a trace is read through once to
+// check every row (so a malformed row is an error here, naming the file and
+// line, not a silently short run) and is then streamed again by the Source.
 func New(c Config, seed uint64) (Source, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	tr := newTransform(c, seed)
+	build := func() (Source, error) { return openBase(c, seed) }
+	if c.TargetRate > 0 {
+		// Measure the rate of the windowed, sampled source, then replay it
+		// scaled to the target: one more pass over a trace.
+		src, err := build()
+		if err != nil {
+			return nil, err
+		}
+		m := tr
+		m.scale = 1
+		st := measure(m.wrap(src))
+		if err := Err(src); err != nil {
+			return nil, err
+		}
+		if st.n < 2 || st.last <= st.first {
+			return nil, fmt.Errorf("workload.target_rate: rescaling needs at least two requests at distinct times; the source has %d", st.n)
+		}
+		rate := float64(st.n-1) / (float64(st.last-st.first) / 1e9)
+		tr.scale = c.TargetRate / rate // arrivals are divided by scale
+	}
+	src, err := build()
+	if err != nil {
+		return nil, err
+	}
+	if tr.identity() {
+		return src, nil
+	}
+	return tr.wrap(src), nil
+}
+
+// openBase returns the untransformed source of c.
+func openBase(c Config, seed uint64) (Source, error) {
+	if c.Trace == "" {
+		return newGenerator(c, seed, "workload.lengths_file")
+	}
+	format, err := detectOrCheck(c)
+	if err != nil {
+		return nil, err
+	}
+	switch format {
+	case FormatLengths:
+		if c.Requests == 0 && c.DurationS == 0 {
+			return nil, fmt.Errorf("workload.requests: a lengths trace takes its arrivals from the arrival process; one of requests and duration_s must be > 0")
+		}
+		g := c
+		g.LengthsFile, g.Trace, g.Format = c.Trace, "", ""
+		return newGenerator(g, seed, "workload.trace")
+	case FormatServeGen:
+		m, err := ReadServeGen(c.Trace)
+		if err != nil {
+			return nil, err
+		}
+		return m.Source(seed), nil
+	}
+	return openReplay(c.Trace, formats()[format].parse, c.WindowS, seed)
+}
+
+// newGenerator builds the synthetic source of a validated c, loading its
+// lengths file (which lengthsField names in errors) and file-backed
+// distributions.
+func newGenerator(c Config, seed uint64, lengthsField string) (*generator, error) {
+	p, err := arrivalProcesses()[c.arrivalName()].build(1e9/c.Rate, c)
+	if err != nil {
+		return nil, fmt.Errorf("workload.arrival: %w", err)
+	}
+	cv, err := parseCurve(c.RateCurve)
+	if err != nil {
+		return nil, fmt.Errorf("workload.rate_curve: %w", err)
+	}
 	g := &generator{
 		seed:       seed,
-		arrivals:   arrivalProcesses()[c.arrivalName()](1e9 / c.Rate),
+		arrivals:   p,
+		curve:      cv,
 		arrivalRNG: stream(seed, "arrivals"),
 		lengthRNG:  stream(seed, "lengths"),
 		limit:      c.Requests,
 		horizonNs:  c.DurationS * 1e9,
-		input:      c.InputLen,
-		output:     c.OutputLen,
 	}
 	if c.LengthsFile != "" {
 		table, err := ReadLengths(c.LengthsFile)
 		if pathErr := (*fs.PathError)(nil); errors.As(err, &pathErr) {
 			// Opening failed; say which setting named the file. Parse
 			// errors already start with "file:line:".
-			return nil, fmt.Errorf("workload.lengths_file: %w", err)
+			return nil, fmt.Errorf("%s: %w", lengthsField, err)
 		}
 		if err != nil {
 			return nil, err
 		}
 		g.table = table
+		return g, nil
+	}
+	if g.input, err = c.InputLen.Load(); err != nil {
+		return nil, fmt.Errorf("workload.input_len: %w", err)
+	}
+	if g.output, err = c.OutputLen.Load(); err != nil {
+		return nil, fmt.Errorf("workload.output_len: %w", err)
 	}
 	return g, nil
 }
@@ -128,6 +159,17 @@ func (g *generator) Next(r *Request) bool {
 		return false
 	}
 	t := g.arrivals.at(g.next, g.arrivalRNG)
+	if g.curve != nil {
+		t = g.curve.inverse(t)
+		if math.IsInf(t, 1) || math.IsNaN(t) { // the curve fell to zero for good
+			g.done = true
+			return false
+		}
+		// A numerical inverse may step back by a fraction of a nanosecond;
+		// arrivals never go backwards.
+		t = max(t, g.lastT)
+		g.lastT = t
+	}
 	if g.limit == 0 && t >= g.horizonNs {
 		g.done = true
 		return false

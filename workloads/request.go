@@ -15,8 +15,25 @@ type Request struct {
 	// max_tokens with ignore_eos, as vLLM's benchmarks run.
 	OutputTokens int
 	// Priority orders requests where a policy uses it; a lower value is
-	// more important (vLLM's convention). Always 0 for now.
+	// more important (vLLM's convention). Generators leave it 0; itlsim's
+	// request format carries it.
 	Priority int
+	// Class names the request's traffic class ("chat", "rag", ...) when the
+	// source has one (itlsim's request format); "" otherwise. Readers intern
+	// the names, so requests of one class share one string.
+	Class string
+	// PrefixBlocks are the ids of the request's prompt blocks, in order, for
+	// prefix caching: two requests whose first k ids are equal share their
+	// first k·PrefixBlockTokens prompt tokens (Mooncake's hash_ids). nil when
+	// the source has none. The slice is shared and must not be modified: it
+	// is carved from large chunks so that reading a trace does not allocate
+	// per request (its capacity is its length, so appending copies).
+	PrefixBlocks []uint64
+	// PrefixBlockTokens is how many prompt tokens one PrefixBlocks id covers
+	// (512 in Mooncake's traces); 0 when PrefixBlocks is empty. The last
+	// block may be partial: len(PrefixBlocks) = ⌈InputTokens/PrefixBlockTokens⌉
+	// in Mooncake's traces.
+	PrefixBlockTokens int
 	// Seed is this request's own seed, RequestSeed(run seed, ID). Subsystems
 	// that draw per request (speculative acceptance, for one) seed from it,
 	// so every policy compared on a workload sees the same luck per request
@@ -30,6 +47,18 @@ type Source interface {
 	// Next fills r with the next request and reports whether there was one;
 	// once it returns false it keeps returning false.
 	Next(r *Request) bool
+}
+
+// Err returns the error that ended s early, if any: a trace that became
+// unreadable or malformed during a replay (New checks every row before the
+// replay starts, so this happens only when the file changes underneath).
+// Generated sources never fail and give nil. Call it once Next has returned
+// false.
+func Err(s Source) error {
+	if e, ok := s.(interface{ Err() error }); ok {
+		return e.Err()
+	}
+	return nil
 }
 
 // Collect drains up to limit requests from s into a slice; limit ≤ 0 means

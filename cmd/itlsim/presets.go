@@ -56,7 +56,8 @@ func writePresets(w io.Writer) error {
 	b.WriteString("  linear                 c0 + c1·prefill tokens + c2·decode seqs + c3·Σ decode context + c4·Σ prefill tokens×context\n")
 	b.WriteString("ARRIVAL PROCESSES (--arrival)\n")
 	for _, n := range workloads.ArrivalNames() {
-		fmt.Fprintf(&b, "  %s\n", n)
+		d, _ := workloads.DescribeArrival(n)
+		fmt.Fprintf(&b, "  %-22s %s\n", n, d)
 	}
 	b.WriteString("LENGTH DISTRIBUTIONS (--input-len, --output-len)\n")
 	b.WriteString("  fixed:N | uniform:MIN,MAX | normal:MEAN,SD,MIN,MAX | lognormal:MEAN,SD[,MIN,MAX]\n")

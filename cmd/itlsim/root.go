@@ -51,5 +51,9 @@ of every stall.`,
 	root.AddCommand(newRunCmd())
 	root.AddCommand(newPresetsCmd())
 	root.AddCommand(newCostCmd())
+	root.AddCommand(newWorkloadCmd())
+	root.AddCommand(newReportCmd())
+	root.AddCommand(newAnalyzeCmd())
+	root.AddCommand(newGateCmd())
 	return root
 }

@@ -47,6 +47,8 @@ var shorthands = []shorthand{
 	{"input-len", "workload.input_len", "prompt lengths: fixed:N, uniform:MIN,MAX, normal:MEAN,SD,MIN,MAX, lognormal:MEAN,SD[,MIN,MAX]", false},
 	{"output-len", "workload.output_len", "output lengths (same forms as --input-len)", false},
 	{"lengths-file", "workload.lengths_file", "CSV with num_prefill_tokens,num_decode_tokens columns to sample lengths from", false},
+	{"workload", "workload.trace", "replay a trace file: Azure, Mooncake, Vidur, length-only, ServeGen or itlsim's format (see README, Workloads and traces)", false},
+	{"workload-format", "workload.format", "format of --workload: azure, mooncake, vidur, lengths, servegen, itlsim (default: detected)", false},
 	{"num-gpu-blocks", "kvcache.num_gpu_blocks", "KV blocks (0: derived from GPU memory)", true},
 	{"swap-space", "kvcache.swap_space_gib", "CPU swap space per GPU, GiB", true},
 	{"host-link-gbps", "kvcache.host_link_gbps", "GPU↔CPU copy bandwidth, GB/s (0: the GPU's PCIe)", true},
@@ -54,6 +56,13 @@ var shorthands = []shorthand{
 	{"noise-cv", "cost.noise_cv", "step-time noise, coefficient of variation", true},
 	{"hiccup-rate", "cost.hiccup_rate_per_s", "engine hiccups per second", true},
 	{"hiccup-ms", "cost.hiccup_ms", "duration of one hiccup, ms", true},
+	{"spec-decode", "spec_decode.method", "speculative decoding proposer: none, draft-model, ngram, eagle, mtp", true},
+	{"spec-k", "spec_decode.k", "draft tokens per step", true},
+	{"spec-acceptance", "spec_decode.acceptance", "acceptance model: iid:A, position-decay:A,D, beta:A,B, regime:AIN,AOUT,MEANIN,MEANOUT, ood-share:AIN,AOUT,SHARE, ood-region:AIN,AOUT,FROM,TO", false},
+	{"spec-draft-model", "spec_decode.draft_model", "draft model for --spec-decode draft-model (a preset or config.json)", true},
+	{"spec-fallback-window", "spec_decode.fallback.window", "verify steps over which a stream's acceptance is judged (0: no fallback)", true},
+	{"spec-fallback-threshold", "spec_decode.fallback.threshold", "stop speculating for a stream below this acceptance rate", true},
+	{"spec-disable-by-batch-size", "spec_decode.disable_by_batch_size", "no speculation in steps with more running sequences (0: never)", true},
 	{"stall-threshold", "metrics.stall_threshold_ms", "gaps above this many ms are stalls", false},
 	{"itl-goodput", "metrics.itl_goodput_ms", "ITL goodput threshold θ, ms", false},
 	{"slo-ttft", "metrics.slo.ttft_ms", "TTFT limit for SLO goodput, ms (0: none)", false},
@@ -69,6 +78,8 @@ type runOptions struct {
 	jsonPath      string
 	streamsPath   string
 	timelinesPath string
+	htmlPath      string
+	echartsJS     string
 	printConfig   bool
 }
 
@@ -111,6 +122,8 @@ Field paths: ` + strings.Join(scenario.Paths(), ", "),
 	f.StringVar(&o.jsonPath, "json", "", "write the full results (scenario, runs, streams, time series) as JSON to this file")
 	f.StringVar(&o.streamsPath, "streams", "", "write one CSV row per request and run to this file")
 	f.StringVar(&o.timelinesPath, "timelines", "", "write every finished stream's chunk times as JSON lines (itlsim's stream format) to this file")
+	f.StringVar(&o.htmlPath, "html", "", "write the HTML report (the page itlsim report makes from --json) to this file")
+	f.StringVar(&o.echartsJS, "echarts-js", "", "with --html: ECharts build to inline (echarts.min.js) so the report draws offline")
 	return cmd
 }
 
@@ -179,8 +192,14 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 		return printConfigs(cmd.OutOrStdout(), variants)
 	}
 
+	var html *htmlOutput
+	if o.htmlPath != "" {
+		if html, err = newHTMLOutput(o.htmlPath, o.echartsJS); err != nil {
+			return err
+		}
+	}
 	start := time.Now()
-	needStreams := o.jsonPath != "" || o.streamsPath != "" || format == reports.FormatJSON
+	needStreams := o.jsonPath != "" || o.streamsPath != "" || html != nil || format == reports.FormatJSON
 	var runs []reports.Run
 	if o.timelinesPath != "" {
 		err = writeFileAtomic(o.timelinesPath, func(f *os.File) error {
@@ -207,6 +226,11 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	if o.streamsPath != "" {
 		if err := writeFileAtomic(o.streamsPath, func(f *os.File) error { return reports.WriteStreamsCSV(f, runs) }); err != nil {
+			return err
+		}
+	}
+	if html != nil {
+		if err := html.write(runs); err != nil {
 			return err
 		}
 	}
@@ -280,6 +304,11 @@ func simulate(variants []scenario.Variant, withStreams bool, timelines *os.File)
 		}()
 	}
 	wg.Wait()
+	for i, e := range engines {
+		if err := e.Err(); err != nil {
+			return nil, fmt.Errorf("run %s: %w", variants[i].Name, err)
+		}
+	}
 	for i, w := range writers {
 		if err := w.Flush(); err != nil {
 			return nil, err

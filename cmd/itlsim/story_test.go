@@ -151,3 +151,67 @@ func TestStorySwapVsRecompute(t *testing.T) {
 		t.Errorf("stall ms per preemption: swap@64GB/s %.1f, recompute %.1f, swap@4GB/s %.1f; want swap fast < recompute < swap slow", sf, rc, ss)
 	}
 }
+
+// positionOf returns the run's ITL-by-position row holding token pos.
+func positionOf(t *testing.T, doc reports.Document, run string, pos int) reports.PositionRow {
+	t.Helper()
+	for _, r := range doc.Runs {
+		if r.Name != run {
+			continue
+		}
+		for _, p := range r.ITLByPosition {
+			if p.From <= pos && (pos <= p.To || p.To == 0) {
+				return p
+			}
+		}
+	}
+	t.Fatalf("run %q has no ITL row for token %d", run, pos)
+	return reports.PositionRow{}
+}
+
+func TestStorySpecOutOfDistribution(t *testing.T) {
+	doc := runStory(t, "spec-ood")
+	none := runByName(t, doc, "none/window=0")
+	spec := runByName(t, doc, "draft-model/window=0")
+	fb := runByName(t, doc, "draft-model/window=8")
+	const early, middle = 40, 200 // in distribution (< 20 % of 400 tokens); out of it
+	nE, nM := positionOf(t, doc, "none/window=0", early), positionOf(t, doc, "none/window=0", middle)
+	sE, sM := positionOf(t, doc, "draft-model/window=0", early), positionOf(t, doc, "draft-model/window=0", middle)
+	fM := positionOf(t, doc, "draft-model/window=8", middle)
+
+	// In distribution, speculation is a speed-up of about 2× per token.
+	if sE.PerTokenMeanMS > 0.6*nE.PerTokenMeanMS {
+		t.Errorf("early tokens: %.2f ms/token with speculation, %.2f without; want a speed-up of at least 1/0.6", sE.PerTokenMeanMS, nE.PerTokenMeanMS)
+	}
+	// Out of distribution it is a slow-down, in the middle of responses,
+	// and each visible update takes longer.
+	if sM.PerTokenMeanMS < 1.2*nM.PerTokenMeanMS {
+		t.Errorf("middle tokens: %.2f ms/token with speculation, %.2f without; want a slow-down of at least 1.2×", sM.PerTokenMeanMS, nM.PerTokenMeanMS)
+	}
+	if sM.ITLP99MS < 1.5*nM.ITLP99MS || spec.StreamP99ITL.P50 < 1.5*none.StreamP99ITL.P50 {
+		t.Errorf("p99 ITL mid-response %.1f vs %.1f ms, per-stream p99 %.1f vs %.1f ms: want speculation 1.5× higher",
+			sM.ITLP99MS, nM.ITLP99MS, spec.StreamP99ITL.P50, none.StreamP99ITL.P50)
+	}
+	// Over whole responses the slow-down wins: streams generate more slowly.
+	if spec.TPOT.Mean <= none.TPOT.Mean {
+		t.Errorf("TPOT %.2f ms with speculation, %.2f without: want slower", spec.TPOT.Mean, none.TPOT.Mean)
+	}
+	// Fallback restores both: whole responses are no slower than without
+	// speculation, and the middle runs close to plain-decode speed (each
+	// retry after the cooldown costs a window of poor verify steps).
+	if fM.PerTokenMeanMS > 1.12*nM.PerTokenMeanMS || fM.PerTokenMeanMS >= sM.PerTokenMeanMS || fb.TPOT.Mean > none.TPOT.Mean {
+		t.Errorf("with fallback: middle %.2f ms/token (plain %.2f), TPOT %.2f ms (plain %.2f); want both restored",
+			fM.PerTokenMeanMS, nM.PerTokenMeanMS, fb.TPOT.Mean, none.TPOT.Mean)
+	}
+	if fb.Spec == nil || fb.Spec.FallbackStreams == 0 {
+		t.Errorf("no stream fell back: %+v", fb.Spec)
+	}
+	// The stall table names the rejected work, and fallback cuts it.
+	if spec.StallMSByCause["spec-rejection"] <= 0 || fb.StallMSByCause["spec-rejection"] >= spec.StallMSByCause["spec-rejection"] {
+		t.Errorf("spec-rejection stall ms: %.1f without fallback, %.1f with; want > 0 and cut by fallback",
+			spec.StallMSByCause["spec-rejection"], fb.StallMSByCause["spec-rejection"])
+	}
+	if none.Spec != nil || spec.Spec.AcceptanceRate <= 0 {
+		t.Errorf("summary.spec: %v without speculation; acceptance %v with", none.Spec, spec.Spec)
+	}
+}

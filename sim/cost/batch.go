@@ -30,6 +30,14 @@ type Batch struct {
 	// DecodeContext is Σ context length over decoding sequences: the tokens
 	// already in the KV cache including the one being decoded.
 	DecodeContext int64
+	// DecodeExtraTokens is Σ (query length − 1) over decoding sequences: the
+	// draft positions a speculative verification scores beside the one
+	// decoded token. They cost compute like any token; their attention reads
+	// the same KV as the decode they belong to.
+	DecodeExtraTokens int64
+	// DecodeExtraPairs is Σ (query length − 1) × context over verifying
+	// sequences: the (query, key) pairs of the draft positions.
+	DecodeExtraPairs int64
 }
 
 // AddPrefill adds a prefill chunk of tokens tokens whose first token sits at
@@ -54,12 +62,25 @@ func (b *Batch) AddDecode(context int) {
 	b.DecodeContext += int64(max(context, 0))
 }
 
+// AddVerify adds one sequence that verifies queryLen − 1 draft tokens: a
+// decode with query length queryLen over context tokens of KV (speculative
+// decoding's target step). queryLen 1 is a plain decode.
+func (b *Batch) AddVerify(context, queryLen int) {
+	b.AddDecode(context)
+	if extra := int64(queryLen - 1); extra > 0 {
+		b.DecodeExtraTokens += extra
+		b.DecodeExtraPairs += extra * int64(max(context, 0))
+	}
+}
+
 // Reset empties the batch for the next step.
 func (b *Batch) Reset() { *b = Batch{} }
 
 // Tokens is the number of tokens the step computes: every prefill chunk token
 // plus one per decoding sequence.
-func (b *Batch) Tokens() int64 { return b.PrefillTokens + int64(b.DecodeSeqs) }
+func (b *Batch) Tokens() int64 {
+	return b.PrefillTokens + int64(b.DecodeSeqs) + b.DecodeExtraTokens
+}
 
 // Seqs is the number of sequences in the step.
 func (b *Batch) Seqs() int { return b.PrefillSeqs + b.DecodeSeqs }
@@ -73,6 +94,14 @@ func (b *Batch) Empty() bool { return b.Tokens() == 0 }
 // in a long-lived scratch Batch: the address of a local passed through the
 // Model interface escapes to the heap, one allocation per call.
 func (b Batch) DecodeOnly() Batch {
+	return Batch{DecodeSeqs: b.DecodeSeqs, DecodeContext: b.DecodeContext,
+		DecodeExtraTokens: b.DecodeExtraTokens, DecodeExtraPairs: b.DecodeExtraPairs}
+}
+
+// PlainDecode returns a copy with only the plain decode work: every
+// decoding sequence computing one token, no prefill and no draft positions.
+// The engine prices speculative work against it.
+func (b Batch) PlainDecode() Batch {
 	return Batch{DecodeSeqs: b.DecodeSeqs, DecodeContext: b.DecodeContext}
 }
 

@@ -13,7 +13,8 @@ import "fmt"
 type LinearConfig struct {
 	// C0US is the fixed cost of every step, µs.
 	C0US float64 `yaml:"c0_us" json:"c0_us"`
-	// C1USPerPrefillToken is µs per prefill chunk token (Batch.PrefillTokens).
+	// C1USPerPrefillToken is µs per prefill chunk token and per speculative
+	// draft position verified (Batch.PrefillTokens + Batch.DecodeExtraTokens).
 	C1USPerPrefillToken float64 `yaml:"c1_us" json:"c1_us"`
 	// C2USPerDecodeSeq is µs per decoding sequence (Batch.DecodeSeqs).
 	C2USPerDecodeSeq float64 `yaml:"c2_us" json:"c2_us"`
@@ -85,7 +86,7 @@ func (l *Linear) StepNS(b *Batch) int64 {
 	}
 	c := &l.cfg
 	us := c.C0US +
-		c.C1USPerPrefillToken*float64(b.PrefillTokens) +
+		c.C1USPerPrefillToken*float64(b.PrefillTokens+b.DecodeExtraTokens) +
 		c.C2USPerDecodeSeq*float64(b.DecodeSeqs) +
 		c.C3USPerDecodeContextToken*float64(b.DecodeContext) +
 		c.C4USPerPrefillTokenContext*float64(b.PrefillTokCtx)

@@ -23,6 +23,16 @@ var models = map[string]ModelSpec{
 		Intermediate: 14336, Vocab: 128256, MaxContext: 131072, DTypeBytes: 2,
 		Source: "https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json",
 	},
+	"llama-3.2-1b": {
+		Description: "Meta Llama 3.2 1B: 16 layers, GQA 32q/8kv, 128k context; a draft model for speculative decoding",
+		// hidden_size 2048, num_hidden_layers 16, num_attention_heads 32,
+		// num_key_value_heads 8, head_dim 64, intermediate_size 8192,
+		// vocab_size 128256, max_position_embeddings 131072, torch_dtype
+		// bfloat16, tie_word_embeddings true.
+		Params: 1_235_814_400, Layers: 16, Hidden: 2048, Heads: 32, KVHeads: 8, HeadDim: 64,
+		Intermediate: 8192, Vocab: 128256, MaxContext: 131072, DTypeBytes: 2, TiedEmbeddings: true,
+		Source: "https://huggingface.co/meta-llama/Llama-3.2-1B/blob/main/config.json",
+	},
 	"llama-3.1-70b": {
 		Description: "Meta Llama 3.1 70B: 80 layers, GQA 64q/8kv, 128k context",
 		// hidden_size 8192, num_hidden_layers 80, num_attention_heads 64,

@@ -8,7 +8,7 @@ import (
 
 func TestModelPresets(t *testing.T) {
 	names := ModelNames()
-	want := []string{"llama-2-70b", "llama-2-7b", "llama-3.1-70b", "llama-3.1-8b", "llama-3.3-70b",
+	want := []string{"llama-2-70b", "llama-2-7b", "llama-3.1-70b", "llama-3.1-8b", "llama-3.2-1b", "llama-3.3-70b",
 		"mistral-7b", "qwen2.5-7b", "yi-34b"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("ModelNames() = %v, want %v", names, want)

@@ -380,8 +380,8 @@ func (r *Roofline) Breakdown(b *Batch) Breakdown {
 
 	prefill := roof(float64(b.PrefillAttn)*r.attnFLOPNSPerPair,
 		float64(b.PrefillContext)*r.kvReadNSPerToken+float64(b.PrefillTokens)*r.qoNSPerToken)
-	decode := roof(float64(b.DecodeContext)*r.attnFLOPNSPerPair,
-		float64(b.DecodeContext)*r.kvReadNSPerToken+float64(b.DecodeSeqs)*r.qoNSPerToken)
+	decode := roof(float64(b.DecodeContext+b.DecodeExtraPairs)*r.attnFLOPNSPerPair,
+		float64(b.DecodeContext)*r.kvReadNSPerToken+float64(int64(b.DecodeSeqs)+b.DecodeExtraTokens)*r.qoNSPerToken)
 	p.AttentionNS = r.attnFixedNS + prefill + decode
 
 	p.ElementwiseNS = r.elementwiseFixedNS + tokens*r.elementwiseNSPerToken

@@ -79,6 +79,22 @@ func (h *Histogram) Record(v int64) {
 	h.Sum += float64(v)
 }
 
+// RecordN adds n samples of value v (n ≥ 1).
+func (h *Histogram) RecordN(v int64, n uint64) {
+	if n == 0 {
+		return
+	}
+	h.Counts[h.bucketOf(v)] += n
+	if h.N == 0 || v < h.Min {
+		h.Min = v
+	}
+	if h.N == 0 || v > h.Max {
+		h.Max = v
+	}
+	h.N += n
+	h.Sum += float64(v) * float64(n)
+}
+
 // Mean is the exact mean of the samples, NaN when empty.
 func (h *Histogram) Mean() float64 {
 	if h.N == 0 {

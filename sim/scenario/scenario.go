@@ -44,9 +44,7 @@ func Load(path string) (File, error) {
 		return File{}, err
 	}
 	// Files a scenario names are found relative to the scenario itself.
-	if lf := f.Workload.LengthsFile; lf != "" && !filepath.IsAbs(lf) {
-		f.Workload.LengthsFile = filepath.Join(filepath.Dir(path), lf)
-	}
+	f.Workload = f.Workload.ResolvePaths(filepath.Dir(path))
 	if m := f.Model; strings.HasSuffix(m, ".json") && !filepath.IsAbs(m) {
 		f.Model = filepath.Join(filepath.Dir(path), m)
 	}
@@ -250,7 +248,7 @@ func Set(c *sim.Config, path, value string) error {
 	// Decode the scalar with the YAML library so that overrides accept
 	// exactly what files accept.
 	node := yaml.Node{Kind: yaml.ScalarNode, Value: value}
-	if v.Kind() == reflect.String {
+	if v.Kind() == reflect.String || implementsText(v.Type()) {
 		node.Tag = "!!str"
 	}
 	// YAML decodes null ("", "~", "null") into a value field as a no-op;

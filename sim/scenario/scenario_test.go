@@ -222,8 +222,11 @@ func TestExampleScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range scenario.Paths() {
-		if p == "workload.lengths_file" {
+		switch p {
+		case "workload.lengths_file", "workload.trace", "workload.format":
 			continue // exclusive with input_len/output_len
+		case "workload.shape", "workload.target_rate":
+			continue // exclusive with workload.cv and workload.time_scale
 		}
 		if !hasPath(doc, p) {
 			t.Errorf("example.yaml does not set %s; keep it a complete reference", p)
@@ -440,7 +443,6 @@ func TestSetErrors(t *testing.T) {
 		{"tp", "", []string{"tp:"}},
 		{"workload.rate", "~", []string{"workload.rate:"}},
 		{"workload.rate", "null", []string{"workload.rate:"}},
-		{"workload.input_len", "", []string{"workload.input_len:"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path+"="+tt.value, func(t *testing.T) {

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/itlsim/itlsim/reports"
+	"github.com/itlsim/itlsim/reports/ingest"
+	"github.com/itlsim/itlsim/sim"
+)
+
+// metricFlags binds the thresholds measured streams are judged by.
+type metricFlags struct {
+	m sim.MetricsConfig
+}
+
+func (mf *metricFlags) bind(cmd *cobra.Command) {
+	mf.m = sim.DefaultConfig().Metrics
+	f := cmd.Flags()
+	f.Float64Var(&mf.m.StallThresholdMS, "stall-threshold", mf.m.StallThresholdMS, "gaps above this many ms are stalls")
+	f.Float64Var(&mf.m.ITLGoodputMS, "itl-goodput", mf.m.ITLGoodputMS, "ITL goodput threshold θ, ms")
+	f.Float64Var(&mf.m.UnstableJitter, "unstable-jitter", mf.m.UnstableJitter, "a stream whose p99/p50 gap ratio exceeds this is unstable")
+	f.Float64Var(&mf.m.SLO.TTFTMS, "slo-ttft", mf.m.SLO.TTFTMS, "TTFT limit for SLO goodput, ms (0: none)")
+	f.Float64Var(&mf.m.SLO.TPOTMS, "slo-tpot", mf.m.SLO.TPOTMS, "TPOT limit for SLO goodput, ms (0: none)")
+	f.Float64Var(&mf.m.SLO.E2ELMS, "slo-e2el", mf.m.SLO.E2ELMS, "E2EL limit for SLO goodput, ms (0: none)")
+}
+
+type analyzeOptions struct {
+	metrics     metricFlags
+	format      string
+	output      string
+	jsonPath    string
+	streamsPath string
+	htmlPath    string
+	echartsJS   string
+}
+
+func newAnalyzeCmd() *cobra.Command {
+	o := &analyzeOptions{}
+	cmd := &cobra.Command{
+		Use:   "analyze FILE...",
+		Short: "Compute the per-stream ITL metrics of measured streams (vLLM, AIPerf, GuideLLM, itlsim stream files)",
+		Long: `Read streams measured by a benchmark tool and print the same table and JSON
+as a simulation, one run per file (or per run of a file), so measured and
+simulated results compare directly. The metrics are computed by the same code
+as a simulation's; pooled ITL percentiles are exact (every gap is kept).
+
+Formats, detected from the content or forced with --format:
+  vllm      vLLM benchmark results (benchmark_serving.py --save-result,
+            vllm bench serve --save-result): ttfts, itls, output_lens, errors
+  aiperf    AIPerf profile_export.jsonl: metrics.ttft,
+            metrics.inter_chunk_latency, error records
+  guidellm  GuideLLM benchmark JSON: first and last token times only, so
+            per-gap metrics cannot be computed (shown as n/a)
+  itlsim    itlsim's stream format, as itlsim run --timelines writes it
+
+Failed requests (errors) count in "arrived" and as failed, never as streams.
+What a file lacks (no latencies, no start times, no gaps) is said under the
+table and in the JSON's runs[].source.notes.
+
+  itlsim analyze serving_qps_16.json profile_export.jsonl
+  itlsim run --timelines sim.jsonl && itlsim analyze sim.jsonl`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd, args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.format, "format", "auto", "input format: auto, "+strings.Join(ingest.Formats(), ", "))
+	f.StringVar(&o.output, "output", "table", "stdout form: table, markdown or json")
+	f.StringVar(&o.jsonPath, "json", "", "write the full results (runs, streams, time series) as JSON to this file")
+	f.StringVar(&o.streamsPath, "streams", "", "write one CSV row per request and run to this file")
+	f.StringVar(&o.htmlPath, "html", "", "write the HTML report to this file")
+	f.StringVar(&o.echartsJS, "echarts-js", "", "with --html: ECharts build to inline (echarts.min.js) so the report draws offline")
+	o.metrics.bind(cmd)
+	return cmd
+}
+
+func (o *analyzeOptions) run(cmd *cobra.Command, args []string) error {
+	in, err := ingest.ParseFormat(o.format)
+	if err != nil {
+		switch o.format {
+		case "table", "markdown", "json":
+			return fmt.Errorf("--format: %w (--format names the input; for %s on stdout use --output %s)", err, o.format, o.format)
+		}
+		return fmt.Errorf("--format: %w", err)
+	}
+	out := reports.Format(o.output)
+	switch out {
+	case reports.FormatTable, reports.FormatMarkdown, reports.FormatJSON:
+	default:
+		return fmt.Errorf("--output: must be table, markdown or json, got %q", o.output)
+	}
+	m := o.metrics.m
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	var html *htmlOutput
+	if o.htmlPath != "" {
+		if html, err = newHTMLOutput(o.htmlPath, o.echartsJS); err != nil {
+			return err
+		}
+	}
+	recs, err := readRecordings(args, in)
+	if err != nil {
+		return err
+	}
+	runs := analyzeRuns(recs, m, true)
+	doc := reports.Document{Scenario: runs[0].Config, Runs: runs}
+	if o.jsonPath != "" {
+		if err := writeFileAtomic(o.jsonPath, func(f *os.File) error { return writeJSON(f, doc) }); err != nil {
+			return err
+		}
+	}
+	if o.streamsPath != "" {
+		if err := writeFileAtomic(o.streamsPath, func(f *os.File) error { return reports.WriteStreamsCSV(f, runs) }); err != nil {
+			return err
+		}
+	}
+	if html != nil {
+		if err := html.write(runs); err != nil {
+			return err
+		}
+	}
+	w := cmd.OutOrStdout()
+	if out == reports.FormatJSON {
+		return writeJSON(w, doc)
+	}
+	if err := reports.WriteSummaryTable(w, runs, out); err != nil {
+		return err
+	}
+	return writeNotes(w, runs, out)
+}
+
+// readRecordings reads every file; a file holding several runs gives
+// several recordings. Names are made unique across files.
+func readRecordings(paths []string, f ingest.Format) ([]ingest.Recording, error) {
+	var all []ingest.Recording
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		recs, err := ingest.Parse(p, data, f)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, recs...)
+	}
+	seen := map[string]int{}
+	for i := range all {
+		seen[all[i].Name]++
+	}
+	for i := range all {
+		if seen[all[i].Name] > 1 {
+			all[i].Name = all[i].File + ":" + all[i].Name
+		}
+	}
+	return all, nil
+}
+
+// analyzeRuns summarizes each recording as a run of the JSON contract.
+func analyzeRuns(recs []ingest.Recording, m sim.MetricsConfig, withStreams bool) []reports.Run {
+	runs := make([]reports.Run, len(recs))
+	for i := range recs {
+		rec := &recs[i]
+		cfg := sim.Config{Name: rec.Name, Metrics: m}
+		run := reports.NewRunOptions(rec.Name, nil, cfg, rec.Result(m), withStreams)
+		run.Source = &reports.Source{File: rec.File, Format: string(rec.Format), Notes: append([]string{}, rec.Notes...)}
+		runs[i] = run
+	}
+	return runs
+}
+
+// writeNotes prints under the table what each file lacks.
+func writeNotes(w io.Writer, runs []reports.Run, f reports.Format) error {
+	var lines []string
+	for _, r := range runs {
+		if r.Source == nil {
+			continue
+		}
+		for _, n := range r.Source.Notes {
+			lines = append(lines, r.Name+" ("+r.Source.Format+"): "+n)
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	if f == reports.FormatMarkdown {
+		fmt.Fprintln(w)
+		for _, l := range lines {
+			fmt.Fprintln(w, "- "+l)
+		}
+		return nil
+	}
+	fmt.Fprintln(w, "notes:")
+	for _, l := range lines {
+		fmt.Fprintln(w, "  "+l)
+	}
+	return nil
+}

@@ -1,0 +1,312 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/itlsim/itlsim/reports"
+	"github.com/itlsim/itlsim/reports/gate"
+	"github.com/itlsim/itlsim/reports/ingest"
+	"github.com/itlsim/itlsim/sim"
+)
+
+// Exit statuses of itlsim gate.
+const (
+	gateFailed   = 1 // a metric regressed
+	gateBadInput = 2 // the inputs or flags are wrong
+)
+
+type gateOptions struct {
+	metrics      metricFlags
+	baseline     string
+	candidate    string
+	baselineRun  string
+	candidateRun string
+	inputFormat  string
+	metricNames  []string
+	tolerance    string
+	opts         gate.Options
+	format       string
+	jsonPath     string
+}
+
+func newGateCmd() *cobra.Command {
+	o := &gateOptions{opts: gate.DefaultOptions()}
+	cmd := &cobra.Command{
+		Use:   "gate --baseline A --candidate B",
+		Short: "Fail (exit 1) when the candidate's streams regress beyond a tolerance against the baseline's",
+		Long: `Compare a candidate against a baseline, metric by metric, and fail when the
+candidate is worse beyond the tolerance. A and B are results of itlsim run
+--json (or itlsim analyze --json) or measured stream files (anything itlsim
+analyze reads). The default metric is the p99 across streams of each stream's
+p99 ITL.
+
+For each metric the change from baseline to candidate comes with a bootstrap
+confidence interval: streams are resampled with replacement (--bootstrap
+times, seeded by --seed) and every resample is summarized by the same code as
+a run. Streams that overlap in time share the server's steps (one long prefill
+stalls every stream decoding beside it), so they are resampled in blocks of
+consecutive arrivals as long as the mean number of streams in flight (--block).
+A metric fails only when its whole interval lies beyond the tolerance in the
+bad direction, so the noise of sampling streams passes and a real regression
+fails. The interval does not cover run-to-run changes of the offered load:
+compare on the same requests (the same seed) or the same measured load.
+Changes are relative for times and ratios and in share points for shares;
+--tolerance applies to both (0.05 or 5%: 5 % slower, or 5 points less
+goodput).
+
+Exit status: 0 when every metric passes, 1 when one fails, 2 on bad input.
+--format markdown prints a pull-request comment; --format json (or --json
+FILE) is for machines.
+
+  itlsim gate --baseline main.json --candidate pr.json
+  itlsim gate --baseline a.json --candidate b.json --metric stream_p99_itl_p99,itl_goodput,ttft_p99 --format markdown
+
+Metrics:
+` + gate.Help(),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return &exitError{gateBadInput, fmt.Errorf("unexpected argument %q: give the inputs as --baseline and --candidate", args[0])}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd)
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{gateBadInput, err} })
+	f := cmd.Flags()
+	f.StringVar(&o.baseline, "baseline", "", "baseline: a --json result or a measured stream file (required)")
+	f.StringVar(&o.candidate, "candidate", "", "candidate: a --json result or a measured stream file (required)")
+	f.StringVar(&o.baselineRun, "baseline-run", "", "the baseline file's run to use when it holds several")
+	f.StringVar(&o.candidateRun, "candidate-run", "", "the candidate file's run to use when it holds several")
+	f.StringVar(&o.inputFormat, "input-format", "auto", "format of measured stream files: auto, "+strings.Join(ingest.Formats(), ", "))
+	f.StringSliceVar(&o.metricNames, "metric", []string{gate.DefaultMetric}, "metrics to hold, comma-separated (listed below)")
+	f.StringVar(&o.tolerance, "tolerance", "5%", "regression allowed: relative for times (5% or 0.05), share points for shares")
+	f.IntVar(&o.opts.Bootstrap, "bootstrap", o.opts.Bootstrap, "bootstrap resamples of streams (0: judge the point change alone)")
+	f.Uint64Var(&o.opts.Seed, "seed", o.opts.Seed, "seed of the bootstrap's resampling")
+	f.Float64Var(&o.opts.Confidence, "confidence", o.opts.Confidence, "coverage of the change's interval")
+	f.IntVar(&o.opts.Block, "block", 0, "streams resampled together, consecutive by arrival (0: the mean number in flight; 1: independent streams)")
+	f.StringVar(&o.format, "format", "table", "stdout form: table, markdown or json")
+	f.StringVar(&o.jsonPath, "json", "", "also write the report as JSON to this file")
+	o.metrics.bind(cmd)
+	return cmd
+}
+
+// badInput marks err as bad input (exit status 2).
+func badInput(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return &exitError{gateBadInput, err}
+}
+
+// parseTolerance reads 0.05 or 5%.
+func parseTolerance(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	scale := 1.0
+	if strings.HasSuffix(t, "%") {
+		t, scale = strings.TrimSpace(strings.TrimSuffix(t, "%")), 0.01
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || !(v >= 0) || v > 1e6 {
+		return 0, fmt.Errorf("--tolerance %q: expected a fraction ≥ 0 (0.05) or a percentage (5%%)", s)
+	}
+	return v * scale, nil
+}
+
+func (o *gateOptions) run(cmd *cobra.Command) error {
+	if o.baseline == "" || o.candidate == "" {
+		return badInput(errors.New("--baseline and --candidate are both required"))
+	}
+	format := reports.Format(o.format)
+	switch format {
+	case reports.FormatTable, reports.FormatMarkdown, reports.FormatJSON:
+	default:
+		return badInput(fmt.Errorf("--format: must be table, markdown or json, got %q", o.format))
+	}
+	in, err := ingest.ParseFormat(o.inputFormat)
+	if err != nil {
+		return badInput(fmt.Errorf("--input-format: %w", err))
+	}
+	if o.opts.Tolerance, err = parseTolerance(o.tolerance); err != nil {
+		return badInput(err)
+	}
+	o.opts.Metrics = nil
+	for _, n := range o.metricNames {
+		if n = strings.TrimSpace(n); n != "" {
+			o.opts.Metrics = append(o.opts.Metrics, n)
+		}
+	}
+	if err := o.opts.Validate(); err != nil {
+		return badInput(fmt.Errorf("--%s", err))
+	}
+
+	base, err := loadGateInput(o.baseline, o.baselineRun, "--baseline-run", in)
+	if err != nil {
+		return badInput(err)
+	}
+	cand, err := loadGateInput(o.candidate, o.candidateRun, "--candidate-run", in)
+	if err != nil {
+		return badInput(err)
+	}
+	m, err := o.thresholds(cmd, base, cand)
+	if err != nil {
+		return badInput(err)
+	}
+	bs, cs := base.sample(m), cand.sample(m)
+	rep, err := gate.Compare(bs, cs, o.opts)
+	if err != nil {
+		return badInput(err)
+	}
+	if o.jsonPath != "" {
+		if err := writeFileAtomic(o.jsonPath, func(f *os.File) error { return gate.Write(f, &rep, reports.FormatJSON) }); err != nil {
+			return badInput(err)
+		}
+	}
+	if err := gate.Write(cmd.OutOrStdout(), &rep, format); err != nil {
+		return err
+	}
+	if !rep.Pass {
+		return &exitError{gateFailed, fmt.Errorf("gate failed: %s regressed beyond the tolerance", strings.Join(rep.Failed(), ", "))}
+	}
+	return nil
+}
+
+// gateInput is one side of a gate as read: a run of a results document,
+// or a measured recording (judged once the thresholds are known).
+type gateInput struct {
+	name   string
+	doc    *gate.Sample // from a document: its run's rows
+	docM   sim.MetricsConfig
+	record *ingest.Recording
+}
+
+func (g *gateInput) sample(m sim.MetricsConfig) gate.Sample {
+	if g.doc != nil {
+		s := *g.doc
+		s.Metrics = m
+		return s
+	}
+	return gate.Sample{Name: g.name, Result: g.record.Result(m), Metrics: m, AllGaps: !g.record.NoGaps}
+}
+
+// loadGateInput reads a results document or a measured stream file and
+// picks its run.
+func loadGateInput(path, run, runFlag string, in ingest.Format) (*gateInput, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if in == "" {
+		if _, derr := ingest.Detect(path, data); errors.Is(derr, ingest.ErrDocument) {
+			return loadDocument(path, data, run, runFlag)
+		}
+	}
+	recs, err := ingest.Parse(path, data, in)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for i := range recs {
+		names = append(names, recs[i].Name)
+	}
+	k, err := pickRun(path, names, run, runFlag)
+	if err != nil {
+		return nil, err
+	}
+	name := path
+	if len(recs) > 1 {
+		name += " (" + recs[k].Name + ")"
+	}
+	return &gateInput{name: name, record: &recs[k]}, nil
+}
+
+func loadDocument(path string, data []byte, run, runFlag string) (*gateInput, error) {
+	var doc reports.Document
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: not an itlsim --json result: %w", path, err)
+	}
+	var names []string
+	for _, r := range doc.Runs {
+		names = append(names, r.Name)
+	}
+	k, err := pickRun(path, names, run, runFlag)
+	if err != nil {
+		return nil, err
+	}
+	name := path
+	if len(doc.Runs) > 1 {
+		name += " (" + doc.Runs[k].Name + ")"
+	}
+	s, err := gate.FromRun(name, &doc.Runs[k])
+	if err != nil {
+		return nil, err
+	}
+	return &gateInput{name: name, doc: &s, docM: doc.Runs[k].Config.Metrics}, nil
+}
+
+// pickRun finds the run named run, or the only one.
+func pickRun(path string, names []string, run, runFlag string) (int, error) {
+	if len(names) == 0 {
+		return 0, fmt.Errorf("%s: no runs", path)
+	}
+	if run == "" {
+		if len(names) > 1 {
+			return 0, fmt.Errorf("%s holds %d runs (%s): choose one with %s", path, len(names), strings.Join(names, ", "), runFlag)
+		}
+		return 0, nil
+	}
+	for i, n := range names {
+		if n == run {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("%s %q: %s has runs %s", runFlag, run, path, strings.Join(names, ", "))
+}
+
+// thresholds settles the thresholds both sides are judged by: a results
+// document's own, else the defaults, with flags given on the command line
+// on top. A document's rows count stalls at its own threshold, so a
+// document judged at another stall threshold is an error.
+func (o *gateOptions) thresholds(cmd *cobra.Command, base, cand *gateInput) (sim.MetricsConfig, error) {
+	m := sim.DefaultConfig().Metrics
+	for _, g := range []*gateInput{cand, base} {
+		if g.doc != nil {
+			m = g.docM
+		}
+	}
+	fl := cmd.Flags()
+	set := func(name string, dst *float64, v float64) {
+		if fl.Changed(name) {
+			*dst = v
+		}
+	}
+	f := o.metrics.m
+	set("stall-threshold", &m.StallThresholdMS, f.StallThresholdMS)
+	set("itl-goodput", &m.ITLGoodputMS, f.ITLGoodputMS)
+	set("unstable-jitter", &m.UnstableJitter, f.UnstableJitter)
+	set("slo-ttft", &m.SLO.TTFTMS, f.SLO.TTFTMS)
+	set("slo-tpot", &m.SLO.TPOTMS, f.SLO.TPOTMS)
+	set("slo-e2el", &m.SLO.E2ELMS, f.SLO.E2ELMS)
+	if err := m.Validate(); err != nil {
+		return m, err
+	}
+	for _, g := range []*gateInput{base, cand} {
+		if g.doc != nil && g.docM.StallThresholdMS != m.StallThresholdMS {
+			return m, fmt.Errorf("%s counted stalls above %g ms, the other side above %g ms: its rows cannot be recounted; compare at one --stall-threshold",
+				g.name, g.docM.StallThresholdMS, m.StallThresholdMS)
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/itlsim/itlsim/reports"
+	reporthtml "github.com/itlsim/itlsim/reports/html"
+)
+
+type reportOptions struct {
+	out       string
+	echartsJS string
+	title     string
+}
+
+func newReportCmd() *cobra.Command {
+	o := &reportOptions{}
+	cmd := &cobra.Command{
+		Use:   "report RESULT.json...",
+		Short: "Write one self-contained HTML report comparing every run of the given --json results",
+		Long: `Read one or more documents written by 'itlsim run --json' and write one HTML
+page comparing all their runs: the scenario in words, the summary table, and
+charts of ITL over time and by token position, the distribution of per-stream
+p99 ITL against θ, jitter ratios, stall time by cause, the worst streams'
+timelines, KV cache and queue over time, TTFT and E2EL, and goodput. Every
+chart's numbers are also in plain tables.
+
+The charts are drawn by ECharts. --echarts-js FILE inlines that build (for
+example package/dist/echarts.min.js from 'npm pack echarts@5') so the page
+draws offline; without it the page loads ECharts from
+` + reporthtml.CDNURL + `
+and needs the network for its charts (the tables never do).
+
+  itlsim run --policy chunked,prefill-first --json result.json
+  itlsim report result.json -o report.html --echarts-js echarts.min.js`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd, args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.out, "output", "o", "", "write the page to this file (default: stdout)")
+	f.StringVar(&o.echartsJS, "echarts-js", "", "ECharts build to inline (echarts.min.js) so the page draws offline")
+	f.StringVar(&o.title, "title", "", `page title (default "itlsim report")`)
+	return cmd
+}
+
+func (o *reportOptions) run(cmd *cobra.Command, args []string) error {
+	h, err := newHTMLOutput(o.out, o.echartsJS)
+	if err != nil {
+		return err
+	}
+	h.opts.Title = o.title
+	var docs [][]reports.Run
+	for _, path := range args {
+		doc, err := readDocument(path)
+		if err != nil {
+			return err
+		}
+		docs = append(docs, doc.Runs)
+	}
+	runs := mergeRuns(args, docs)
+	if o.out == "" {
+		return reporthtml.Write(cmd.OutOrStdout(), runs, h.opts)
+	}
+	return h.write(runs)
+}
+
+// readDocument decodes one --json result file.
+func readDocument(path string) (reports.Document, error) {
+	var doc reports.Document
+	f, err := os.Open(path)
+	if err != nil {
+		return doc, err
+	}
+	defer f.Close()
+	if err := json.NewDecoder(bufio.NewReaderSize(f, 1<<20)).Decode(&doc); err != nil {
+		return doc, fmt.Errorf("%s: not an itlsim --json result: %w", path, err)
+	}
+	if len(doc.Runs) == 0 {
+		return doc, fmt.Errorf("%s: no runs", path)
+	}
+	return doc, nil
+}
+
+// mergeRuns concatenates the documents' runs in order. When a name occurs
+// in more than one document, every run is prefixed with its file's name
+// (without .json) so the page can tell them apart.
+func mergeRuns(paths []string, docs [][]reports.Run) []reports.Run {
+	files := map[string]map[int]bool{}
+	clash := false
+	for k, runs := range docs {
+		for _, r := range runs {
+			if files[r.Name] == nil {
+				files[r.Name] = map[int]bool{}
+			}
+			files[r.Name][k] = true
+			if len(files[r.Name]) > 1 {
+				clash = true
+			}
+		}
+	}
+	var out []reports.Run
+	for k, runs := range docs {
+		stem := strings.TrimSuffix(filepath.Base(paths[k]), ".json")
+		for _, r := range runs {
+			if clash {
+				r.Name = stem + ": " + r.Name
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// htmlOutput is an HTML report to write: its path and options, the ECharts
+// build read (and checked) up front so a long run never fails at the end
+// on a bad --echarts-js.
+type htmlOutput struct {
+	path string
+	opts reporthtml.Options
+}
+
+func newHTMLOutput(path, echartsJS string) (*htmlOutput, error) {
+	h := &htmlOutput{path: path}
+	if echartsJS == "" {
+		return h, nil
+	}
+	js, err := os.ReadFile(echartsJS)
+	if err != nil {
+		return nil, fmt.Errorf("--echarts-js: %w", err)
+	}
+	if err := reporthtml.CheckECharts(js); err != nil {
+		return nil, fmt.Errorf("--echarts-js %s: %w", echartsJS, err)
+	}
+	h.opts.ECharts = js
+	return h, nil
+}
+
+// write writes the report of runs to the output path atomically.
+func (h *htmlOutput) write(runs []reports.Run) error {
+	return writeFileAtomic(h.path, func(f *os.File) error { return reporthtml.Write(f, runs, h.opts) })
+}

@@ -1,0 +1,383 @@
+package gate
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/itlsim/itlsim/reports"
+	"github.com/itlsim/itlsim/sim"
+)
+
+// Options configure a gate.
+type Options struct {
+	// Metrics to hold, by name (DefaultMetric when empty).
+	Metrics []string
+	// Tolerance is the regression allowed: relative for times and ratios
+	// (0.05: 5 % worse), in share points for shares (0.05: 5 points).
+	Tolerance float64
+	// Bootstrap is the number of resamples (0: judge the point change alone).
+	Bootstrap int
+	// Seed seeds the resampling; the report depends on nothing else.
+	Seed uint64
+	// Confidence is the interval's coverage, in (0, 1).
+	Confidence float64
+	// Block is the number of consecutive streams (by arrival) resampled
+	// together; 0 chooses each side's mean number of streams in flight.
+	// Streams that overlap in time share the server's steps — one long
+	// prefill stalls every stream decoding beside it — so they are not
+	// independent draws; resampling them in blocks keeps such an event one
+	// event, and the interval honest. 1 resamples streams independently.
+	Block int
+}
+
+// DefaultOptions holds one metric, 5 % tolerance, 1000 resamples and a 95 % interval.
+func DefaultOptions() Options {
+	return Options{Metrics: []string{DefaultMetric}, Tolerance: 0.05, Bootstrap: 1000, Seed: 1, Confidence: 0.95}
+}
+
+// Validate names the bad option.
+func (o *Options) Validate() error {
+	switch {
+	case !(o.Tolerance >= 0 && o.Tolerance < 1e6):
+		return fmt.Errorf("tolerance: must be ≥ 0, got %g", o.Tolerance)
+	case o.Bootstrap < 0 || o.Bootstrap > 1_000_000:
+		return fmt.Errorf("bootstrap: must be in [0, 1000000] resamples, got %d", o.Bootstrap)
+	case !(o.Confidence > 0 && o.Confidence < 1):
+		return fmt.Errorf("confidence: must be in (0, 1), got %g", o.Confidence)
+	case o.Block < 0:
+		return fmt.Errorf("block: must be ≥ 0 streams (0: automatic), got %d", o.Block)
+	}
+	for _, n := range o.Metrics {
+		if _, err := Lookup(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Verdicts.
+const (
+	Pass     = "pass"
+	Fail     = "FAIL"
+	Improved = "improved"
+)
+
+// Value is a float64 that encodes as JSON null when not finite (a change
+// from a baseline of 0).
+type Value float64
+
+// MarshalJSON writes null for NaN and ±Inf.
+func (v Value) MarshalJSON() ([]byte, error) {
+	f := float64(v)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(f)
+}
+
+// Row is one metric's outcome.
+type Row struct {
+	Metric string `json:"metric"`
+	Unit   string `json:"unit"`
+	// Better is "lower" or "higher".
+	Better    string `json:"better"`
+	Baseline  Value  `json:"baseline"`
+	Candidate Value  `json:"candidate"`
+	// Change is relative ((candidate − baseline)/baseline) for times and
+	// ratios, the difference in share points for shares; ChangeKind says which.
+	Change     Value  `json:"change"`
+	ChangeKind string `json:"change_kind"`
+	// Low and High bound the change's confidence interval.
+	Low  Value `json:"ci_low"`
+	High Value `json:"ci_high"`
+	// Verdict is pass, FAIL (the whole interval is worse than the
+	// tolerance) or improved (the whole interval is better than it).
+	Verdict string `json:"verdict"`
+	// Noise is set when the point change alone is beyond the tolerance but
+	// the interval is not: the difference is within resampling noise.
+	Noise bool `json:"noise"`
+}
+
+// Report is a gate's outcome.
+type Report struct {
+	Baseline         string  `json:"baseline"`
+	Candidate        string  `json:"candidate"`
+	BaselineStreams  int     `json:"baseline_streams"`
+	CandidateStreams int     `json:"candidate_streams"`
+	Tolerance        float64 `json:"tolerance"`
+	Bootstrap        int     `json:"bootstrap"`
+	Seed             uint64  `json:"seed"`
+	Confidence       float64 `json:"confidence"`
+	// BaselineBlock and CandidateBlock are the block lengths resampled.
+	BaselineBlock  int   `json:"baseline_block"`
+	CandidateBlock int   `json:"candidate_block"`
+	Rows           []Row `json:"metrics"`
+	// Pass is false when any metric failed.
+	Pass bool `json:"pass"`
+}
+
+// Failed lists the metrics that failed.
+func (r *Report) Failed() []string {
+	var out []string
+	for _, row := range r.Rows {
+		if row.Verdict == Fail {
+			out = append(out, row.Metric)
+		}
+	}
+	return out
+}
+
+// Compare judges candidate against baseline. Both are summarized under the
+// baseline's thresholds; errors name a metric a sample cannot provide.
+func Compare(base, cand Sample, o Options) (Report, error) {
+	if len(o.Metrics) == 0 {
+		o.Metrics = []string{DefaultMetric}
+	}
+	if err := o.Validate(); err != nil {
+		return Report{}, err
+	}
+	ms := make([]Metric, len(o.Metrics))
+	needGaps := false
+	for i, n := range o.Metrics {
+		ms[i], _ = Lookup(n)
+		for _, s := range []*Sample{&base, &cand} {
+			if ms[i].PerGap && s.Result.Measured != nil && s.Result.Measured.NoGaps {
+				return Report{}, fmt.Errorf("%s records no gaps (first and last token times only): metric %s cannot be computed from it", s.Name, n)
+			}
+			if ms[i].NeedsGaps && !s.AllGaps {
+				return Report{}, fmt.Errorf("%s has per-stream rows, not every gap: metric %s (pooled ITL) needs a stream file "+
+					"(itlsim run --timelines, or a benchmark's own file)", s.Name, n)
+			}
+		}
+		needGaps = needGaps || ms[i].NeedsGaps
+	}
+	for _, s := range []*Sample{&base, &cand} {
+		if s.Streams() == 0 {
+			return Report{}, fmt.Errorf("%s has no streams to compare", s.Name)
+		}
+	}
+	m := base.Metrics
+	values := func(r *sim.Result) []float64 {
+		sum := reports.Summarize(r, m)
+		out := make([]float64, len(ms))
+		for i, mt := range ms {
+			out[i] = mt.value(&sum)
+		}
+		return out
+	}
+	bv, cv := values(base.Result), values(cand.Result)
+	rep := Report{Baseline: base.Name, Candidate: cand.Name, BaselineStreams: base.Streams(), CandidateStreams: cand.Streams(),
+		Tolerance: o.Tolerance, Bootstrap: o.Bootstrap, Seed: o.Seed, Confidence: o.Confidence, Pass: true,
+		BaselineBlock: blockLen(base.Result, o.Block), CandidateBlock: blockLen(cand.Result, o.Block)}
+
+	// changes[i][b] is metric i's change in resample b.
+	changes := make([][]float64, len(ms))
+	for i := range changes {
+		changes[i] = make([]float64, o.Bootstrap)
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(runtime.GOMAXPROCS(0), max(1, o.Bootstrap)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rb, rc := newResample(base.Result, needGaps, rep.BaselineBlock), newResample(cand.Result, needGaps, rep.CandidateBlock)
+			for b := range next {
+				// Each resample draws from its own stream, so the report
+				// does not depend on which goroutine ran it.
+				rng := rand.New(rand.NewPCG(o.Seed, uint64(b)))
+				x, y := values(rb.draw(rng)), values(rc.draw(rng))
+				for i := range ms {
+					changes[i][b] = change(ms[i], x[i], y[i])
+				}
+			}
+		}()
+	}
+	for b := range o.Bootstrap {
+		next <- b
+	}
+	close(next)
+	wg.Wait()
+
+	alpha := (1 - o.Confidence) / 2
+	for i, mt := range ms {
+		row := Row{Metric: mt.Name, Unit: mt.Unit, Better: "lower", Baseline: Value(bv[i]), Candidate: Value(cv[i]), ChangeKind: "relative"}
+		if mt.HigherIsBetter {
+			row.Better = "higher"
+		}
+		if mt.Share() {
+			row.ChangeKind = "points"
+		}
+		c := change(mt, bv[i], cv[i])
+		row.Change, row.Low, row.High = Value(c), Value(c), Value(c)
+		if o.Bootstrap > 0 {
+			xs := changes[i]
+			slices.Sort(xs)
+			row.Low, row.High = Value(rank(xs, alpha)), Value(rank(xs, 1-alpha))
+		}
+		// worse(v): v is a change beyond the tolerance in the bad direction.
+		worse := func(v float64) bool { return v > o.Tolerance }
+		better := func(v float64) bool { return v < -o.Tolerance }
+		lo, hi := float64(row.Low), float64(row.High)
+		if mt.HigherIsBetter {
+			worse, better = better, worse
+			lo, hi = hi, lo
+		}
+		switch {
+		case worse(lo):
+			row.Verdict = Fail
+			rep.Pass = false
+		case better(hi):
+			row.Verdict = Improved
+		default:
+			row.Verdict = Pass
+			row.Noise = worse(c)
+		}
+		rep.Rows = append(rep.Rows, row)
+	}
+	return rep, nil
+}
+
+// change is the metric's change from baseline b to candidate c: relative,
+// or in points for shares. From a baseline of 0, any increase is +Inf.
+func change(m Metric, b, c float64) float64 {
+	if m.Share() {
+		return c - b
+	}
+	switch {
+	case b != 0:
+		return (c - b) / math.Abs(b)
+	case c == 0:
+		return 0
+	default:
+		return math.Copysign(math.Inf(1), c)
+	}
+}
+
+// rank is numpy's linear percentile of sorted xs, safe with infinities.
+func rank(xs []float64, q float64) float64 {
+	h := float64(len(xs)-1) * q
+	lo := int(math.Floor(h))
+	if lo >= len(xs)-1 {
+		return xs[len(xs)-1]
+	}
+	a, b, f := xs[lo], xs[lo+1], h-float64(lo)
+	if f == 0 || a == b {
+		return a
+	}
+	return a + f*(b-a)
+}
+
+// blockLen is the block length for r: o if given, else the mean number
+// of streams in flight (Little's law: Σ E2EL over the run's duration),
+// at least 1 and at most half the streams.
+func blockLen(r *sim.Result, o int) int {
+	n := len(r.Streams)
+	if o > 0 {
+		return max(1, min(o, n))
+	}
+	if r.Duration <= 0 || n < 2 {
+		return 1
+	}
+	var busy float64
+	for i := range r.Streams {
+		if r.Streams[i].Status == sim.StatusFinished {
+			busy += float64(r.Streams[i].E2EL)
+		}
+	}
+	l := int(math.Round(busy / float64(r.Duration)))
+	return max(1, min(l, n/2))
+}
+
+// resample draws circular block-bootstrap resamples of one sample's
+// streams, ordered by arrival, into a buffer it reuses.
+type resample struct {
+	src   *sim.Result
+	order []int // stream indices by arrival, then id
+	block int
+	dst   sim.Result
+	ms    sim.Measured
+}
+
+func newResample(src *sim.Result, keepGaps bool, block int) *resample {
+	r := &resample{src: src, block: max(1, block)}
+	r.order = make([]int, len(src.Streams))
+	for i := range r.order {
+		r.order[i] = i
+	}
+	slices.SortStableFunc(r.order, func(a, b int) int {
+		x, y := &src.Streams[a], &src.Streams[b]
+		if c := cmp.Compare(x.Arrival, y.Arrival); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.ID, y.ID)
+	})
+	r.dst = sim.Result{Name: src.Name, Duration: src.Duration, Streams: make([]sim.StreamSummary, len(src.Streams)), Measured: &r.ms}
+	r.ms.Streams = make([]sim.MeasuredStream, len(src.Streams))
+	if src.Measured != nil {
+		r.ms.NoGaps, r.ms.Failed = src.Measured.NoGaps, src.Measured.Failed
+		if !keepGaps {
+			// Drop the gap lists (only pooled ITL reads them) so a
+			// resample summarizes in time proportional to its streams.
+			src = &sim.Result{Streams: src.Streams, Measured: &sim.Measured{Streams: dropGaps(src.Measured.Streams)}}
+			r.src = src
+		}
+	} else {
+		// A simulation's result: its integer times are exact.
+		ms := make([]sim.MeasuredStream, len(src.Streams))
+		for i := range src.Streams {
+			st := &src.Streams[i]
+			ms[i] = sim.MeasuredStream{TTFT: float64(st.TTFT), E2EL: float64(st.E2EL), GapMax: float64(st.GapMax)}
+		}
+		r.src = &sim.Result{Streams: src.Streams, Measured: &sim.Measured{Streams: ms}}
+	}
+	return r
+}
+
+func dropGaps(ss []sim.MeasuredStream) []sim.MeasuredStream {
+	out := slices.Clone(ss)
+	for i := range out {
+		out[i].Gaps = nil
+	}
+	return out
+}
+
+// draw fills the buffer with len(streams) streams: blocks of r.block
+// consecutive arrivals from uniform starts, wrapping around at the end,
+// until there are as many streams as the sample has. Failed requests (not
+// streams) keep their count.
+func (r *resample) draw(rng *rand.Rand) *sim.Result {
+	n := len(r.src.Streams)
+	d := &r.dst
+	d.Requests, d.Finished, d.InputTokens, d.OutputTokens = 0, 0, 0, 0
+	d.Rejected = [len(d.Rejected)]int{}
+	start, j := 0, r.block
+	for i := range n {
+		if j == r.block {
+			start, j = rng.IntN(n), 0
+		}
+		k := r.order[(start+j)%n]
+		j++
+		st := &r.src.Streams[k]
+		d.Streams[i] = *st
+		r.ms.Streams[i] = r.src.Measured.Streams[k]
+		d.Requests++
+		if st.Status == sim.StatusFinished {
+			d.Finished++
+			d.InputTokens += int64(st.InputTokens)
+			d.OutputTokens += int64(st.OutputTokens)
+		} else {
+			d.Rejected[st.Reject]++
+		}
+	}
+	for _, v := range r.ms.Failed {
+		d.Requests += v
+	}
+	return d
+}

@@ -1,0 +1,182 @@
+package html_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	reporthtml "github.com/itlsim/itlsim/reports/html"
+)
+
+// selftest is what the page's self-test hook writes into
+// <pre id="itlsim-selftest">.
+type selftest struct {
+	ECharts      string `json:"echarts"`
+	NoticeHidden bool   `json:"notice_hidden"`
+	Charts       []struct {
+		ID       string `json:"id"`
+		Instance bool   `json:"instance"`
+		Series   int    `json:"series"`
+		SVG      int    `json:"svg"`
+		Paths    int    `json:"paths"`
+	} `json:"charts"`
+	Errors []string `json:"errors"`
+}
+
+// missing skips the test on a developer machine, saying how to get what
+// is missing; with ITLSIM_REQUIRE_BROWSER set (as .ci/run sets it) the
+// test fails instead.
+func missing(t *testing.T, msg string) {
+	t.Helper()
+	if os.Getenv("ITLSIM_REQUIRE_BROWSER") != "" {
+		t.Fatalf("%s (ITLSIM_REQUIRE_BROWSER is set, so this fails instead of skipping)", msg)
+	}
+	t.Skip(msg)
+}
+
+// chromiumPath finds headless Chromium: $ITLSIM_CHROMIUM or /usr/bin/chromium.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	chromium := os.Getenv("ITLSIM_CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		missing(t, "headless Chromium not found at "+chromium+": install it (apt-get install chromium) or set ITLSIM_CHROMIUM; .ci/run installs it")
+	}
+	return chromium
+}
+
+// echartsBuild reads the ECharts build named by $ITLSIM_ECHARTS_JS.
+func echartsBuild(t *testing.T) []byte {
+	t.Helper()
+	path := os.Getenv("ITLSIM_ECHARTS_JS")
+	if path == "" {
+		missing(t, "ITLSIM_ECHARTS_JS is not set: point it at echarts.min.js (npm pack echarts@5, then package/dist/echarts.min.js); .ci/run does this")
+	}
+	js, err := os.ReadFile(path)
+	if err != nil {
+		missing(t, "ITLSIM_ECHARTS_JS: "+err.Error())
+	}
+	return js
+}
+
+// dumpDOM opens page in headless Chromium and returns the DOM after the
+// page's scripts ran (virtual time lets the charts draw and the self-test
+// run without waiting in real time).
+func dumpDOM(t *testing.T, chromium, page string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	profile := t.TempDir()
+	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-dev-shm-usage", "--user-data-dir="+profile, "--virtual-time-budget=5000",
+		"--dump-dom", "file://"+page)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, stderr.String())
+	}
+	return stdout.Bytes()
+}
+
+// TestBrowserDrawsEveryChart opens a report, with ECharts inlined and a
+// hostile run name, in headless Chromium and checks that every chart
+// container holds an ECharts instance that drew SVG paths, that the
+// "chart library could not be loaded" notice was hidden, that the console
+// logged no error, and that the hostile name injected nothing.
+func TestBrowserDrawsEveryChart(t *testing.T) {
+	chromium, js := chromiumPath(t), echartsBuild(t)
+	runs := simulated(t)
+	page := render(t, runs, reporthtml.Options{ECharts: js, SelfTest: true})
+	path := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(path, page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := chartIDs(parse(t, page))
+	if len(want) < 10 {
+		t.Fatalf("the page has %d chart containers, want at least 10", len(want))
+	}
+
+	dom := parse(t, dumpDOM(t, chromium, path))
+	var result string
+	walk(dom, func(n *htmlNode) {
+		if attr(n, "id") == "itlsim-selftest" {
+			result = text(n)
+		}
+		if attr(n, "id") == "injected" {
+			t.Errorf("the hostile run name injected an element: <%s id=injected>", n.Data)
+		}
+	})
+	if strings.TrimSpace(result) == "" {
+		t.Fatal("the self-test wrote nothing: the page's scripts did not run to the end")
+	}
+	var st selftest
+	if err := json.Unmarshal([]byte(result), &st); err != nil {
+		t.Fatalf("self-test output %q: %v", result, err)
+	}
+	t.Logf("ECharts %s drew %d charts", st.ECharts, len(st.Charts))
+	if st.ECharts == "" {
+		t.Error("echarts is not defined in the page")
+	}
+	if !st.NoticeHidden {
+		t.Error(`the "chart library could not be loaded" notice is still shown`)
+	}
+	for _, e := range st.Errors {
+		t.Errorf("console error: %s", e)
+	}
+	if len(st.Charts) != len(want) {
+		t.Errorf("self-test saw %d chart containers, the page has %d", len(st.Charts), len(want))
+	}
+	for _, c := range st.Charts {
+		t.Logf("%-22s instance=%v series=%d svg=%d paths=%d", c.ID, c.Instance, c.Series, c.SVG, c.Paths)
+		if !c.Instance || c.Series == 0 || c.SVG == 0 || c.Paths < 5 {
+			t.Errorf("chart %s did not draw: instance=%v series=%d svg=%d paths=%d", c.ID, c.Instance, c.Series, c.SVG, c.Paths)
+		}
+	}
+}
+
+// TestBrowserShowsNoticeWithoutECharts opens a report whose ECharts cannot
+// load (the CDN is unreachable offline, and the test blocks it anyway)
+// and checks that the notice stays visible and the tables are there.
+func TestBrowserShowsNoticeWithoutECharts(t *testing.T) {
+	chromium := chromiumPath(t)
+	page := render(t, simulated(t), reporthtml.Options{})
+	// Point the script at a file that does not exist, so the test never
+	// touches the network.
+	page = bytes.Replace(page, []byte(reporthtml.CDNURL), []byte("missing-echarts.min.js"), 1)
+	path := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(path, page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := parse(t, dumpDOM(t, chromium, path))
+	var notice *htmlNode
+	tables := 0
+	walk(dom, func(n *htmlNode) {
+		if attr(n, "id") == "itlsim-nojs" {
+			notice = n
+		}
+		if n.Data == "table" {
+			tables++
+		}
+	})
+	if notice == nil {
+		t.Fatal("no #itlsim-nojs notice in the page")
+	}
+	if s := attr(notice, "style"); strings.Contains(s, "none") {
+		t.Errorf("the notice is hidden (style %q) although ECharts did not load", s)
+	}
+	if !strings.Contains(text(notice), "could not be loaded") {
+		t.Errorf("notice text %q", text(notice))
+	}
+	if tables < 10 {
+		t.Errorf("%d tables in the page, want every chart's numbers", tables)
+	}
+}

@@ -1,0 +1,302 @@
+package html
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+
+	"github.com/itlsim/itlsim/reports"
+)
+
+// CDNURL is where a page made without an inlined ECharts loads it from:
+// the assets host go-echarts uses by default. Such a page needs the network
+// to draw its charts; its tables never do.
+const CDNURL = "https://go-echarts.github.io/go-echarts-assets/assets/echarts.min.js"
+
+// Options tune a report.
+type Options struct {
+	// ECharts is the ECharts build to inline (the contents of
+	// echarts.min.js, e.g. package/dist/echarts.min.js of `npm pack
+	// echarts@5`). Empty: the page loads CDNURL.
+	ECharts []byte
+	// Title heads the page. Default "itlsim report".
+	Title string
+	// SelfTest adds a script that, once the charts have drawn, writes into
+	// <pre id="itlsim-selftest"> a JSON object: the ECharts version, per
+	// chart container whether an ECharts instance exists and how many SVG
+	// paths it drew, and every error the page logged. Browser tests read it.
+	SelfTest bool
+}
+
+// CheckECharts reports whether js can be inlined in a <script> element
+// as it is: it must not contain "</script" or "<!--", which would end the
+// element early or change how the browser reads it.
+func CheckECharts(js []byte) error {
+	if len(bytes.TrimSpace(js)) == 0 {
+		return errors.New("the ECharts file is empty")
+	}
+	if bytes.Contains(bytes.ToLower(js), []byte("</script")) || bytes.Contains(js, []byte("<!--")) {
+		return errors.New(`the ECharts file contains "</script" or "<!--" and cannot be inlined in a page`)
+	}
+	return nil
+}
+
+// WriteDocument writes the report of every run of doc; see Write.
+func WriteDocument(w io.Writer, doc reports.Document, o Options) error {
+	return Write(w, doc.Runs, o)
+}
+
+// Write writes one self-contained HTML page comparing runs: the scenario
+// in words, the summary table, the charts and their numbers as tables.
+// The same runs and options always give the same bytes.
+func Write(w io.Writer, runs []reports.Run, o Options) error {
+	if len(runs) == 0 {
+		return errors.New("report: no runs")
+	}
+	if len(o.ECharts) > 0 {
+		if err := CheckECharts(o.ECharts); err != nil {
+			return err
+		}
+	}
+	p, err := build(runs, o)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	if err := pageTemplate.Execute(bw, p); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// page is everything the template shows.
+type page struct {
+	Title    string
+	Names    []string
+	Scenario scenarioView
+	Summary  table
+	Sections []section
+	Inline   bool
+	ECharts  template.JS
+	CDN      string
+	SelfTest bool
+}
+
+func build(runs []reports.Run, o Options) (*page, error) {
+	names := displayNames(runs)
+	p := &page{Title: o.Title, Names: names, Scenario: scenarioOf(runs, names), CDN: CDNURL, SelfTest: o.SelfTest}
+	if p.Title == "" {
+		p.Title = "itlsim report"
+	}
+	if len(o.ECharts) > 0 {
+		p.Inline, p.ECharts = true, template.JS(o.ECharts)
+	}
+	var err error
+	if p.Summary, err = summaryTable(runs, names); err != nil {
+		return nil, err
+	}
+	sets := make([]streamSets, len(runs))
+	for i := range runs {
+		sets[i] = setsOf(&runs[i])
+	}
+	for _, mk := range []func() (section, error){
+		func() (section, error) { return itlTimeSection(runs, names) },
+		func() (section, error) { return positionSection(runs, names) },
+		func() (section, error) { return cdfSection(runs, names, sets) },
+		func() (section, error) { return jitterSection(runs, names, sets) },
+		func() (section, error) { return stallSection(runs, names) },
+		func() (section, error) { return worstSection(runs, names) },
+		func() (section, error) { return kvSection(runs, names) },
+		func() (section, error) { return latencySection(runs, names, sets) },
+		func() (section, error) { return goodputSection(runs, names) },
+	} {
+		s, err := mk()
+		if err != nil {
+			return nil, err
+		}
+		p.Sections = append(p.Sections, s)
+	}
+	return p, nil
+}
+
+// displayNames are the runs' names made unique and non-empty: charts key
+// their categories and legends by name.
+func displayNames(runs []reports.Run) []string {
+	names := make([]string, len(runs))
+	seen := map[string]bool{}
+	for i := range runs {
+		n := runs[i].Name
+		if n == "" {
+			n = fmt.Sprintf("run %d", i+1)
+		}
+		base := n
+		for k := 2; seen[n]; k++ {
+			n = fmt.Sprintf("%s (%d)", base, k)
+		}
+		seen[n] = true
+		names[i] = n
+	}
+	return names
+}
+
+var pageTemplate = template.Must(template.New("page").Parse(pageHTML))
+
+// pageHTML is the page. html/template escapes every value for its context
+// (text, attribute, CSS); the option JSON and the inlined ECharts are
+// template.JS, checked beforehand to be unable to end their script element.
+const pageHTML = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}: {{range $i, $n := .Names}}{{if $i}} · {{end}}{{$n}}{{end}}</title>
+<style>
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto; max-width: 1200px; padding: 0 16px 48px; color: #222; }
+h1 { margin: 20px 0 4px; }
+h2 { margin-top: 36px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
+h3 { margin: 18px 0 4px; font-size: 15px; }
+.meta { color: #555; }
+.warn { background: #fff4e5; border: 1px solid #f0a040; padding: 8px 12px; margin: 12px 0; }
+.chart { width: 100%; }
+table { border-collapse: collapse; margin: 8px 0 16px; font-variant-numeric: tabular-nums; }
+caption { text-align: left; font-weight: 600; padding: 4px 0; }
+th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
+thead th { background: #f4f4f4; }
+th.section { background: #fafafa; font-weight: 600; }
+td.wrap { max-width: 700px; overflow-wrap: anywhere; font-size: 12px; }
+nav a { margin-right: 12px; }
+</style>
+{{- if .SelfTest}}
+<script>
+window.itlsimErrors = [];
+window.addEventListener("error", function (e) { window.itlsimErrors.push("error: " + (e.message || String(e))); });
+(function () {
+  var orig = console.error;
+  console.error = function () {
+    window.itlsimErrors.push("console.error: " + Array.prototype.map.call(arguments, String).join(" "));
+    return orig.apply(console, arguments);
+  };
+})();
+</script>
+{{- end}}
+</head>
+<body>
+<h1>{{.Title}}</h1>
+<p class="meta">{{len .Names}} run(s) compared: {{range $i, $n := .Names}}{{if $i}}, {{end}}<strong>{{$n}}</strong>{{end}}.
+{{- if .Inline}} ECharts is inlined in this file: the charts need no network.
+{{- else}} The charts load ECharts from {{.CDN}} and need the network; <code>--echarts-js FILE</code> inlines a local copy instead.
+{{- end}} Every chart's numbers are also in the tables below it.</p>
+<div id="itlsim-nojs" class="warn">The chart library (ECharts) could not be loaded
+{{- if .Inline}} (it is inlined in this file: scripts may be disabled)
+{{- else}} from {{.CDN}} (this page needs the network for its charts; make an offline report with <code>--echarts-js FILE</code>)
+{{- end}}, so no chart is drawn. The tables hold every number.</div>
+<nav><a href="#scenario">Scenario</a><a href="#summary">Summary</a>{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}</nav>
+
+<section id="scenario">
+<h2>Scenario</h2>
+{{- with .Scenario}}
+{{- if .Many}}
+<p>As the first run, <strong>{{.First}}</strong>, has it:</p>
+{{- end}}
+<p>{{.Setup}}</p>
+<p>Workload: {{.Workload}}</p>
+<p>{{.Judged}}</p>
+{{- if .Differ.Rows}}
+{{template "table" .Differ}}
+{{- else if .Many}}
+<p>The runs share every setting above.</p>
+{{- end}}
+{{- end}}
+</section>
+
+<section id="summary">
+<h2>Summary</h2>
+{{template "table" .Summary}}
+</section>
+{{range .Sections}}
+<section id="{{.ID}}">
+<h2>{{.Title}}</h2>
+<p>{{.Intro}}</p>
+{{- range .Charts}}
+<h3>{{.Title}}</h3>
+<div class="chart" id="{{.ID}}" style="height: {{.Height}}px"></div>
+<script type="application/json" id="{{.ID}}-option">{{.Option}}</script>
+{{- end}}
+{{- range .Tables}}
+{{template "table" .}}
+{{- end}}
+</section>
+{{end}}
+{{- if .Inline}}
+<script>{{.ECharts}}</script>
+{{- else}}
+<script src="{{.CDN}}"></script>
+{{- end}}
+<script>
+(function () {
+  "use strict";
+  if (typeof echarts === "undefined") { return; }
+  document.getElementById("itlsim-nojs").style.display = "none";
+  var els = document.querySelectorAll("div.chart");
+  for (var i = 0; i < els.length; i++) {
+    try {
+      var opt = JSON.parse(document.getElementById(els[i].id + "-option").textContent);
+      // Draw every series in one pass: progressive rendering (ECharts'
+      // default above 3,000 points) never finishes in headless Chromium
+      // under a virtual time budget, and the data are bounded anyway.
+      (opt.series || []).forEach(function (s) { s.progressive = 0; });
+      echarts.init(els[i], null, { renderer: "svg" }).setOption(opt);
+    } catch (e) {
+      console.error("chart " + els[i].id + ": " + e);
+    }
+  }
+  window.addEventListener("resize", function () {
+    for (var i = 0; i < els.length; i++) {
+      var c = echarts.getInstanceByDom(els[i]);
+      if (c) { c.resize(); }
+    }
+  });
+})();
+</script>
+{{- if .SelfTest}}
+<pre id="itlsim-selftest"></pre>
+<script>
+window.addEventListener("load", function () {
+  setTimeout(function () {
+    var ok = typeof echarts !== "undefined";
+    var out = { echarts: ok ? echarts.version : "", notice_hidden: document.getElementById("itlsim-nojs").style.display === "none", charts: [], errors: window.itlsimErrors };
+    var els = document.querySelectorAll("div.chart");
+    for (var i = 0; i < els.length; i++) {
+      var inst = ok ? echarts.getInstanceByDom(els[i]) : null;
+      var series = inst ? (inst.getOption().series || []).length : 0;
+      out.charts.push({ id: els[i].id, instance: !!inst, series: series, svg: els[i].querySelectorAll("svg").length, paths: els[i].querySelectorAll("svg path").length });
+    }
+    document.getElementById("itlsim-selftest").textContent = JSON.stringify(out);
+  }, 500);
+});
+</script>
+{{- end}}
+</body>
+</html>
+{{define "table"}}
+{{- if .Collapsed}}<details><summary>{{.Caption}} ({{len .Rows}} rows)</summary>{{end}}
+<table id="{{.ID}}">
+<caption>{{.Caption}}</caption>
+<thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{- $n := len .Head}}
+{{- range .Rows}}
+{{- if .Section}}
+<tr><th class="section" colspan="{{$n}}">{{.Section}}</th></tr>
+{{- else}}
+<tr>{{range $i, $c := .Cells}}{{if $i}}<td>{{$c}}</td>{{else}}<th>{{$c}}</th>{{end}}{{end}}</tr>
+{{- end}}
+{{- end}}
+</tbody>
+</table>
+{{- if .Collapsed}}</details>{{end}}
+{{- end}}
+`

@@ -1,0 +1,71 @@
+package html
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/itlsim/itlsim/reports"
+)
+
+// table is one plain HTML table of the page.
+type table struct {
+	ID      string
+	Caption string
+	// Collapsed tables (long ones: time series, chunk times) sit in a
+	// closed <details>; they still work without scripts.
+	Collapsed bool
+	Head      []string
+	Rows      []tableRow
+}
+
+// tableRow is a row of cells, or a section heading spanning the table.
+type tableRow struct {
+	Section string
+	Cells   []string
+}
+
+func (t *table) add(cells ...string) { t.Rows = append(t.Rows, tableRow{Cells: cells}) }
+
+// summaryTable is the terminal's comparison table, row for row: it is
+// rendered by reports.WriteSummaryTable (markdown form) and read back, so
+// the page can never disagree with the terminal. Run names are replaced by
+// placeholders for that round trip (a name may hold '|' or a line break)
+// and the header is built here.
+func summaryTable(runs []reports.Run, names []string) (table, error) {
+	t := table{ID: "table-summary", Caption: "Summary: the rows of the terminal table, one column per run",
+		Head: append([]string{"metric"}, names...)}
+	anon := make([]reports.Run, len(runs))
+	for i := range runs {
+		anon[i] = runs[i]
+		anon[i].Name = fmt.Sprintf("run%d", i)
+		anon[i].Streams = nil
+	}
+	var buf bytes.Buffer
+	if err := reports.WriteSummaryTable(&buf, anon, reports.FormatMarkdown); err != nil {
+		return table{}, err
+	}
+	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
+	if len(lines) < 2 {
+		return table{}, fmt.Errorf("summary table: unexpected form %q", buf.String())
+	}
+	for _, line := range lines[2:] {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "|") || !strings.HasSuffix(line, "|") {
+			return table{}, fmt.Errorf("summary table: unexpected line %q", line)
+		}
+		cells := strings.Split(line[1:len(line)-1], "|")
+		if len(cells) != len(runs)+1 {
+			return table{}, fmt.Errorf("summary table: %d cells in %q, want %d", len(cells), line, len(runs)+1)
+		}
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		if label, ok := strings.CutPrefix(cells[0], "**"); ok && strings.Join(cells[1:], "") == "" {
+			t.Rows = append(t.Rows, tableRow{Section: strings.TrimSuffix(label, "**")})
+			continue
+		}
+		t.add(cells...)
+	}
+	return t, nil
+}

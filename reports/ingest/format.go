@@ -1,0 +1,182 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// Format names an importer.
+type Format string
+
+// Formats.
+const (
+	// FormatVLLM is a vLLM benchmark result (vllm.go).
+	FormatVLLM Format = "vllm"
+	// FormatAIPerf is AIPerf's profile_export.jsonl (aiperf.go).
+	FormatAIPerf Format = "aiperf"
+	// FormatGuideLLM is GuideLLM's benchmark JSON (guidellm.go).
+	FormatGuideLLM Format = "guidellm"
+	// FormatStreams is itlsim's stream format (streams.go).
+	FormatStreams Format = "itlsim"
+)
+
+// parser reads one format: name is the file's path for messages and labels.
+type parser func(name string, data []byte) ([]Recording, error)
+
+// parsers is the registry of importers; Formats derives from it.
+var parsers = map[Format]parser{
+	FormatVLLM:     parseVLLM,
+	FormatAIPerf:   parseAIPerf,
+	FormatGuideLLM: parseGuideLLM,
+	FormatStreams:  parseStreams,
+}
+
+// Formats lists the importers' names, sorted.
+func Formats() []string {
+	var out []string
+	for f := range parsers {
+		out = append(out, string(f))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ParseFormat checks a format name; "" and "auto" mean detect.
+func ParseFormat(s string) (Format, error) {
+	if s == "" || s == "auto" {
+		return "", nil
+	}
+	if _, ok := parsers[Format(s)]; ok {
+		return Format(s), nil
+	}
+	return "", fmt.Errorf("unknown input format %q: must be auto, %s", s, strings.Join(Formats(), ", "))
+}
+
+// ErrDocument is returned by Detect for an itlsim results document (the
+// JSON of `itlsim run --json`): it holds summaries, not chunk times.
+var ErrDocument = errors.New("an itlsim results document (itlsim run --json), not a stream file: give it to itlsim gate, or analyze the file written by itlsim run --timelines")
+
+// Detect names the format of data from its content: the keys of its first
+// JSON value. name is used in messages only.
+func Detect(name string, data []byte) (Format, error) {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return "", fmt.Errorf("%s: empty file", name)
+	}
+	if trimmed[0] != '{' {
+		return "", fmt.Errorf("%s: not JSON or JSON lines: expected '{' at the start, got %q", name, firstRunes(trimmed, 20))
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var keys map[string]json.RawMessage
+	if err := dec.Decode(&keys); err != nil {
+		return "", fmt.Errorf("%s: %w", name, jsonError(data, 0, err))
+	}
+	has := func(k string) bool { _, ok := keys[k]; return ok }
+	switch {
+	case has("ttfts") || has("itls"):
+		return FormatVLLM, nil
+	case has("benchmarks"):
+		return FormatGuideLLM, nil
+	case has("chunk_times_s"):
+		return FormatStreams, nil
+	case has("metrics") && (has("metadata") || has("error")):
+		return FormatAIPerf, nil
+	case has("runs") && has("scenario"):
+		return "", fmt.Errorf("%s: %w", name, ErrDocument)
+	}
+	var ks []string
+	for k := range keys {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	if len(ks) > 8 {
+		ks = append(ks[:8], "…")
+	}
+	return "", fmt.Errorf("%s: unknown format (keys %s): expected a vLLM benchmark result (ttfts, itls), "+
+		"AIPerf profile_export.jsonl (metadata, metrics), GuideLLM benchmarks (benchmarks) or itlsim streams (chunk_times_s); "+
+		"force one with --format", name, strings.Join(ks, ", "))
+}
+
+// Parse reads data in format f (detected from the content when f is "").
+// A file may hold several runs (a GuideLLM sweep, a stream file of a
+// comparison): one Recording each.
+func Parse(name string, data []byte, f Format) ([]Recording, error) {
+	if f == "" {
+		var err error
+		if f, err = Detect(name, data); err != nil {
+			return nil, err
+		}
+	}
+	p, ok := parsers[f]
+	if !ok {
+		return nil, fmt.Errorf("%s: unknown input format %q", name, f)
+	}
+	recs, err := p(name, data)
+	if err != nil {
+		return nil, err
+	}
+	for i := range recs {
+		recs[i].File, recs[i].Format = name, f
+	}
+	return recs, nil
+}
+
+// jsonError rewrites an encoding/json error with the line and column it
+// refers to; base is the offset in data where the decoded value started.
+func jsonError(data []byte, base int64, err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Errorf("%s: invalid JSON: %s", position(data, base+syn.Offset), syn.Error())
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			field = "value"
+		}
+		return fmt.Errorf("%s: %s: expected %s, got JSON %s", position(data, base+typ.Offset), field, goType(typ.Type.String()), typ.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%s: truncated JSON: the file ends inside a value", position(data, int64(len(data))))
+	}
+	return err
+}
+
+// position is "line L, column C" of a byte offset.
+func position(data []byte, off int64) string {
+	off = min(max(off, 0), int64(len(data)))
+	line := 1 + bytes.Count(data[:off], []byte{'\n'})
+	col := off - int64(bytes.LastIndexByte(data[:off], '\n'))
+	return fmt.Sprintf("line %d, column %d", line, col)
+}
+
+// goType names a Go type for a reader of JSON.
+func goType(t string) string {
+	switch {
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case strings.HasPrefix(t, "map["), strings.HasPrefix(t, "struct"), strings.HasPrefix(t, "ingest."):
+		return "an object"
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+		return "an integer"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case t == "string":
+		return "a string"
+	case t == "bool":
+		return "true or false"
+	}
+	return t
+}
+
+func firstRunes(b []byte, n int) string {
+	s := []rune(string(b))
+	if len(s) > n {
+		return string(s[:n]) + "…"
+	}
+	return string(s)
+}

@@ -1,0 +1,159 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+)
+
+// itlsim's stream format: JSON lines, one stream each, as `itlsim run
+// --timelines` writes them (reports.TimelineWriter) and as any tool can:
+//
+//	{"run":"chunked","id":7,"arrival_s":1.25,"input_tokens":512,"output_tokens":3,"chunk_times_s":[1.31,1.33,1.35],"chunk_tokens":[1,1,1]}
+//
+// Times are seconds from the start of the run; chunk_times_s must not
+// decrease and starts at or after arrival_s. run (optional) groups lines
+// into runs, in order of first appearance; id must not repeat within a run.
+// chunk_tokens (optional) gives each chunk's tokens; output_tokens defaults
+// to their sum, or to one per chunk. A line with "error" (a string) is a
+// failed request and needs no chunks. Times are rounded to the nanosecond,
+// the simulator's clock unit, so that a simulation's own streams come back
+// exactly. The run's duration ends at its last chunk.
+
+type streamLine struct {
+	Run          *string    `json:"run"`
+	ID           *int       `json:"id"`
+	ArrivalS     *float64   `json:"arrival_s"`
+	InputTokens  *int       `json:"input_tokens"`
+	OutputTokens *int       `json:"output_tokens"`
+	ChunkTimesS  []*float64 `json:"chunk_times_s"`
+	ChunkTokens  []int      `json:"chunk_tokens"`
+	Error        *string    `json:"error"`
+}
+
+// nsOf converts seconds to whole nanoseconds, as float64.
+func nsOf(s float64) float64 { return math.Round(s * 1e9) }
+
+func parseStreams(name string, data []byte) ([]Recording, error) {
+	var recs []*Recording
+	byRun := map[string]*Recording{}
+	seen := map[string]map[int]int{} // run → id → line
+	line := 0
+	for off := 0; off < len(data); {
+		end := bytes.IndexByte(data[off:], '\n')
+		if end < 0 {
+			end = len(data) - off
+		}
+		raw := data[off : off+end]
+		base := off
+		off += end + 1
+		line++
+		if len(bytes.TrimSpace(raw)) == 0 {
+			continue
+		}
+		where := fmt.Sprintf("line %d", line)
+		var l streamLine
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		if err := dec.Decode(&l); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, jsonError(data, int64(base), err))
+		}
+		if rest := bytes.TrimSpace(raw[dec.InputOffset():]); len(rest) > 0 {
+			return nil, fmt.Errorf("%s: %s: unexpected data after the stream: one JSON object per line expected", name, where)
+		}
+		run := ""
+		if l.Run != nil {
+			run = *l.Run
+		}
+		rec := byRun[run]
+		if rec == nil {
+			rec = &Recording{Name: run}
+			byRun[run] = rec
+			recs = append(recs, rec)
+			seen[run] = map[int]int{}
+		}
+		if l.ID == nil {
+			return nil, fmt.Errorf("%s: %s: expected \"id\", the request's number", name, where)
+		}
+		if prev, dup := seen[run][*l.ID]; dup {
+			return nil, fmt.Errorf("%s: %s: id %d repeats line %d of run %q", name, where, *l.ID, prev, run)
+		}
+		seen[run][*l.ID] = line
+		if l.Error != nil {
+			rec.fail(errorKind(*l.Error))
+			continue
+		}
+		if l.ArrivalS == nil {
+			return nil, fmt.Errorf("%s: %s: expected \"arrival_s\", seconds from the start of the run", name, where)
+		}
+		if len(l.ChunkTimesS) == 0 {
+			return nil, fmt.Errorf("%s: %s: expected \"chunk_times_s\" with at least one time (or \"error\" for a failed request)", name, where)
+		}
+		if l.ChunkTokens != nil && len(l.ChunkTokens) != len(l.ChunkTimesS) {
+			return nil, fmt.Errorf("%s: %s: %d chunk_tokens for %d chunk_times_s", name, where, len(l.ChunkTokens), len(l.ChunkTimesS))
+		}
+		arrival := nsOf(*l.ArrivalS)
+		if err := checkTime(where+": arrival_s", arrival); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		times := make([]float64, len(l.ChunkTimesS))
+		for j, t := range l.ChunkTimesS {
+			if t == nil {
+				return nil, fmt.Errorf("%s: %s: chunk_times_s[%d]: expected a time in seconds, got null", name, where, j)
+			}
+			times[j] = nsOf(*t)
+			if err := checkTime(fmt.Sprintf("%s: chunk_times_s[%d]", where, j), times[j]); err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+		}
+		if times[0] < arrival {
+			return nil, fmt.Errorf("%s: %s: first chunk at %g s before arrival at %g s", name, where, *l.ChunkTimesS[0], *l.ArrivalS)
+		}
+		s := Stream{ID: *l.ID, Arrival: arrival, TTFT: times[0] - arrival, E2EL: times[len(times)-1] - arrival,
+			Chunks: len(times), Gaps: make([]float64, len(times)-1), ChunkTokens: l.ChunkTokens}
+		for j := 1; j < len(times); j++ {
+			if times[j] < times[j-1] {
+				return nil, fmt.Errorf("%s: %s: chunk_times_s[%d] = %g s is before chunk_times_s[%d] = %g s: negative gap",
+					name, where, j, *l.ChunkTimesS[j], j-1, *l.ChunkTimesS[j-1])
+			}
+			s.Gaps[j-1] = times[j] - times[j-1]
+		}
+		switch {
+		case l.OutputTokens != nil:
+			s.OutputTokens = *l.OutputTokens
+		case l.ChunkTokens != nil:
+			for j, n := range l.ChunkTokens {
+				if n < 0 {
+					return nil, fmt.Errorf("%s: %s: chunk_tokens[%d]: negative count %d", name, where, j, n)
+				}
+				s.OutputTokens += n
+			}
+		default:
+			s.OutputTokens = len(times)
+		}
+		if l.InputTokens != nil {
+			s.InputTokens = *l.InputTokens
+		}
+		if err := checkStream(where, &s); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		rec.Streams = append(rec.Streams, s)
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%s: empty file: expected one JSON stream per line", name)
+	}
+	out := make([]Recording, len(recs))
+	for i, r := range recs {
+		r.Duration = span(r.Streams)
+		switch {
+		case len(recs) == 1:
+			r.Name = baseName(name)
+		case r.Name == "":
+			r.Name = baseName(name) + ":(unnamed)"
+		default:
+			r.Name = baseName(name) + ":" + r.Name
+		}
+		out[i] = *r
+	}
+	return out, nil
+}
