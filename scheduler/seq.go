@@ -45,8 +45,8 @@ type Seq struct {
 	// (speculative decoding); 0 for a plain decode. The engine sets it
 	// before each plan; the scheduler clears it when the budget cannot
 	// hold the drafts.
-	Spec      int
-	Slot      int // the caller's handle for the sequence (the engine's slot index)
+	Spec int
+	Slot int // the caller's handle for the sequence (the engine's slot index)
 
 	startOrder uint64 // when it last entered the running set, for newest-first preemption
 	heapIdx    int
