@@ -19,6 +19,11 @@ type Config struct {
 	// SwapSpaceGiB is CPU memory per GPU for swapped-out blocks
 	// (vLLM v0's --swap-space). Default 4.
 	SwapSpaceGiB float64 `yaml:"swap_space_gib" json:"swap_space_gib"`
+	// EnablePrefixCaching lets requests that carry prefix block ids (e.g.
+	// Mooncake's hash_ids) reuse cached KV blocks of the same prompt prefix
+	// instead of computing them (vLLM --enable-prefix-caching, on by default
+	// in vLLM V1). Default true; it changes nothing for requests without ids.
+	EnablePrefixCaching bool `yaml:"enable_prefix_caching" json:"enable_prefix_caching"`
 	// HostLinkGBps is the GPU↔CPU copy bandwidth in GB/s (10^9 bytes/s)
 	// one way; 0 takes the GPU preset's PCIe figure.
 	HostLinkGBps float64 `yaml:"host_link_gbps" json:"host_link_gbps"`
@@ -26,7 +31,7 @@ type Config struct {
 
 // DefaultConfig returns vLLM's defaults.
 func DefaultConfig() Config {
-	return Config{BlockSize: 16, GPUMemoryUtilization: 0.9, SwapSpaceGiB: 4}
+	return Config{BlockSize: 16, GPUMemoryUtilization: 0.9, SwapSpaceGiB: 4, EnablePrefixCaching: true}
 }
 
 // Validate reports the first field with an impossible value.

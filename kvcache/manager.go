@@ -6,8 +6,12 @@ import "fmt"
 // and how many of its blocks sit in swap space. The caller stores it with the
 // sequence; the zero value holds nothing.
 type Alloc struct {
-	Blocks  int // GPU blocks held
+	Blocks  int // private GPU blocks held
 	Swapped int // blocks held in CPU swap space
+	// SharedUnits and SharedBlocks are the leading prompt units the
+	// sequence references in the prefix cache, and their blocks.
+	SharedUnits  int
+	SharedBlocks int
 }
 
 // Manager hands out GPU blocks and swap blocks. It is a plain value owned by
@@ -18,6 +22,7 @@ type Manager struct {
 	free      int
 	swapTotal int // CPU swap blocks
 	swapFree  int
+	prefix    *prefixCache // nil when prefix caching is off
 }
 
 // New returns a manager of total GPU blocks of blockSize tokens and
@@ -41,11 +46,12 @@ func (m *Manager) BlockSize() int { return m.blockSize }
 // Total is the number of GPU blocks.
 func (m *Manager) Total() int { return m.total }
 
-// Free is the number of unallocated GPU blocks.
-func (m *Manager) Free() int { return m.free }
+// Free is the number of GPU blocks a sequence can get: unallocated ones and
+// cached prefix blocks no sequence references (evicted on demand).
+func (m *Manager) Free() int { return m.free + m.evictable() }
 
-// Used is the number of allocated GPU blocks.
-func (m *Manager) Used() int { return m.total - m.free }
+// Used is the number of GPU blocks sequences hold.
+func (m *Manager) Used() int { return m.total - m.Free() }
 
 // SwapTotal and SwapFree describe CPU swap space in blocks.
 func (m *Manager) SwapTotal() int { return m.swapTotal }
@@ -60,7 +66,7 @@ func (m *Manager) BlocksFor(tokens int) int {
 
 // Need is how many more blocks a must take to hold tokens tokens.
 func (m *Manager) Need(a *Alloc, tokens int) int {
-	n := m.BlocksFor(tokens) - a.Blocks
+	n := m.BlocksFor(tokens) - a.SharedBlocks - a.Blocks
 	if n < 0 {
 		return 0
 	}
@@ -72,7 +78,10 @@ func (m *Manager) Need(a *Alloc, tokens int) int {
 func (m *Manager) Grow(a *Alloc, tokens int) bool {
 	n := m.Need(a, tokens)
 	if n > m.free {
-		return false
+		m.evict(n)
+		if n > m.free {
+			return false
+		}
 	}
 	m.free -= n
 	a.Blocks += n
@@ -82,7 +91,7 @@ func (m *Manager) Grow(a *Alloc, tokens int) bool {
 // Shrink frees a's GPU blocks beyond those that hold tokens tokens (the
 // slots of rejected speculative tokens).
 func (m *Manager) Shrink(a *Alloc, tokens int) {
-	keep := m.BlocksFor(tokens)
+	keep := max(0, m.BlocksFor(tokens)-a.SharedBlocks)
 	if n := a.Blocks - keep; n > 0 {
 		a.Blocks = keep
 		m.free += n
@@ -92,6 +101,9 @@ func (m *Manager) Shrink(a *Alloc, tokens int) {
 // Release frees every GPU and swap block a holds (a sequence finished, or
 // was evicted to be recomputed).
 func (m *Manager) Release(a *Alloc) {
+	if a.SharedUnits != 0 {
+		panic("kvcache: Release of a sequence that still shares prefix units (ReleasePrefix first)")
+	}
 	if a.Blocks < 0 || a.Swapped < 0 || m.free+a.Blocks > m.total || m.swapFree+a.Swapped > m.swapTotal {
 		panic(fmt.Sprintf("kvcache: releasing %+v would free more than was allocated (free %d/%d, swap %d/%d)",
 			*a, m.free, m.total, m.swapFree, m.swapTotal))
@@ -126,7 +138,10 @@ func (m *Manager) SwapIn(a *Alloc) (int, bool) {
 	}
 	n := a.Swapped
 	if n > m.free {
-		return 0, false
+		m.evict(n)
+		if n > m.free {
+			return 0, false
+		}
 	}
 	m.free -= n
 	m.swapFree += n
@@ -136,7 +151,7 @@ func (m *Manager) SwapIn(a *Alloc) (int, bool) {
 
 // Utilization is the share of GPU blocks allocated, in [0,1].
 func (m *Manager) Utilization() float64 {
-	return float64(m.total-m.free) / float64(m.total)
+	return float64(m.Used()) / float64(m.total)
 }
 
 // Check verifies the manager's counters against the allocations the caller
@@ -152,8 +167,12 @@ func (m *Manager) Check(live []Alloc) error {
 		gpu += a.Blocks
 		swap += a.Swapped
 	}
-	if gpu+m.free != m.total {
-		return fmt.Errorf("kvcache: %d blocks held + %d free != %d total", gpu, m.free, m.total)
+	cached, err := m.checkPrefix(live)
+	if err != nil {
+		return err
+	}
+	if gpu+cached+m.free != m.total {
+		return fmt.Errorf("kvcache: %d blocks held + %d cached + %d free != %d total", gpu, cached, m.free, m.total)
 	}
 	if swap+m.swapFree != m.swapTotal {
 		return fmt.Errorf("kvcache: %d swap blocks held + %d free != %d total", swap, m.swapFree, m.swapTotal)

@@ -68,6 +68,14 @@ type Summary struct {
 	Preemptions    Preemptions `json:"preemptions"`
 	PreemptedShare float64     `json:"preempted_stream_share"`
 	SwapBytes      int64       `json:"swap_bytes"`
+	// PrefixCacheHitRate is prompt tokens found in the prefix cache over
+	// prompt tokens looked up (vLLM's prefix cache hit rate); 0 without
+	// lookups.
+	PrefixCacheHitRate float64 `json:"prefix_cache_hit_rate"`
+	PrefixCacheQueried int64   `json:"prefix_cache_queried_tokens"`
+	PrefixCacheHits    int64   `json:"prefix_cache_hit_tokens"`
+	// PrefixCacheEvictions counts cached prefix units evicted to make room.
+	PrefixCacheEvictions int64 `json:"prefix_cache_evictions"`
 
 	Stalls              int                `json:"stalls"`
 	StalledStreamShare  float64            `json:"stalled_stream_share"`
@@ -286,6 +294,10 @@ func Summarize(r *sim.Result, m sim.MetricsConfig) Summary {
 		s.SLOGoodputPerS = float64(sloGood) / s.DurationS
 	}
 	s.PreemptedShare = share(preempted, r.Finished)
+	s.PrefixCacheQueried, s.PrefixCacheHits, s.PrefixCacheEvictions = r.PrefixQueried, r.PrefixHits, r.PrefixEvictions
+	if r.PrefixQueried > 0 {
+		s.PrefixCacheHitRate = float64(r.PrefixHits) / float64(r.PrefixQueried)
+	}
 	s.StalledStreamShare = share(stalled, r.Finished)
 	for _, c := range sim.Causes() {
 		s.StallMSByCause[c.String()] = ms(float64(r.StallTime[c]))

@@ -73,6 +73,7 @@ func summaryRows(runs []Run) []row {
 			return fmt.Sprintf("%d / %d", s.Preemptions.Recompute, s.Preemptions.Swap)
 		})},
 		{"preempted streams", serverCell(func(s *Summary) string { return pct(s.PreemptedShare) })},
+		{"prefix cache hit rate", serverCell(func(s *Summary) string { return pct(s.PrefixCacheHitRate) })},
 	}
 	anySpec := false
 	for i := range runs {

@@ -112,6 +112,7 @@ func (s *Scheduler) Arrive(now int64, q *Seq) Decision {
 
 // Finish releases a finished sequence's blocks and removes it from the running set.
 func (s *Scheduler) Finish(q *Seq) {
+	s.kv.ReleasePrefix(&q.KV, q.Prefix)
 	s.kv.Release(&q.KV)
 	s.admission.Released(q)
 	q.State = Finished
@@ -146,6 +147,7 @@ func (s *Scheduler) Schedule(now int64, rejected func(*Seq, Reason)) *Plan {
 			panic(fmt.Sprintf("scheduler: preempted request %d cannot restart although nothing runs", head.ID))
 		}
 		s.popWaiting(head)
+		s.kv.ReleasePrefix(&head.KV, head.Prefix)
 		s.kv.Release(&head.KV)
 		s.admission.Released(head)
 		head.State = Rejected
@@ -223,6 +225,7 @@ func (s *Scheduler) preemptOne() *Seq {
 		}
 	}
 	if p.Mode == Recompute {
+		s.kv.ReleasePrefix(&v.KV, v.Prefix)
 		s.kv.Release(&v.KV)
 		v.Computed = 0
 		v.State = Evicted
@@ -291,18 +294,37 @@ func (s *Scheduler) startWaiting(r *Seq, n int) bool {
 		s.add(r, n)
 		return true
 	}
+	// A (re)starting prefill first takes what the prefix cache holds of
+	// its prompt; it gives it back if it cannot start after all.
+	hit, lookup := 0, r.Computed == 0 && len(r.Prefix) > 0 && s.kv.PrefixCaching()
+	if lookup {
+		hit = s.kv.AcquirePrefix(&r.KV, r.Prefix, r.PrefixUnit, min(r.Prompt, r.Tokens()-1))
+		r.Computed = hit
+		n = min(n, r.Remaining())
+	}
+	undo := func() {
+		if hit > 0 || r.KV.SharedUnits > 0 {
+			s.kv.ReleasePrefix(&r.KV, r.Prefix)
+			r.Computed = 0
+		}
+	}
 	need := s.kv.Need(&r.KV, r.Computed+n)
 	// A preempted sequence was admitted once; when nothing runs, nothing
 	// would ever free what a rule waits for, so it restarts on fit alone.
 	if r.State == Waiting || len(s.running) > 0 {
 		if d := s.admission.CanStart(r, need, &s.view); d.Verdict != Admit {
 			s.waitReason = d.Reason
+			undo()
 			return false
 		}
 	}
 	if !s.kv.Grow(&r.KV, r.Computed+n) {
 		s.waitReason = ReasonKVFull
+		undo()
 		return false
+	}
+	if lookup {
+		s.kv.CountPrefixLookup(r.Prompt, hit)
 	}
 	s.popWaiting(r)
 	s.admission.Started(r, &s.view)

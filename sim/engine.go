@@ -67,6 +67,9 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.KVCache.EnablePrefixCaching {
+		kv.EnablePrefixCaching()
+	}
 	sched, err := scheduler.New(c.Scheduler, kv, c.MaxModelLen)
 	if err != nil {
 		return nil, err
@@ -167,6 +170,7 @@ func (e *Engine) finishRun() {
 	}
 	e.done = true
 	e.res.Duration = e.now
+	e.res.PrefixQueried, e.res.PrefixHits, e.res.PrefixEvictions = e.rep.kv.PrefixStats()
 	if n := e.rep.Active(); n != 0 {
 		panic(fmt.Sprintf("sim: run ended with %d requests neither finished nor rejected", n))
 	}
@@ -184,14 +188,14 @@ func (e *Engine) Check() error {
 		}
 		bs := r.kv.BlockSize()
 		for _, s := range r.sched.Running() {
-			if s.KV.Blocks*bs < s.Computed {
-				return fmt.Errorf("sim: request %d holds %d blocks for %d computed tokens", s.ID, s.KV.Blocks, s.Computed)
+			if (s.KV.Blocks+s.KV.SharedBlocks)*bs < s.Computed {
+				return fmt.Errorf("sim: request %d holds %d blocks for %d computed tokens", s.ID, s.KV.Blocks+s.KV.SharedBlocks, s.Computed)
 			}
 		}
 		if r.plan != nil {
 			for _, en := range r.plan.Entries {
-				if en.Seq.KV.Blocks*bs < en.Start+en.Tokens {
-					return fmt.Errorf("sim: request %d computes up to token %d with %d blocks", en.Seq.ID, en.Start+en.Tokens, en.Seq.KV.Blocks)
+				if (en.Seq.KV.Blocks+en.Seq.KV.SharedBlocks)*bs < en.Start+en.Tokens {
+					return fmt.Errorf("sim: request %d computes up to token %d with %d blocks", en.Seq.ID, en.Start+en.Tokens, en.Seq.KV.Blocks+en.Seq.KV.SharedBlocks)
 				}
 			}
 		}
@@ -207,6 +211,7 @@ func (e *Engine) arrive() {
 	q.seed = p.Seed
 	q.seq.ID, q.seq.Arrival, q.seq.Priority = p.ID, p.Arrival, p.Priority
 	q.seq.Prompt, q.seq.Output = p.InputTokens, p.OutputTokens
+	q.seq.Prefix, q.seq.PrefixUnit = p.PrefixBlocks, p.PrefixBlockTokens
 	if e.setup.Spec != nil {
 		e.setup.Spec.Start(&q.spec, p.Seed, p.OutputTokens)
 	}
@@ -412,15 +417,13 @@ func (e *Engine) endStep(r *Replica) {
 			st.DecodeTokens += int64(n)
 			spec.Record(&q.spec, k, n-1, n)
 			e.emit(r, q, n)
-		} else if en.Seq.Advance(en.Tokens) {
-			if spec != nil {
-				if en.Decode {
-					e.res.Spec.DecodeEntries++
-					e.res.Spec.DecodeTokens++
-				}
-				spec.Record(&q.spec, 0, 0, 1)
+		} else if sampled := en.Seq.Advance(en.Tokens); len(en.Seq.Prefix) > 0 && !en.Decode {
+			r.kv.RegisterPrefix(&en.Seq.KV, en.Seq.Prefix, en.Seq.PrefixUnit, min(en.Seq.Computed, en.Seq.Prompt))
+			if sampled {
+				e.sampled(r, q, en)
 			}
-			e.emit(r, q, 1)
+		} else if sampled {
+			e.sampled(r, q, en)
 		}
 	}
 	for _, s := range r.sched.Running() {
@@ -431,6 +434,18 @@ func (e *Engine) endStep(r *Replica) {
 		}
 	}
 	e.push(e.now, evStepStart)
+}
+
+// sampled makes the one token a plain step sampled visible.
+func (e *Engine) sampled(r *Replica, q *request, en *scheduler.Entry) {
+	if spec := e.setup.Spec; spec != nil {
+		if en.Decode {
+			e.res.Spec.DecodeEntries++
+			e.res.Spec.DecodeTokens++
+		}
+		spec.Record(&q.spec, 0, 0, 1)
+	}
+	e.emit(r, q, 1)
 }
 
 // chooseDrafts sets, for every running decoding sequence, how many tokens

@@ -128,6 +128,11 @@ type Result struct {
 	Duration     Time // last event
 	KVBlocks     int
 	Series       Series
+	// PrefixQueried and PrefixHits are prompt tokens looked up in the
+	// prefix cache and found there; PrefixEvictions counts evicted entries.
+	PrefixQueried   int64
+	PrefixHits      int64
+	PrefixEvictions int64
 	// PerToken is the per-token view of ITL: each chunk's gap divided
 	// evenly among its tokens (differs from Pooled only when chunks carry
 	// several tokens, as with speculative decoding).
@@ -238,6 +243,9 @@ func (r *Result) Merge(o *Result) {
 	r.Pooled.Merge(o.Pooled)
 	r.PerToken.Merge(o.PerToken)
 	r.Spec.merge(&o.Spec)
+	r.PrefixQueried += o.PrefixQueried
+	r.PrefixHits += o.PrefixHits
+	r.PrefixEvictions += o.PrefixEvictions
 	if r.SpecMethod == "" {
 		r.SpecMethod, r.SpecK = o.SpecMethod, o.SpecK
 	}

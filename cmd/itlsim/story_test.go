@@ -215,3 +215,19 @@ func TestStorySpecOutOfDistribution(t *testing.T) {
 		t.Errorf("summary.spec: %v without speculation; acceptance %v with", none.Spec, spec.Spec)
 	}
 }
+
+func TestStoryPrefixCache(t *testing.T) {
+	doc := runStory(t, "prefix-cache")
+	off, on := runByName(t, doc, "false"), runByName(t, doc, "true")
+	if off.PrefixCacheHitRate != 0 || on.PrefixCacheHitRate < 0.02 || on.PrefixCacheEvictions == 0 {
+		t.Errorf("hit rates %.3f off, %.3f on (%d evictions); want 0, ≥ 0.02 and evictions", off.PrefixCacheHitRate, on.PrefixCacheHitRate, on.PrefixCacheEvictions)
+	}
+	// Without caching the GPU cannot keep up: the queue grows and TTFT
+	// reaches minutes; with it the run keeps up with the arrivals.
+	if on.TTFT.P50*10 > off.TTFT.P50 || on.RequestsPerS < 0.95*0.6 || off.RequestsPerS > 0.9*0.6 {
+		t.Errorf("TTFT p50 %.0f ms on vs %.0f off; throughput %.3f on vs %.3f off req/s", on.TTFT.P50, off.TTFT.P50, on.RequestsPerS, off.RequestsPerS)
+	}
+	if 2*on.StallMSByCause["prefill-interference"] > off.StallMSByCause["prefill-interference"] {
+		t.Errorf("prefill-interference stalls %.0f ms on vs %.0f off: want at least halved", on.StallMSByCause["prefill-interference"], off.StallMSByCause["prefill-interference"])
+	}
+}
