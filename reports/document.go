@@ -111,6 +111,7 @@ func NewRunOptions(name string, overrides map[string]string, cfg sim.Config, r *
 		ITLByPosition: ITLByPosition(r),
 		WorstStreams:  WorstStreams(r),
 	}
+	run.Summary.ByClass = ClassSummaries(r, cfg)
 	if withStreams {
 		run.Streams = StreamRows(r)
 	}

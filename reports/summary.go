@@ -88,9 +88,14 @@ type Summary struct {
 	// several tokens counts as several short gaps.
 	ITLPerToken Dist `json:"itl_per_token_ms"`
 	// Spec is present when speculative decoding is on.
-	Spec     *SpecSummary `json:"spec,omitempty"`
-	Steps    int          `json:"steps"`
-	KVBlocks int          `json:"kv_blocks"`
+	Spec *SpecSummary `json:"spec,omitempty"`
+	// ByClass summarizes each traffic class (see ClassSummaries); absent
+	// when the workload has no classes.
+	ByClass map[string]*Summary `json:"by_class,omitempty"`
+	// SLOLimits says which limits a class summary's slo_goodput used.
+	SLOLimits string `json:"slo_limits,omitempty"`
+	Steps     int    `json:"steps"`
+	KVBlocks  int    `json:"kv_blocks"`
 
 	// Measured runs only (`itlsim analyze`); absent for simulations.
 	// Failed counts requests that ended in an error (in Requests, never

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/olekukonko/tablewriter"
@@ -97,6 +98,27 @@ func summaryRows(runs []Run) []row {
 			row{"fallback streams", spec(func(p *SpecSummary) string { return strconv.Itoa(p.FallbackStreams) })},
 			row{"ITL per token ms (mean/p50/p99)", func(s *Summary) string { return dist3(s.ITLPerToken) }},
 		)
+	}
+	var classNames []string
+	for i := range runs {
+		for name := range runs[i].Summary.ByClass {
+			if !slices.Contains(classNames, name) {
+				classNames = append(classNames, name)
+			}
+		}
+	}
+	slices.Sort(classNames)
+	if len(classNames) > 0 {
+		rows = append(rows, section("BY CLASS: n, TTFT p99, stream p99 ITL p99 (ms), SLO goodput"))
+		for _, name := range classNames {
+			rows = append(rows, row{name, func(s *Summary) string {
+				c := s.ByClass[name]
+				if c == nil {
+					return "-"
+				}
+				return fmt.Sprintf("%d, %s, %s, %s", c.Requests, f1(c.TTFT.P99), f1(c.StreamP99ITL.P99), pct(c.SLOGoodput))
+			}})
+		}
 	}
 	rows = append(rows,
 		section(fmt.Sprintf("STALLS > %g ms: ms (streams hit)", stall)),

@@ -233,6 +233,10 @@ type Setup struct {
 	HostBW     float64 // GPU↔CPU bytes/s per replica (all TP GPUs copy in parallel)
 	// Spec draws speculative acceptances; nil when speculation is off.
 	Spec *specdecode.Model
+	// Classes are the workload's resolved classes (nil without classes);
+	// ClassSpec[i] draws class i's acceptances when it has its own profile.
+	Classes   []workloads.Class
+	ClassSpec []*specdecode.Model
 	// DraftCost prices one draft step of the draft-model proposer (same
 	// GPUs, no per-step overhead: the target's step carries it); nil otherwise.
 	DraftCost cost.Model
@@ -331,7 +335,27 @@ func (c Config) Resolve() (*Setup, error) {
 			}
 		}
 	}
+	classes, err := c.Workload.ResolveClasses()
+	if err != nil {
+		return nil, err
+	}
+	var classSpec []*specdecode.Model
+	if spec != nil {
+		for i, cl := range classes {
+			var m *specdecode.Model
+			if cl.Acceptance != "" {
+				cs := c.SpecDecode
+				if err := cs.Acceptance.UnmarshalText([]byte(cl.Acceptance)); err != nil {
+					return nil, fmt.Errorf("workload.classes[%d].acceptance: %w", i, err)
+				}
+				m = specdecode.New(cs)
+			}
+			classSpec = append(classSpec, m)
+		}
+	}
 	return &Setup{
+		Classes:    classes,
+		ClassSpec:  classSpec,
 		Spec:       spec,
 		DraftCost:  draftCost,
 		Config:     c,

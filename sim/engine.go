@@ -37,9 +37,10 @@ type Engine struct {
 	onReject   func(*scheduler.Seq, scheduler.Reason)
 	done       bool
 
-	sink     TimelineSink
-	worstK   int
-	timeline Timeline // scratch handed to the sink
+	classIndex map[string]int16
+	sink       TimelineSink
+	worstK     int
+	timeline   Timeline // scratch handed to the sink
 }
 
 // New builds an engine for cfg. It resolves the configuration (see
@@ -82,6 +83,10 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 		stall: FromMS(c.Metrics.StallThresholdMS),
 	}
 	e.reps = []*Replica{e.rep}
+	e.classIndex = map[string]int16{}
+	for _, cl := range s.Classes { // configured classes first, in order
+		e.classOf(cl.Name)
+	}
 	e.res.Name = c.Name
 	e.res.WorstK = c.Metrics.WorstStreams
 	if c.SpecDecode.Enabled() {
@@ -153,6 +158,23 @@ func (e *Engine) Step() bool {
 	return true
 }
 
+// classOf returns the index of a request's class in the result, adding
+// classes as they appear (a trace may name any); -1 for none. The lookup
+// runs once per request.
+func (e *Engine) classOf(name string) int16 {
+	if name == "" {
+		return -1
+	}
+	if i, ok := e.classIndex[name]; ok {
+		return i
+	}
+	i := int16(len(e.res.ClassNames))
+	e.classIndex[name] = i
+	e.res.ClassNames = append(e.res.ClassNames, name)
+	e.res.ClassPooled = append(e.res.ClassPooled, quantile.NewHistogram(pooledBits))
+	return i
+}
+
 // Err reports a workload source that failed while it was read (a trace
 // file that changed under the run); the run then ended short.
 func (e *Engine) Err() error { return workloads.Err(e.src) }
@@ -212,8 +234,13 @@ func (e *Engine) arrive() {
 	q.seq.ID, q.seq.Arrival, q.seq.Priority = p.ID, p.Arrival, p.Priority
 	q.seq.Prompt, q.seq.Output = p.InputTokens, p.OutputTokens
 	q.seq.Prefix, q.seq.PrefixUnit = p.PrefixBlocks, p.PrefixBlockTokens
-	if e.setup.Spec != nil {
-		e.setup.Spec.Start(&q.spec, p.Seed, p.OutputTokens)
+	q.class = e.classOf(p.Class)
+	q.specModel = e.setup.Spec
+	if q.class >= 0 && int(q.class) < len(e.setup.ClassSpec) && e.setup.ClassSpec[q.class] != nil {
+		q.specModel = e.setup.ClassSpec[q.class]
+	}
+	if q.specModel != nil {
+		q.specModel.Start(&q.spec, p.Seed, p.OutputTokens)
 	}
 	e.res.Requests++
 	if d := r.sched.Arrive(int64(e.now), &q.seq); d.Verdict == scheduler.Reject {
@@ -235,7 +262,7 @@ func (e *Engine) reject(r *Replica, q *request, why scheduler.Reason) {
 	e.res.Rejected[why]++
 	e.res.Streams = append(e.res.Streams, StreamSummary{
 		ID: q.seq.ID, Arrival: q.arrival, InputTokens: q.seq.Prompt, Status: StatusRejected, Reject: why,
-		Preemptions: q.preemptions,
+		Preemptions: q.preemptions, Class: q.class,
 	})
 	r.release(q)
 }
@@ -369,7 +396,8 @@ func (e *Engine) endStep(r *Replica) {
 			en := &plan.Entries[i]
 			a := 0
 			if k := en.Tokens - 1; en.Decode && k > 0 {
-				a = spec.Draw(&r.slots[en.Seq.Slot].spec, k)
+				qq := r.slots[en.Seq.Slot]
+				a = qq.specModel.Draw(&qq.spec, k)
 				drafted += k
 				rejected += k - a
 			}
@@ -415,7 +443,7 @@ func (e *Engine) endStep(r *Replica) {
 			}
 			st.DecodeEntries++
 			st.DecodeTokens += int64(n)
-			spec.Record(&q.spec, k, n-1, n)
+			q.specModel.Record(&q.spec, k, n-1, n)
 			e.emit(r, q, n)
 		} else if sampled := en.Seq.Advance(en.Tokens); len(en.Seq.Prefix) > 0 && !en.Decode {
 			r.kv.RegisterPrefix(&en.Seq.KV, en.Seq.Prefix, en.Seq.PrefixUnit, min(en.Seq.Computed, en.Seq.Prompt))
@@ -438,7 +466,7 @@ func (e *Engine) endStep(r *Replica) {
 
 // sampled makes the one token a plain step sampled visible.
 func (e *Engine) sampled(r *Replica, q *request, en *scheduler.Entry) {
-	if spec := e.setup.Spec; spec != nil {
+	if spec := q.specModel; spec != nil {
 		if en.Decode {
 			e.res.Spec.DecodeEntries++
 			e.res.Spec.DecodeTokens++
@@ -460,7 +488,7 @@ func (e *Engine) chooseDrafts(r *Replica) {
 		if off || !s.Decoding() {
 			continue
 		}
-		if e.setup.Spec.Active(&r.slots[s.Slot].spec) {
+		if q := r.slots[s.Slot]; q.specModel.Active(&q.spec) {
 			s.Spec = max(0, min(cfg.K, s.Output-s.Generated-1))
 		}
 	}
@@ -505,6 +533,9 @@ func (e *Engine) emit(r *Replica, q *request, n int) {
 		}
 		q.gaps = append(q.gaps, int64(gap))
 		e.res.Pooled.Record(int64(gap))
+		if q.class >= 0 {
+			e.res.ClassPooled[q.class].Record(int64(gap))
+		}
 		e.res.PerToken.RecordN(int64(gap)/int64(n), uint64(n))
 		bk.ITL.Record(int64(gap))
 		pos := min(PositionBuckets-1, bitLen(q.seq.Generated-n)-1)
@@ -576,6 +607,7 @@ func (e *Engine) finish(r *Replica, q *request) {
 		ID: q.seq.ID, Arrival: q.arrival, InputTokens: q.seq.Prompt, OutputTokens: q.seq.Generated,
 		Status: StatusFinished, TTFT: q.first - q.arrival, E2EL: q.last - q.arrival, Chunks: q.chunks,
 		Stalls: q.stalls, StallTime: q.stallTime, Causes: q.causes, Preemptions: q.preemptions,
+		Class: q.class,
 	}
 	e.offerTimeline(q)
 	if g := q.gaps; len(g) > 0 {

@@ -29,6 +29,8 @@ type request struct {
 	stallList   []Stall // the stalls, for timelines; reused with the slot
 	chunkTok    []int32 // tokens of each chunk; reused with the slot
 	spec        specdecode.Stream
+	specModel   *specdecode.Model // the request's class's model, or the run's; nil without speculation
+	class       int16             // index into Result.ClassNames; -1 for none
 	causes      uint32
 	preemptions int
 }

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"slices"
+
 	"github.com/itlsim/itlsim/scheduler"
 	"github.com/itlsim/itlsim/sim/quantile"
 	"github.com/itlsim/itlsim/specdecode"
@@ -59,6 +61,7 @@ type StreamSummary struct {
 	StallTime    Time   // Σ of those gaps
 	Causes       uint32 // bit c set when cause c had a part in one of its stalls
 	Preemptions  int
+	Class        int16 // index into Result.ClassNames; -1 for none
 }
 
 // HasGaps reports whether the stream has at least one gap.
@@ -133,6 +136,10 @@ type Result struct {
 	PrefixQueried   int64
 	PrefixHits      int64
 	PrefixEvictions int64
+	// ClassNames are the traffic classes seen, in order of appearance
+	// (configured classes first); ClassPooled their pooled ITL histograms.
+	ClassNames  []string
+	ClassPooled []*quantile.Histogram
 	// PerToken is the per-token view of ITL: each chunk's gap divided
 	// evenly among its tokens (differs from Pooled only when chunks carry
 	// several tokens, as with speculative decoding).
@@ -239,7 +246,24 @@ func (b *Bucket) merge(o *Bucket) {
 // shards of one workload). Time series merge bucket by bucket at r's
 // interval; o's buckets must use the same interval.
 func (r *Result) Merge(o *Result) {
-	r.Streams = append(r.Streams, o.Streams...)
+	// Classes merge by name: o's indexes are mapped onto r's.
+	remap := make([]int16, len(o.ClassNames))
+	for i, name := range o.ClassNames {
+		j := slices.Index(r.ClassNames, name)
+		if j < 0 {
+			j = len(r.ClassNames)
+			r.ClassNames = append(r.ClassNames, name)
+			r.ClassPooled = append(r.ClassPooled, quantile.NewHistogram(pooledBits))
+		}
+		r.ClassPooled[j].Merge(o.ClassPooled[i])
+		remap[i] = int16(j)
+	}
+	for _, st := range o.Streams {
+		if st.Class >= 0 && int(st.Class) < len(remap) {
+			st.Class = remap[st.Class]
+		}
+		r.Streams = append(r.Streams, st)
+	}
 	r.Pooled.Merge(o.Pooled)
 	r.PerToken.Merge(o.PerToken)
 	r.Spec.merge(&o.Spec)

@@ -55,7 +55,15 @@ type Config struct {
 	RateCurve string `yaml:"rate_curve,omitempty" json:"rate_curve,omitempty"`
 	// InputLen is the distribution of prompt lengths, in tokens. Required
 	// unless LengthsFile or Trace is set.
-	InputLen Dist `yaml:"input_len,omitempty" json:"input_len,omitzero"`
+	// Mix is a built-in workload mix (assistant, enterprise, reasoning,
+	// all): named classes with shares, lengths, priorities and SLOs. Empty:
+	// one class drawn from input_len and output_len.
+	Mix string `yaml:"mix,omitempty" json:"mix,omitempty"`
+	// Classes lists the workload's classes, each from a preset or spelled
+	// out, added to (or replacing those of the same name in) the mix.
+	// With classes, input_len and output_len are unused.
+	Classes  []Class `yaml:"classes,omitempty" json:"classes,omitempty"`
+	InputLen Dist    `yaml:"input_len,omitempty" json:"input_len,omitzero"`
 	// OutputLen is the distribution of output lengths, in tokens. Required
 	// unless LengthsFile or Trace is set.
 	OutputLen Dist `yaml:"output_len,omitempty" json:"output_len,omitzero"`
@@ -215,7 +223,14 @@ func (c Config) Validate() error {
 	if _, ok := formats()[c.Format]; c.Format != "" && !ok {
 		bad("format", "unknown trace format %q; valid: %s (or leave it empty to detect)", c.Format, strings.Join(Formats(), ", "))
 	}
-	if c.LengthsFile == "" && c.Trace == "" {
+	if _, err := c.ResolveClasses(); err != nil {
+		errs = append(errs, err)
+	}
+	hasClasses := c.Mix != "" || len(c.Classes) > 0
+	if hasClasses && (c.Trace != "" || c.LengthsFile != "") {
+		bad("classes", "classes draw their own lengths; they cannot be combined with a trace or lengths_file")
+	}
+	if c.LengthsFile == "" && c.Trace == "" && !hasClasses {
 		if c.InputLen.IsZero() {
 			bad("input_len", "required unless lengths_file or trace is set (e.g. %q)", "lognormal:1024,1024,16,3072")
 		}
@@ -248,7 +263,9 @@ func (c Config) Validate() error {
 
 // DrawsLengths reports whether the workload's lengths come from InputLen
 // and OutputLen, so that their bounds say which requests can occur.
-func (c Config) DrawsLengths() bool { return c.Trace == "" && c.LengthsFile == "" }
+func (c Config) DrawsLengths() bool {
+	return c.Trace == "" && c.LengthsFile == "" && c.Mix == "" && len(c.Classes) == 0
+}
 
 // CapAtContext applies CapToContext: it returns c with CapTokens lowered
 // to maxModelLen (the model's context) when CapToContext is set. The

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -111,7 +112,7 @@ output_len: fixed:64
 		Arrival: ArrivalConstant, Rate: 4.5, DurationS: 120,
 		InputLen: MustParseDist("uniform:100,200"), OutputLen: MustParseDist("fixed:64"),
 	}
-	if c != want {
+	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got %+v, want %+v", c, want)
 	}
 	out, err := yaml.Marshal(c)
@@ -119,7 +120,7 @@ output_len: fixed:64
 		t.Fatal(err)
 	}
 	var back Config
-	if err := yaml.Unmarshal(out, &back); err != nil || back != c {
+	if err := yaml.Unmarshal(out, &back); err != nil || !reflect.DeepEqual(back, c) {
 		t.Errorf("round trip through\n%s gave %+v, %v", out, back, err)
 	}
 }
@@ -147,7 +148,7 @@ func TestTraceConfigYAML(t *testing.T) {
 			t.Fatal(err)
 		}
 		var back Config
-		if err := yaml.Unmarshal(out, &back); err != nil || back != c {
+		if err := yaml.Unmarshal(out, &back); err != nil || !reflect.DeepEqual(back, c) {
 			t.Errorf("round trip through\n%s gave %+v, %v", out, back, err)
 		}
 	}

@@ -25,9 +25,10 @@ type generator struct {
 	horizonNs float64
 	input     Dist
 	output    Dist
-	table     *Lengths // when set, input and output are unused
-	next      int      // ID of the next request
-	lastT     float64  // the previous arrival under a curve, ns
+	table     *Lengths     // when set, input and output are unused
+	classes   *classPicker // when set, lengths come from the drawn class
+	next      int          // ID of the next request
+	lastT     float64      // the previous arrival under a curve, ns
 	done      bool
 }
 
@@ -143,6 +144,14 @@ func newGenerator(c Config, seed uint64, lengthsField string) (*generator, error
 		g.table = table
 		return g, nil
 	}
+	if cls, err := c.ResolveClasses(); err != nil {
+		return nil, err
+	} else if len(cls) > 0 {
+		if g.classes, err = newClassPicker(cls, seed); err != nil {
+			return nil, err
+		}
+		return g, nil
+	}
 	if g.input, err = c.InputLen.Load(); err != nil {
 		return nil, fmt.Errorf("workload.input_len: %w", err)
 	}
@@ -174,9 +183,14 @@ func (g *generator) Next(r *Request) bool {
 		g.done = true
 		return false
 	}
-	var in, out int
+	var in, out, prio int
+	class := ""
 	if g.table != nil {
 		in, out = g.table.At(g.lengthRNG.IntN(g.table.Len()))
+	} else if p := g.classes; p != nil {
+		k := p.pick()
+		in, out = p.in[k].Sample(g.lengthRNG), p.out[k].Sample(g.lengthRNG)
+		class, prio = p.classes[k].Name, p.classes[k].Priority
 	} else {
 		in = g.input.Sample(g.lengthRNG)
 		out = g.output.Sample(g.lengthRNG)
@@ -186,6 +200,8 @@ func (g *generator) Next(r *Request) bool {
 		Arrival:      int64(math.Round(min(t, maxArrivalNs))),
 		InputTokens:  in,
 		OutputTokens: out,
+		Class:        class,
+		Priority:     prio,
 		Seed:         RequestSeed(g.seed, g.next),
 	}
 	g.next++

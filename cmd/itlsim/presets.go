@@ -59,6 +59,16 @@ func writePresets(w io.Writer) error {
 		d, _ := workloads.DescribeArrival(n)
 		fmt.Fprintf(&b, "  %-22s %s\n", n, d)
 	}
+	b.WriteString("TRAFFIC CLASSES (workload.classes[].preset)\n")
+	for _, n := range workloads.ClassPresets() {
+		d, _ := workloads.DescribeClass(n)
+		fmt.Fprintf(&b, "  %-22s %s\n", n, d)
+	}
+	b.WriteString("WORKLOAD MIXES (workload.mix, --set workload.mix=NAME)\n")
+	for _, n := range workloads.MixPresets() {
+		d, _ := workloads.DescribeMix(n)
+		fmt.Fprintf(&b, "  %-22s %s\n", n, d)
+	}
 	b.WriteString("LENGTH DISTRIBUTIONS (--input-len, --output-len)\n")
 	b.WriteString("  fixed:N | uniform:MIN,MAX | normal:MEAN,SD,MIN,MAX | lognormal:MEAN,SD[,MIN,MAX]\n")
 	_, err := io.WriteString(w, b.String())

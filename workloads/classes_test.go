@@ -1,0 +1,59 @@
+package workloads
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestClassSharesAndLengths(t *testing.T) {
+	c := DefaultConfig()
+	c.Requests = 40000
+	c.Mix = "assistant"
+	c.Classes = []Class{{Preset: "code", Share: 0.15, Priority: 3}}
+	src, err := New(c, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	prio := map[string]int{}
+	inSum := map[string]float64{}
+	for _, r := range Collect(src, 0) {
+		count[r.Class]++
+		prio[r.Class] = r.Priority
+		inSum[r.Class] += float64(r.InputTokens)
+	}
+	for name, share := range map[string]float64{"chat": 0.6, "rag": 0.25, "code": 0.15} {
+		got := float64(count[name]) / float64(c.Requests)
+		if se := math.Sqrt(share * (1 - share) / float64(c.Requests)); math.Abs(got-share) > 4*se {
+			t.Errorf("class %s: share %.4f, want %.2f ± %.4f", name, got, share, 4*se)
+		}
+	}
+	if prio["code"] != 3 || prio["chat"] != 0 {
+		t.Errorf("priorities %v: want code 3 (overridden), chat 0", prio)
+	}
+	// RAG prompts are long, chat prompts short, as their presets say.
+	if rag, chat := inSum["rag"]/float64(count["rag"]), inSum["chat"]/float64(count["chat"]); !(rag > 4*chat) {
+		t.Errorf("mean prompt: rag %.0f, chat %.0f; want rag ≫ chat", rag, chat)
+	}
+}
+
+func TestClassErrors(t *testing.T) {
+	for _, c := range []struct {
+		mod  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Mix = "party" }, `workload.mix: unknown mix "party"`},
+		{func(c *Config) { c.Classes = []Class{{Preset: "poetry", Share: 1}} }, `workload.classes[0].preset: unknown class "poetry"`},
+		{func(c *Config) { c.Classes = []Class{{Name: "x", Share: 1}} }, "class x needs input_len and output_len"},
+		{func(c *Config) { c.Classes = []Class{{Preset: "chat", Share: 0}} }, "needs a share > 0"},
+		{func(c *Config) { c.Classes = []Class{{Preset: "chat", Share: 1}, {Preset: "chat", Share: 1}} }, "appears twice"},
+		{func(c *Config) { c.Mix = "assistant"; c.Trace = "t.csv" }, "cannot be combined with a trace"},
+	} {
+		cfg := DefaultConfig()
+		c.mod(&cfg)
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want an error containing %q", err, c.want)
+		}
+	}
+}
