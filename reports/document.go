@@ -70,6 +70,7 @@ type Point struct {
 	OutputTokensPerS   float64 `json:"output_tokens_per_s"`
 	ITLCount           uint64  `json:"itl_count"`
 	ITLP50MS           float64 `json:"itl_p50_ms"`
+	ITLP95MS           float64 `json:"itl_p95_ms"`
 	ITLP99MS           float64 `json:"itl_p99_ms"`
 }
 
@@ -180,7 +181,7 @@ func Timeseries(r *sim.Result) []Point {
 			p.BatchTokensPerStep = float64(b.BatchTokens) / float64(b.Steps)
 		}
 		if b.ITL.N > 0 {
-			p.ITLP50MS, p.ITLP99MS = ms(b.ITL.Quantile(0.5)), ms(b.ITL.Quantile(0.99))
+			p.ITLP50MS, p.ITLP95MS, p.ITLP99MS = ms(b.ITL.Quantile(0.5)), ms(b.ITL.Quantile(0.95)), ms(b.ITL.Quantile(0.99))
 		}
 		pts[i] = p
 	}

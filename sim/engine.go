@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 
 	"github.com/itlsim/itlsim/kvcache"
 	"github.com/itlsim/itlsim/scheduler"
@@ -38,6 +39,7 @@ type Engine struct {
 	done       bool
 
 	classIndex map[string]int16
+	progress   atomic.Int64 // requests ended, readable from other goroutines
 	sink       TimelineSink
 	worstK     int
 	timeline   Timeline // scratch handed to the sink
@@ -175,6 +177,10 @@ func (e *Engine) classOf(name string) int16 {
 	return i
 }
 
+// Progress is the number of requests that have ended (finished or
+// rejected); safe to call from another goroutine while the engine runs.
+func (e *Engine) Progress() int64 { return e.progress.Load() }
+
 // Err reports a workload source that failed while it was read (a trace
 // file that changed under the run); the run then ended short.
 func (e *Engine) Err() error { return workloads.Err(e.src) }
@@ -260,6 +266,7 @@ func (e *Engine) rejectWaiting(s *scheduler.Seq, why scheduler.Reason) {
 
 func (e *Engine) reject(r *Replica, q *request, why scheduler.Reason) {
 	e.res.Rejected[why]++
+	e.progress.Add(1)
 	e.res.Streams = append(e.res.Streams, StreamSummary{
 		ID: q.seq.ID, Arrival: q.arrival, InputTokens: q.seq.Prompt, Status: StatusRejected, Reject: why,
 		Preemptions: q.preemptions, Class: q.class,
@@ -632,6 +639,7 @@ func (e *Engine) finish(r *Replica, q *request) {
 	}
 	e.res.Streams = append(e.res.Streams, s)
 	e.res.Finished++
+	e.progress.Add(1)
 	e.res.InputTokens += int64(q.seq.Prompt)
 	e.res.OutputTokens += int64(q.seq.Generated)
 	r.release(q)

@@ -199,22 +199,26 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 		}
 	}
 	start := time.Now()
+	stderr := cmd.ErrOrStderr()
+	tty := false
+	if f, ok := stderr.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+		tty = true
+	}
 	needStreams := o.jsonPath != "" || o.streamsPath != "" || html != nil || format == reports.FormatJSON
 	var runs []reports.Run
 	if o.timelinesPath != "" {
 		err = writeFileAtomic(o.timelinesPath, func(f *os.File) error {
 			var serr error
-			runs, serr = simulate(variants, needStreams, f)
+			runs, serr = simulate(variants, needStreams, f, progressTo(tty, stderr))
 			return serr
 		})
 	} else {
-		runs, err = simulate(variants, needStreams, nil)
+		runs, err = simulate(variants, needStreams, nil, progressTo(tty, stderr))
 	}
 	if err != nil {
 		return err
 	}
-	stderr := cmd.ErrOrStderr()
-	if f, ok := stderr.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+	if tty {
 		fmt.Fprintf(stderr, "simulated %d run(s) in %.2f s wall time\n", len(runs), time.Since(start).Seconds())
 	}
 
@@ -254,7 +258,7 @@ func writeJSON(w io.Writer, v any) error {
 // With timelines non-nil, every finished stream's chunk times are written
 // there, run after run in order: each run writes to its own temporary file
 // (its streams can be many) and the files are concatenated at the end.
-func simulate(variants []scenario.Variant, withStreams bool, timelines *os.File) ([]reports.Run, error) {
+func simulate(variants []scenario.Variant, withStreams bool, timelines *os.File, progress io.Writer) ([]reports.Run, error) {
 	engines := make([]*sim.Engine, len(variants))
 	for i, v := range variants {
 		e, err := sim.New(v.Config)
@@ -287,6 +291,10 @@ func simulate(variants []scenario.Variant, withStreams bool, timelines *os.File)
 		}
 	}
 	runs := make([]reports.Run, len(variants))
+	if progress != nil {
+		stop := showProgress(progress, variants, engines)
+		defer stop()
+	}
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for i := range variants {
@@ -345,4 +353,43 @@ func printConfigs(w io.Writer, variants []scenario.Variant) error {
 		}
 	}
 	return nil
+}
+
+func progressTo(tty bool, w io.Writer) io.Writer {
+	if tty {
+		return w
+	}
+	return nil
+}
+
+// showProgress rewrites one stderr line every quarter second with how many
+// requests each run has ended, until the returned stop is called. It is
+// for terminals only: the simulation itself never reads the wall clock.
+func showProgress(w io.Writer, variants []scenario.Variant, engines []*sim.Engine) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				fmt.Fprint(w, "\r\033[K")
+				return
+			case <-tick.C:
+				var b strings.Builder
+				b.WriteString("\r\033[Ksimulating:")
+				for i, e := range engines {
+					fmt.Fprintf(&b, " %s %d", variants[i].Name, e.Progress())
+					if n := variants[i].Config.Workload.Requests; n > 0 && variants[i].Config.Workload.DrawsLengths() {
+						fmt.Fprintf(&b, "/%d", n)
+					}
+				}
+				b.WriteString(" requests")
+				fmt.Fprint(w, b.String())
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }

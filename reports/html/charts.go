@@ -112,28 +112,31 @@ func xy(x, y float64) []float64 { return []float64{round6(x), round6(y)} }
 
 func itlTimeSection(runs []reports.Run, names []string) (section, error) {
 	sec := section{ID: "itl-time", Title: "ITL over simulated time",
-		Intro: "Median and p99 of the gaps that ended in each time bucket, per run (p99 dashed). A healthy server is a narrow band; where p99 leaves p50, streams stall. Buckets without gaps break the lines."}
+		Intro: "Median, p95 and p99 of the gaps that ended in each time bucket, per run (p95 dotted, p99 dashed). A healthy server is a narrow band; where p99 leaves p50, streams stall. Buckets without gaps break the lines."}
 	line := charts.NewLine()
 	line.SetGlobalOptions(append(common("chart-itl-time", 380, "axis"),
 		charts.WithXAxisOpts(xValue("simulated time (s)")), charts.WithYAxisOpts(yValue("ITL (ms)")))...)
 	t := table{ID: "table-itl-time", Caption: "ITL by time bucket (bucket start, gaps ending in it, ms)", Collapsed: true,
-		Head: []string{"run", "t (s)", "gaps", "p50 ms", "p99 ms"}}
+		Head: []string{"run", "t (s)", "gaps", "p50 ms", "p95 ms", "p99 ms"}}
 	for i := range runs {
-		var p50, p99 []opts.LineData
+		var p50, p95, p99 []opts.LineData
 		for _, p := range runs[i].Timeseries {
 			if p.ITLCount == 0 {
 				p50 = append(p50, opts.LineData{Value: gap})
+				p95 = append(p95, opts.LineData{Value: gap})
 				p99 = append(p99, opts.LineData{Value: gap})
 				continue
 			}
 			p50 = append(p50, opts.LineData{Value: xy(p.TS, p.ITLP50MS)})
+			p95 = append(p95, opts.LineData{Value: xy(p.TS, p.ITLP95MS)})
 			p99 = append(p99, opts.LineData{Value: xy(p.TS, p.ITLP99MS)})
-			t.add(names[i], f2(p.TS), fmt.Sprint(p.ITLCount), f2(p.ITLP50MS), f2(p.ITLP99MS))
+			t.add(names[i], f2(p.TS), fmt.Sprint(p.ITLCount), f2(p.ITLP50MS), f2(p.ITLP95MS), f2(p.ITLP99MS))
 		}
 		line.AddSeries(names[i]+" p50", p50, style(runColor(i), "solid", false))
+		line.AddSeries(names[i]+" p95", p95, style(runColor(i), "dotted", false))
 		line.AddSeries(names[i]+" p99", p99, style(runColor(i), "dashed", false))
 	}
-	c, err := finish(line, "chart-itl-time", "ITL p50 and p99 over time", 380)
+	c, err := finish(line, "chart-itl-time", "ITL p50, p95 and p99 over time", 380)
 	sec.Charts, sec.Tables = []chart{c}, []table{t}
 	return sec, err
 }
