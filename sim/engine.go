@@ -38,11 +38,14 @@ type Engine struct {
 	onReject   func(*scheduler.Seq, scheduler.Reason)
 	done       bool
 
-	classIndex map[string]int16
-	progress   atomic.Int64 // requests ended, readable from other goroutines
-	sink       TimelineSink
-	worstK     int
-	timeline   Timeline // scratch handed to the sink
+	classIndex     map[string]int16
+	reactive       workloads.Reactive // the source, when its arrivals follow ends
+	arrivalPending bool
+	arrivalAt      Time         // the earliest arrival event scheduled (reactive sources)
+	progress       atomic.Int64 // requests ended, readable from other goroutines
+	sink           TimelineSink
+	worstK         int
+	timeline       Timeline // scratch handed to the sink
 }
 
 // New builds an engine for cfg. It resolves the configuration (see
@@ -107,9 +110,8 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 		e.hiccupNS = FromMS(c.Cost.HiccupMS)
 		e.nextHiccup = e.hiccupGap()
 	}
-	if e.src.Next(&e.pending) {
-		e.push(Time(e.pending.Arrival), evArrival)
-	}
+	e.reactive, _ = e.src.(workloads.Reactive)
+	e.scheduleArrival()
 	return e, nil
 }
 
@@ -232,6 +234,17 @@ func (e *Engine) Check() error {
 }
 
 func (e *Engine) arrive() {
+	if e.reactive != nil {
+		if e.now >= e.arrivalAt {
+			e.arrivalPending = false
+		}
+		if at, ok := e.reactive.NextAt(); !ok || Time(at) > e.now || !e.reactive.Next(&e.pending) {
+			e.scheduleArrival() // a stale event: nothing is due yet
+			return
+		}
+	} else {
+		e.arrivalPending = false
+	}
 	p := &e.pending
 	r := e.rep
 	q := r.alloc()
@@ -255,8 +268,38 @@ func (e *Engine) arrive() {
 		r.busy = true
 		e.push(e.now, evStepStart)
 	}
-	if e.src.Next(p) {
-		e.push(Time(p.Arrival), evArrival)
+	e.scheduleArrival()
+}
+
+// scheduleArrival pulls the next request from the workload and schedules
+// its arrival. A reactive source (closed loop) decides its next arrival
+// only when requests end, so the engine asks it again after each end.
+func (e *Engine) scheduleArrival() {
+	if e.reactive == nil && e.arrivalPending {
+		return
+	}
+	if e.reactive != nil {
+		at, ok := e.reactive.NextAt()
+		if !ok || (e.arrivalPending && Time(at) >= e.arrivalAt) {
+			return
+		}
+		// An end may make a request due before the one scheduled: schedule
+		// it too; the later event finds nothing due and does nothing.
+		e.arrivalPending, e.arrivalAt = true, max(Time(at), e.now)
+		e.push(e.arrivalAt, evArrival)
+		return
+	}
+	if e.src.Next(&e.pending) {
+		e.arrivalPending = true
+		e.push(Time(e.pending.Arrival), evArrival)
+	}
+}
+
+// ended tells a reactive source that a request ended now.
+func (e *Engine) ended(id int) {
+	if e.reactive != nil {
+		e.reactive.Done(id, int64(e.now))
+		e.scheduleArrival()
 	}
 }
 
@@ -267,6 +310,7 @@ func (e *Engine) rejectWaiting(s *scheduler.Seq, why scheduler.Reason) {
 func (e *Engine) reject(r *Replica, q *request, why scheduler.Reason) {
 	e.res.Rejected[why]++
 	e.progress.Add(1)
+	defer e.ended(q.seq.ID)
 	e.res.Streams = append(e.res.Streams, StreamSummary{
 		ID: q.seq.ID, Arrival: q.arrival, InputTokens: q.seq.Prompt, Status: StatusRejected, Reject: why,
 		Preemptions: q.preemptions, Class: q.class,
@@ -640,6 +684,7 @@ func (e *Engine) finish(r *Replica, q *request) {
 	e.res.Streams = append(e.res.Streams, s)
 	e.res.Finished++
 	e.progress.Add(1)
+	defer e.ended(q.seq.ID)
 	e.res.InputTokens += int64(q.seq.Prompt)
 	e.res.OutputTokens += int64(q.seq.Generated)
 	r.release(q)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,7 +60,8 @@ func randomScenario(seed uint64) (sim.Config, string) {
 	w := &cfg.Workload
 	w.Requests = 20 + r.IntN(181)
 	w.Rate = []float64{1, 10, 50, 500}[r.IntN(4)] * (0.5 + r.Float64())
-	w.Arrival = pick(workloads.ArrivalNames())
+	// Closed-loop arrivals depend on the run; TestClosedLoop covers them.
+	w.Arrival = pick(slices.DeleteFunc(workloads.ArrivalNames(), func(n string) bool { return n == workloads.ArrivalClosed }))
 	if w.Arrival == workloads.ArrivalGamma || w.Arrival == workloads.ArrivalWeibull {
 		w.CV = 0.5 + 3*r.Float64()
 	}

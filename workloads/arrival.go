@@ -56,6 +56,8 @@ func arrivalProcesses() map[string]arrivalSpec {
 				g, err := newGammaGaps(c.CV, c.Shape)
 				return &renewal{gapNs: gapNs, gaps: g}, err
 			}},
+		ArrivalClosed: {describe: "closed loop: users concurrent users, each sending its next request think_s (mean, exponential) after its last one ended",
+			build: func(float64, Config) (arrivalProcess, error) { return constant{}, nil }},
 		ArrivalWeibull: {describe: "Weibull gaps: set cv or shape c (c < 1 is bursty, 1 is Poisson)", shaped: true,
 			build: func(gapNs float64, c Config) (arrivalProcess, error) {
 				g, err := newWeibullGaps(c.CV, c.Shape)

@@ -57,3 +57,49 @@ func TestClassErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestClosedLoopSource: users send only after their previous request ends,
+// a think time later; an exhausted loop says so.
+func TestClosedLoopSource(t *testing.T) {
+	c := DefaultConfig()
+	c.Arrival, c.Users, c.ThinkS, c.Requests = ArrivalClosed, 2, 1, 4
+	src, err := New(c, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := src.(Reactive)
+	var a, b, r Request
+	if !l.Next(&a) || !l.Next(&b) {
+		t.Fatal("two users should each have a request due")
+	}
+	if _, due := l.NextAt(); due || l.Next(&r) {
+		t.Fatal("a request is due while both users wait for answers")
+	}
+	l.Done(a.ID, 5e9)
+	at, due := l.NextAt()
+	if !due || at < 5e9 {
+		t.Fatalf("after an end at 5 s the next request is due at %d (%v); want ≥ 5 s", at, due)
+	}
+	l.Next(&r)
+	l.Done(b.ID, 6e9)
+	l.Next(&r)
+	if _, due := l.NextAt(); due {
+		t.Error("a fifth request is due with requests: 4")
+	}
+	l.Done(2, 7e9)
+	l.Done(3, 8e9)
+	if !l.Exhausted() {
+		t.Error("the loop is not exhausted after its 4 requests ended")
+	}
+	for _, bad := range []func(*Config){
+		func(c *Config) { c.Users = 0 },
+		func(c *Config) { c.Trace = "x.csv" },
+		func(c *Config) { c.TimeScale = 2 },
+	} {
+		cc := c
+		bad(&cc)
+		if err := cc.Validate(); err == nil {
+			t.Errorf("%+v: no error", cc)
+		}
+	}
+}

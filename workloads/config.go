@@ -55,6 +55,13 @@ type Config struct {
 	RateCurve string `yaml:"rate_curve,omitempty" json:"rate_curve,omitempty"`
 	// InputLen is the distribution of prompt lengths, in tokens. Required
 	// unless LengthsFile or Trace is set.
+	// Users is the closed-loop arrival process's number of concurrent users
+	// (arrival: closed). Each sends its next request a think time after its
+	// previous one ended.
+	Users int `yaml:"users,omitempty" json:"users,omitempty"`
+	// ThinkS is the closed loop's mean think time in seconds (exponential);
+	// 0 sends the next request as soon as the previous one ends.
+	ThinkS float64 `yaml:"think_s,omitempty" json:"think_s,omitempty"`
 	// Mix is a built-in workload mix (assistant, enterprise, reasoning,
 	// all): named classes with shares, lengths, priorities and SLOs. Empty:
 	// one class drawn from input_len and output_len.
@@ -163,7 +170,20 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("workload.%s: %s", field, fmt.Sprintf(format, args...)))
 	}
 	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	closed := c.arrivalName() == ArrivalClosed
 	spec, ok := arrivalProcesses()[c.arrivalName()]
+	switch {
+	case closed && !(c.Users >= 1 && c.Users <= 1_000_000):
+		bad("users", "closed-loop arrivals need users in [1, 1000000], got %d", c.Users)
+	case closed && !(c.ThinkS >= 0 && c.ThinkS <= maxHorizonS):
+		bad("think_s", "must be a think time ≥ 0 s, got %g", c.ThinkS)
+	case closed && c.Trace != "":
+		bad("arrival", "closed-loop arrivals draw their own requests; they cannot replay a trace")
+	case closed && (c.TimeScale != 0 || c.TargetRate != 0 || c.Sample != 0 || c.WindowS != (Window{})):
+		bad("arrival", "closed-loop arrivals follow the server; time_scale, target_rate, sample and window_s do not apply")
+	case !closed && (c.Users != 0 || c.ThinkS != 0):
+		bad("users", "users and think_s apply to arrival: closed, not %s", c.arrivalName())
+	}
 	if !ok {
 		bad("arrival", "unknown arrival process %q; valid: %s", c.Arrival, strings.Join(ArrivalNames(), ", "))
 	}
@@ -189,7 +209,7 @@ func (c Config) Validate() error {
 		bad("rate_curve", "%v", err)
 	}
 	rateOK := c.Rate > 0 && !math.IsInf(c.Rate, 1)
-	if !rateOK {
+	if !rateOK && !closed {
 		bad("rate", "must be > 0 and finite (requests per second), got %g", c.Rate)
 	}
 	// A trace with its own arrival times is not bounded by requests or

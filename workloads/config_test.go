@@ -44,7 +44,7 @@ func TestValidate(t *testing.T) {
 			c.InputLen, c.OutputLen, c.LengthsFile = Dist{}, Dist{}, "x.csv"
 		}, ""},
 		{"unknown arrival", func(c *Config) { c.Arrival = "burst" },
-			`workload.arrival: unknown arrival process "burst"; valid: constant, gamma, poisson, weibull`},
+			`workload.arrival: unknown arrival process "burst"; valid: closed, constant, gamma, poisson, weibull`},
 		{"negative rate", func(c *Config) { c.Rate = -3 },
 			"workload.rate: must be > 0 and finite (requests per second), got -3"},
 		{"zero rate", func(c *Config) { c.Rate = 0 }, "workload.rate: must be > 0"},

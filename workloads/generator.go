@@ -52,6 +52,13 @@ func New(c Config, seed uint64) (Source, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	if c.arrivalName() == ArrivalClosed {
+		g, err := newGenerator(c, seed, "workload.lengths_file")
+		if err != nil {
+			return nil, err
+		}
+		return newClosedLoop(c, seed, g), nil
+	}
 	tr := newTransform(c, seed)
 	build := func() (Source, error) { return openBase(c, seed) }
 	if c.TargetRate > 0 {
@@ -183,6 +190,14 @@ func (g *generator) Next(r *Request) bool {
 		g.done = true
 		return false
 	}
+	*r = g.request(g.next, t)
+	g.next++
+	return true
+}
+
+// request draws request id's lengths (and class) and stamps it with
+// arrival time t (ns).
+func (g *generator) request(id int, t float64) Request {
 	var in, out, prio int
 	class := ""
 	if g.table != nil {
@@ -195,15 +210,13 @@ func (g *generator) Next(r *Request) bool {
 		in = g.input.Sample(g.lengthRNG)
 		out = g.output.Sample(g.lengthRNG)
 	}
-	*r = Request{
-		ID:           g.next,
+	return Request{
+		ID:           id,
 		Arrival:      int64(math.Round(min(t, maxArrivalNs))),
 		InputTokens:  in,
 		OutputTokens: out,
 		Class:        class,
 		Priority:     prio,
-		Seed:         RequestSeed(g.seed, g.next),
+		Seed:         RequestSeed(g.seed, id),
 	}
-	g.next++
-	return true
 }
