@@ -34,6 +34,8 @@ type gateOptions struct {
 	opts         gate.Options
 	format       string
 	jsonPath     string
+	htmlPath     string
+	echartsJS    string
 }
 
 func newGateCmd() *cobra.Command {
@@ -95,6 +97,8 @@ Metrics:
 	f.IntVar(&o.opts.Block, "block", 0, "streams resampled together, consecutive by arrival (0: the mean number in flight; 1: independent streams)")
 	f.StringVar(&o.format, "format", "table", "stdout form: table, markdown or json")
 	f.StringVar(&o.jsonPath, "json", "", "also write the report as JSON to this file")
+	f.StringVar(&o.htmlPath, "html", "", "also write an HTML report comparing baseline and candidate to this file")
+	f.StringVar(&o.echartsJS, "echarts-js", "", "with --html: ECharts build to inline (echarts.min.js) so the report draws offline")
 	o.metrics.bind(cmd)
 	return cmd
 }
@@ -174,6 +178,16 @@ func (o *gateOptions) run(cmd *cobra.Command) error {
 			return badInput(err)
 		}
 	}
+	if o.htmlPath != "" {
+		h, err := newHTMLOutput(o.htmlPath, o.echartsJS)
+		if err != nil {
+			return badInput(err)
+		}
+		h.opts.Title = "itlsim gate: baseline against candidate"
+		if err := h.write([]reports.Run{base.run("baseline", m), cand.run("candidate", m)}); err != nil {
+			return badInput(err)
+		}
+	}
 	if err := gate.Write(cmd.OutOrStdout(), &rep, format); err != nil {
 		return err
 	}
@@ -188,8 +202,22 @@ func (o *gateOptions) run(cmd *cobra.Command) error {
 type gateInput struct {
 	name   string
 	doc    *gate.Sample // from a document: its run's rows
+	docRun *reports.Run // from a document: the run itself (for --html)
 	docM   sim.MetricsConfig
 	record *ingest.Recording
+}
+
+// run returns the input as a run of the JSON contract, named for the
+// report: the document's run, or the recording analyzed under m.
+func (g *gateInput) run(label string, m sim.MetricsConfig) reports.Run {
+	var r reports.Run
+	if g.docRun != nil {
+		r = *g.docRun
+	} else {
+		r = analyzeRuns([]ingest.Recording{*g.record}, m, true)[0]
+	}
+	r.Name = label + ": " + g.name
+	return r
 }
 
 func (g *gateInput) sample(m sim.MetricsConfig) gate.Sample {
@@ -253,7 +281,7 @@ func loadDocument(path string, data []byte, run, runFlag string) (*gateInput, er
 	if err != nil {
 		return nil, err
 	}
-	return &gateInput{name: name, doc: &s, docM: doc.Runs[k].Config.Metrics}, nil
+	return &gateInput{name: name, doc: &s, docRun: &doc.Runs[k], docM: doc.Runs[k].Config.Metrics}, nil
 }
 
 // pickRun finds the run named run, or the only one.
