@@ -22,7 +22,8 @@ type Manager struct {
 	free      int
 	swapTotal int // CPU swap blocks
 	swapFree  int
-	prefix    *prefixCache // nil when prefix caching is off
+	prefixOn  bool
+	prefix    *prefixCache // nil until a prompt with prefix ids uses it
 }
 
 // New returns a manager of total GPU blocks of blockSize tokens and

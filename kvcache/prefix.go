@@ -34,15 +34,23 @@ type prefixCache struct {
 	Evictions     int64 // entries evicted
 }
 
-// EnablePrefixCaching turns prefix caching on for the manager.
-func (m *Manager) EnablePrefixCaching() {
-	if m.prefix == nil {
-		m.prefix = &prefixCache{index: map[uint64]int32{}, head: -1, tail: -1}
-	}
-}
+// EnablePrefixCaching turns prefix caching on for the manager. The cache
+// itself is built when the first prompt with prefix ids arrives, so runs
+// without them pay nothing.
+func (m *Manager) EnablePrefixCaching() { m.prefixOn = true }
 
 // PrefixCaching reports whether prefix caching is on.
-func (m *Manager) PrefixCaching() bool { return m.prefix != nil }
+func (m *Manager) PrefixCaching() bool { return m.prefixOn }
+
+// cache returns the prefix cache, building it on first use. Its index is
+// sized for a cache full of one-block units, so inserting never grows the
+// map while the run goes on.
+func (m *Manager) cache() *prefixCache {
+	if m.prefix == nil && m.prefixOn {
+		m.prefix = &prefixCache{index: make(map[uint64]int32, m.total), head: -1, tail: -1}
+	}
+	return m.prefix
+}
 
 // PrefixStats returns the prompt tokens looked up in the prefix cache, the
 // tokens found, and the entries evicted so far.
@@ -94,7 +102,7 @@ func (m *Manager) unitBlocks(unitTokens int) int {
 // returns how many tokens were found: the sequence starts its prefill there.
 // The caller reports a lookup that stuck with CountPrefixLookup.
 func (m *Manager) AcquirePrefix(a *Alloc, ids []uint64, unitTokens, limit int) int {
-	c := m.prefix
+	c := m.cache()
 	ub := m.unitBlocks(unitTokens)
 	if c == nil || ub == 0 || a.SharedUnits != 0 || a.Blocks != 0 {
 		return 0
@@ -122,7 +130,7 @@ func (m *Manager) AcquirePrefix(a *Alloc, ids []uint64, unitTokens, limit int) i
 // CountPrefixLookup records a prompt of queried tokens that started with
 // hit tokens found in the cache (vLLM's prefix cache hit rate counts them).
 func (m *Manager) CountPrefixLookup(queried, hit int) {
-	if c := m.prefix; c != nil {
+	if c := m.cache(); c != nil {
 		c.QueriedTokens += int64(queried)
 		c.HitTokens += int64(hit)
 	}
@@ -133,7 +141,7 @@ func (m *Manager) CountPrefixLookup(queried, hit int) {
 // sequence's private ones to the cache (or, when another sequence cached the
 // same unit meanwhile, dropping the private copy and sharing that one).
 func (m *Manager) RegisterPrefix(a *Alloc, ids []uint64, unitTokens, computed int) {
-	c := m.prefix
+	c := m.cache()
 	ub := m.unitBlocks(unitTokens)
 	if c == nil || ub == 0 {
 		return

@@ -22,7 +22,14 @@
 // only a fixed-size [StreamSummary], so memory grows with the number of
 // active streams, not with the tokens simulated.
 //
+// Speculative decoding (package specdecode) and prefix caching (package
+// kvcache) are composed here: the engine chooses each stream's drafts,
+// prices drafting and verification, draws acceptances and releases rejected
+// slots; it registers prefix units as prefills complete them.
+//
 // Sub-packages: cost prices a step (roofline or linear) and holds the model
 // and GPU presets; quantile holds numpy-style percentiles and the mergeable
-// histogram used for pooled statistics.
+// histogram used for pooled statistics; scenario reads scenario files and
+// applies overrides and comparisons; delivery models the path from server
+// to client.
 package sim

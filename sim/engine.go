@@ -201,11 +201,13 @@ func (e *Engine) finishRun() {
 	e.done = true
 	e.res.Duration = e.now
 	e.res.PrefixQueried, e.res.PrefixHits, e.res.PrefixEvictions = e.rep.kv.PrefixStats()
-	if n := e.rep.Active(); n != 0 {
-		panic(fmt.Sprintf("sim: run ended with %d requests neither finished nor rejected", n))
-	}
-	if e.rep.kv.Free() != e.rep.kv.Total() || e.rep.kv.SwapFree() != e.rep.kv.SwapTotal() {
-		panic("sim: run ended with KV blocks still allocated")
+	for _, r := range e.reps {
+		if n := r.Active(); n != 0 {
+			panic(fmt.Sprintf("sim: run ended with %d requests neither finished nor rejected", n))
+		}
+		if r.kv.Free() != r.kv.Total() || r.kv.SwapFree() != r.kv.SwapTotal() {
+			panic("sim: run ended with KV blocks still allocated")
+		}
 	}
 }
 

@@ -11,7 +11,12 @@
 //     count or a duration; lengths from two distributions (Dist: fixed,
 //     uniform, normal, lognormal, pareto, probability tables, or values
 //     drawn from a file's column) or (prompt, output) pairs drawn from a
-//     length-only CSV (Lengths).
+//     length-only CSV (Lengths); or a mix of traffic classes (classes.go:
+//     Class, class presets and mixes), each with its share, lengths,
+//     priority, SLO limits and speculative acceptance profile.
+//   - Closed loop (closed.go): a pool of users, each sending its next
+//     request a think time after its previous one ended; the Source is
+//     Reactive, told by the engine when requests end.
 //   - Replayed: a trace file in one of Formats() — Azure's LLM inference
 //     CSV, Mooncake's JSONL (whose hash_ids become PrefixBlocks), Vidur's
 //     processed CSV, a length-only CSV, a ServeGen client (per-window rate

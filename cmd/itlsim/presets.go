@@ -15,7 +15,7 @@ import (
 func newPresetsCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "presets",
-		Short: "List the built-in models, GPUs, policies and admission rules, one line each",
+		Short: "List the built-in models, GPUs, policies, admission rules, arrival processes, traffic classes and mixes, one line each",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return writePresets(cmd.OutOrStdout())
@@ -70,7 +70,7 @@ func writePresets(w io.Writer) error {
 		fmt.Fprintf(&b, "  %-22s %s\n", n, d)
 	}
 	b.WriteString("LENGTH DISTRIBUTIONS (--input-len, --output-len)\n")
-	b.WriteString("  fixed:N | uniform:MIN,MAX | normal:MEAN,SD,MIN,MAX | lognormal:MEAN,SD[,MIN,MAX]\n")
+	b.WriteString("  fixed:N | uniform:MIN,MAX | normal:MEAN,SD,MIN,MAX | lognormal:MEAN,SD[,MIN,MAX] | pareto:MIN,ALPHA[,MAX] | table:LEN=P,… | empirical:FILE:COLUMN\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
