@@ -20,13 +20,17 @@ type Run struct {
 	Name string `json:"name"`
 	// Overrides are the fields this run sets on top of the scenario (the
 	// compared values), as path → value.
-	Overrides     map[string]string `json:"overrides"`
-	Config        sim.Config        `json:"config"`
-	Summary       Summary           `json:"summary"`
-	Streams       []StreamRow       `json:"streams"`
-	Timeseries    []Point           `json:"timeseries"`
-	ITLByPosition []PositionRow     `json:"itl_by_position"`
-	WorstStreams  []WorstStream     `json:"worst_streams"`
+	Overrides map[string]string `json:"overrides"`
+	Config    sim.Config        `json:"config"`
+	// Summary is what the clients saw; with a delivery path configured,
+	// SummaryServer is the same figures for the streams as the server
+	// emitted them (absent otherwise: the two are equal).
+	Summary       Summary       `json:"summary"`
+	SummaryServer *Summary      `json:"summary_server,omitempty"`
+	Streams       []StreamRow   `json:"streams"`
+	Timeseries    []Point       `json:"timeseries"`
+	ITLByPosition []PositionRow `json:"itl_by_position"`
+	WorstStreams  []WorstStream `json:"worst_streams"`
 	// Source is set on runs read from measured files (`itlsim analyze`).
 	Source *Source `json:"source,omitempty"`
 }
@@ -117,6 +121,14 @@ func NewRunOptions(name string, overrides map[string]string, cfg sim.Config, r *
 		run.Streams = StreamRows(r)
 	}
 	return run
+}
+
+// AddServerView attaches the server-side summary of a run whose Summary is
+// the client view (a delivery path was configured).
+func (r *Run) AddServerView(server *sim.Result) {
+	s := Summarize(server, r.Config.Metrics)
+	r.SummaryServer = &s
+	r.Summary.Server = &s
 }
 
 // StreamRows lists every request's summary ordered by request id.

@@ -89,6 +89,12 @@ type Summary struct {
 	ITLPerToken Dist `json:"itl_per_token_ms"`
 	// Spec is present when speculative decoding is on.
 	Spec *SpecSummary `json:"spec,omitempty"`
+	// Delivery is present when a delivery path is configured: what it did
+	// to the streams on their way to the client.
+	Delivery *DeliverySummary `json:"delivery,omitempty"`
+	// Server points to the server view's summary for the tables (the JSON
+	// carries it as the run's summary_server).
+	Server *Summary `json:"-"`
 	// ByClass summarizes each traffic class (see ClassSummaries); absent
 	// when the workload has no classes.
 	ByClass map[string]*Summary `json:"by_class,omitempty"`
@@ -140,6 +146,18 @@ func distOf(sorted []float64) Dist {
 func spreadOf(sorted []float64) Spread {
 	d := distOf(sorted)
 	return Spread{P50: d.P50, P90: d.P90, P99: d.P99, Max: d.Max}
+}
+
+// DeliverySummary counts the delivery path's events.
+type DeliverySummary struct {
+	FailedStreams   int     `json:"failed_streams"`
+	Failovers       int     `json:"failovers"`
+	FailoverSavedMS float64 `json:"failover_saved_ms"` // Σ primary's last token − client's last token over failovers
+	CoherenceBreaks int     `json:"coherence_breaks"`
+	Losses          int     `json:"losses"`
+	Reconnects      int     `json:"reconnects"`
+	// StartupDelayMS is the smoothing buffer's mean added start-up delay per stream.
+	StartupDelayMS float64 `json:"startup_delay_ms"`
 }
 
 // SpecSummary holds speculative decoding's figures.
@@ -289,6 +307,21 @@ func Summarize(r *sim.Result, m sim.MetricsConfig) Summary {
 			}
 		}
 		s.Spec = ss
+	}
+	if d := &r.Delivery; d.On {
+		ds := &DeliverySummary{FailedStreams: d.Failed, Failovers: d.Failovers, FailoverSavedMS: d.FailoverSaved.MS(),
+			CoherenceBreaks: d.CoherenceBreaks, Losses: d.Losses, Reconnects: d.Reconnects}
+		if d.Streams > 0 {
+			ds.StartupDelayMS = d.StartupDelay.MS() / float64(d.Streams)
+		}
+		s.Delivery = ds
+		if d.Failed > 0 {
+			s.Failed += d.Failed
+			if s.FailedByReason == nil {
+				s.FailedByReason = map[string]int{}
+			}
+			s.FailedByReason["connection"] += d.Failed
+		}
 	}
 	s.UnstableStreamShare = share(unstable, s.StreamsWithGaps)
 	if !gapless {

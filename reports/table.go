@@ -120,6 +120,43 @@ func summaryRows(runs []Run) []row {
 			}})
 		}
 	}
+	anyDelivery := false
+	for i := range runs {
+		anyDelivery = anyDelivery || runs[i].Summary.Delivery != nil
+	}
+	if anyDelivery {
+		srv := func(f func(*Summary) string) func(*Summary) string {
+			return func(s *Summary) string {
+				if s.Server == nil {
+					return "-"
+				}
+				return f(s.Server)
+			}
+		}
+		del := func(f func(*DeliverySummary) string) func(*Summary) string {
+			return func(s *Summary) string {
+				if s.Delivery == nil {
+					return "off"
+				}
+				return f(s.Delivery)
+			}
+		}
+		rows = append(rows,
+			section("DELIVERY: the rows above are what clients saw"),
+			row{"server TTFT ms (mean/p50/p99)", srv(func(s *Summary) string { return dist3(s.TTFT) })},
+			row{"server stream p99 ITL ms (p50/p90/p99/max)", srv(func(s *Summary) string { return spread4(s.StreamP99ITL) })},
+			row{"server unstable / ITL goodput", srv(func(s *Summary) string {
+				return pct(s.UnstableStreamShare) + " / " + pct(s.ITLGoodput)
+			})},
+			row{"smoothing start-up delay ms", del(func(d *DeliverySummary) string { return f1(d.StartupDelayMS) })},
+			row{"losses / reconnects / failed", del(func(d *DeliverySummary) string {
+				return fmt.Sprintf("%d / %d / %d", d.Losses, d.Reconnects, d.FailedStreams)
+			})},
+			row{"failovers / coherence breaks", del(func(d *DeliverySummary) string {
+				return fmt.Sprintf("%d / %d", d.Failovers, d.CoherenceBreaks)
+			})},
+		)
+	}
 	rows = append(rows,
 		section(fmt.Sprintf("STALLS > %g ms: ms (streams hit)", stall)),
 		row{"stalls / stalled streams", gapCell(func(s *Summary) string {

@@ -33,11 +33,26 @@ const (
 	// stream in the step that did not speculate, the step's overall
 	// rejected share). The accepted share counts as decode.
 	CauseSpecRejection
+	// CauseNetwork is time the delivery path added between server and
+	// client: latency and jitter, coalescing buffers, frame quantization,
+	// the server's flush window (package sim/delivery; client view only).
+	CauseNetwork
+	// CausePacketLoss is waiting for a retransmission, and the head-of-line
+	// blocking behind it.
+	CausePacketLoss
+	// CauseConnection is time without a connection: a drop and the reconnect.
+	CauseConnection
+	// CauseSmoothingDelay is time a client smoothing buffer held tokens back.
+	CauseSmoothingDelay
+	// CauseFailover is the backup's time to first token after a mid-stream
+	// failover.
+	CauseFailover
 	// NumCauses sizes per-cause arrays.
 	NumCauses
 )
 
-var causeNames = [NumCauses]string{"decode", "prefill-interference", "batch-full", "kv-swap", "kv-recompute", "engine-hiccup", "spec-rejection"}
+var causeNames = [NumCauses]string{"decode", "prefill-interference", "batch-full", "kv-swap", "kv-recompute", "engine-hiccup", "spec-rejection",
+	"network", "packet-loss", "connection", "smoothing-delay", "failover"}
 
 func (c Cause) String() string {
 	if c < NumCauses {

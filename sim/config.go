@@ -9,6 +9,7 @@ import (
 	"github.com/itlsim/itlsim/kvcache"
 	"github.com/itlsim/itlsim/scheduler"
 	"github.com/itlsim/itlsim/sim/cost"
+	"github.com/itlsim/itlsim/sim/delivery"
 	"github.com/itlsim/itlsim/specdecode"
 	"github.com/itlsim/itlsim/workloads"
 )
@@ -38,7 +39,10 @@ type Config struct {
 	Workload  workloads.Config `yaml:"workload" json:"workload"`
 	// SpecDecode configures speculative decoding; off by default.
 	SpecDecode specdecode.Config `yaml:"spec_decode" json:"spec_decode"`
-	Metrics    MetricsConfig     `yaml:"metrics" json:"metrics"`
+	// Delivery models the path from server to client and the client-side
+	// mitigations; off by default (the client sees what the server emits).
+	Delivery delivery.Config `yaml:"delivery" json:"delivery"`
+	Metrics  MetricsConfig   `yaml:"metrics" json:"metrics"`
 }
 
 // CostConfig selects the step cost model and the server-side jitter sources.
@@ -103,6 +107,7 @@ func DefaultConfig() Config {
 		KVCache:    kvcache.DefaultConfig(),
 		Workload:   w,
 		SpecDecode: specdecode.DefaultConfig(),
+		Delivery:   delivery.DefaultConfig(),
 		Metrics: MetricsConfig{
 			StallThresholdMS:    250,
 			ITLGoodputMS:        400,
@@ -163,6 +168,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.SpecDecode.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Delivery.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.Metrics.Validate(); err != nil {
@@ -237,6 +245,8 @@ type Setup struct {
 	// ClassSpec[i] draws class i's acceptances when it has its own profile.
 	Classes   []workloads.Class
 	ClassSpec []*specdecode.Model
+	// Delivery carries streams from server to client; nil when off.
+	Delivery *delivery.Path
 	// DraftCost prices one draft step of the draft-model proposer (same
 	// GPUs, no per-step overhead: the target's step carries it); nil otherwise.
 	DraftCost cost.Model
@@ -353,7 +363,16 @@ func (c Config) Resolve() (*Setup, error) {
 			classSpec = append(classSpec, m)
 		}
 	}
+	var path *delivery.Path
+	if c.Delivery.Enabled() {
+		dc := c.Delivery
+		dc.Failover.PrimaryModel = m.Name
+		if path, err = delivery.New(dc); err != nil {
+			return nil, err
+		}
+	}
 	return &Setup{
+		Delivery:   path,
 		Classes:    classes,
 		ClassSpec:  classSpec,
 		Spec:       spec,

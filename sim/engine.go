@@ -39,6 +39,7 @@ type Engine struct {
 	done       bool
 
 	classIndex     map[string]int16
+	client         *clientView        // the client's view through the delivery path; nil when off
 	reactive       workloads.Reactive // the source, when its arrivals follow ends
 	arrivalPending bool
 	arrivalAt      Time         // the earliest arrival event scheduled (reactive sources)
@@ -86,6 +87,9 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 		rep:   &Replica{sched: sched, kv: kv, cost: s.Cost},
 		res:   newResult(Time(c.Metrics.TimeseriesIntervalS * 1e9)),
 		stall: FromMS(c.Metrics.StallThresholdMS),
+	}
+	if s.Delivery != nil {
+		e.client = newClientView(s.Delivery, e.res.Series.Interval)
 	}
 	e.reps = []*Replica{e.rep}
 	e.classIndex = map[string]int16{}
@@ -137,8 +141,19 @@ func (e *Engine) Setup() *Setup { return e.setup }
 // Replica exposes the simulated replica for inspection between steps.
 func (e *Engine) Replica() *Replica { return e.rep }
 
-// Result returns the results so far; after Run, the final ones.
-func (e *Engine) Result() *Result { return e.res }
+// Result returns the results so far; after Run, the final ones. With a
+// delivery path it is the client's view (what users saw); ServerResult is
+// then the server's.
+func (e *Engine) Result() *Result {
+	if e.client != nil {
+		return e.client.res
+	}
+	return e.res
+}
+
+// ServerResult returns the server-side results: streams as the server
+// emitted them. Without a delivery path it is Result.
+func (e *Engine) ServerResult() *Result { return e.res }
 
 // Step processes the next event and reports whether one was processed.
 func (e *Engine) Step() bool {
@@ -176,6 +191,9 @@ func (e *Engine) classOf(name string) int16 {
 	e.classIndex[name] = i
 	e.res.ClassNames = append(e.res.ClassNames, name)
 	e.res.ClassPooled = append(e.res.ClassPooled, quantile.NewHistogram(pooledBits))
+	if e.client != nil {
+		e.client.res.ClassPooled = append(e.client.res.ClassPooled, quantile.NewHistogram(pooledBits))
+	}
 	return i
 }
 
@@ -191,7 +209,7 @@ func (e *Engine) Err() error { return workloads.Err(e.src) }
 func (e *Engine) Run() *Result {
 	for e.Step() {
 	}
-	return e.res
+	return e.Result()
 }
 
 func (e *Engine) finishRun() {
@@ -201,6 +219,9 @@ func (e *Engine) finishRun() {
 	e.done = true
 	e.res.Duration = e.now
 	e.res.PrefixQueried, e.res.PrefixHits, e.res.PrefixEvictions = e.rep.kv.PrefixStats()
+	if e.client != nil {
+		e.finishClient()
+	}
 	for _, r := range e.reps {
 		if n := r.Active(); n != 0 {
 			panic(fmt.Sprintf("sim: run ended with %d requests neither finished nor rejected", n))
@@ -313,10 +334,14 @@ func (e *Engine) reject(r *Replica, q *request, why scheduler.Reason) {
 	e.res.Rejected[why]++
 	e.progress.Add(1)
 	defer e.ended(q.seq.ID)
-	e.res.Streams = append(e.res.Streams, StreamSummary{
+	rs := StreamSummary{
 		ID: q.seq.ID, Arrival: q.arrival, InputTokens: q.seq.Prompt, Status: StatusRejected, Reject: why,
 		Preemptions: q.preemptions, Class: q.class,
-	})
+	}
+	e.res.Streams = append(e.res.Streams, rs)
+	if e.client != nil {
+		e.client.res.Streams = append(e.client.res.Streams, rs)
+	}
 	r.release(q)
 }
 
@@ -605,6 +630,9 @@ func (e *Engine) emit(r *Replica, q *request, n int) {
 			}
 			q.stallList = append(q.stallList, Stall{Index: q.chunks - 1, Gap: gap, Parts: q.acc})
 		}
+		if e.client != nil {
+			q.gapParts = append(q.gapParts, q.acc)
+		}
 		q.acc = parts{}
 	}
 	q.last = now
@@ -618,14 +646,14 @@ func (e *Engine) emit(r *Replica, q *request, n int) {
 // list before its gaps are sorted. Chunk times are rebuilt from the first
 // chunk and the gaps, so a stream stores one number per gap.
 func (e *Engine) offerTimeline(q *request) {
-	if e.sink == nil && e.worstK == 0 {
+	if (e.sink == nil || e.client != nil) && e.worstK == 0 {
 		return
 	}
 	var maxGap Time
 	for _, g := range q.gaps {
 		maxGap = max(maxGap, Time(g))
 	}
-	if e.sink == nil && len(e.res.Worst) == e.worstK &&
+	if (e.sink == nil || e.client != nil) && len(e.res.Worst) == e.worstK &&
 		worstLess(&WorstStream{ID: q.seq.ID, MaxGap: maxGap}, &e.res.Worst[e.worstK-1]) >= 0 {
 		return
 	}
@@ -638,7 +666,7 @@ func (e *Engine) offerTimeline(q *request) {
 		t.Chunks = append(t.Chunks, Chunk{At: at, Tokens: int(q.chunkTok[i+1])})
 	}
 	t.Stalls = q.stallList
-	if e.sink != nil {
+	if e.sink != nil && e.client == nil { // with a delivery path the sink gets the client's view
 		e.sink.Stream(t)
 	}
 	e.res.Worst = offerWorst(e.res.Worst, e.worstK, t, maxGap)
@@ -663,6 +691,9 @@ func (e *Engine) finish(r *Replica, q *request) {
 		Class: q.class,
 	}
 	e.offerTimeline(q)
+	if e.client != nil {
+		e.deliver(q)
+	}
 	if g := q.gaps; len(g) > 0 {
 		var sum int64
 		for _, v := range g {

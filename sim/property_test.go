@@ -98,6 +98,22 @@ func randomScenario(seed uint64) (sim.Config, string) {
 	}
 	cfg.Metrics.StallThresholdMS = 1 + r.Float64()*100
 	cfg.Metrics.TimeseriesIntervalS = []float64{0.001, 0.1, 1}[r.IntN(3)] // 1 ms forces the series to halve
+	if r.IntN(3) == 0 {
+		d := &cfg.Delivery
+		d.Network.Profile = []string{"datacenter", "broadband", "mobile-4g", "flaky-wifi"}[r.IntN(4)]
+		if r.IntN(2) == 0 {
+			d.Smoothing.CadenceMS = 10 + r.Float64()*50
+		}
+		if r.IntN(3) == 0 {
+			d.Flush.WindowMS = 10 + r.Float64()*100
+		}
+		if r.IntN(3) == 0 {
+			d.Render.FrameMS = 16.7
+		}
+		if r.IntN(3) == 0 {
+			d.Failover.WatchdogMS = 100 + r.Float64()*2000
+		}
+	}
 	if r.IntN(2) == 0 {
 		sd := &cfg.SpecDecode
 		sd.Method = []string{"ngram", "eagle", "mtp", "draft-model"}[r.IntN(4)]
@@ -267,7 +283,8 @@ func checkProperties(t *testing.T, cfg sim.Config) {
 			}
 			// Each token is its own chunk without speculative decoding;
 			// with it, a chunk carries one or more tokens.
-			if spec := cfg.SpecDecode.Enabled(); (!spec && s.Chunks != q.OutputTokens) || (spec && (s.Chunks > q.OutputTokens || s.Chunks < 1)) {
+			// A delivery path may merge chunks too (coalescing, smoothing).
+			if merged := cfg.SpecDecode.Enabled() || cfg.Delivery.Enabled(); (!merged && s.Chunks != q.OutputTokens) || (merged && (s.Chunks > q.OutputTokens || s.Chunks < 1)) {
 				t.Errorf("request %d: %d chunks for %d tokens", s.ID, s.Chunks, q.OutputTokens)
 			}
 			if s.TTFT < 0 || s.E2EL < s.TTFT {

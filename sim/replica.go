@@ -28,6 +28,7 @@ type request struct {
 	stallTime   Time
 	stallList   []Stall // the stalls, for timelines; reused with the slot
 	chunkTok    []int32 // tokens of each chunk; reused with the slot
+	gapParts    []parts // each gap's split by cause, kept only with a delivery path
 	spec        specdecode.Stream
 	specModel   *specdecode.Model // the request's class's model, or the run's; nil without speculation
 	class       int16             // index into Result.ClassNames; -1 for none
@@ -82,8 +83,8 @@ func (r *Replica) alloc() *request {
 }
 
 func (r *Replica) release(q *request) {
-	slot, gaps, stalls, tok := q.seq.Slot, q.gaps[:0], q.stallList[:0], q.chunkTok[:0]
-	*q = request{gaps: gaps, stallList: stalls, chunkTok: tok}
+	slot, gaps, stalls, tok, gp := q.seq.Slot, q.gaps[:0], q.stallList[:0], q.chunkTok[:0], q.gapParts[:0]
+	*q = request{gaps: gaps, stallList: stalls, chunkTok: tok, gapParts: gp}
 	q.seq.Slot = slot
 	r.free = append(r.free, slot)
 }

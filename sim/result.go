@@ -29,11 +29,17 @@ type Status uint8
 const (
 	StatusFinished Status = iota
 	StatusRejected
+	// StatusFailed: the server finished the stream but the connection
+	// dropped and could not be restored (client view only).
+	StatusFailed
 )
 
 func (s Status) String() string {
-	if s == StatusRejected {
+	switch s {
+	case StatusRejected:
 		return "rejected"
+	case StatusFailed:
+		return "failed"
 	}
 	return "finished"
 }
@@ -144,6 +150,8 @@ type Result struct {
 	// evenly among its tokens (differs from Pooled only when chunks carry
 	// several tokens, as with speculative decoding).
 	PerToken *quantile.Histogram
+	// Delivery counts what the delivery path did (client view only).
+	Delivery DeliveryStats
 	// Spec counts speculative decoding's work; zero when it is off.
 	Spec SpecStats
 	// SpecMethod and SpecK name the speculation configured ("" when off).
@@ -157,6 +165,31 @@ type Result struct {
 	// Measured is set on results imported from measured streams: their
 	// exact times, failed requests and what the source did not record.
 	Measured *Measured
+}
+
+// DeliveryStats counts the delivery path's events over a run's streams.
+type DeliveryStats struct {
+	On              bool // a delivery path was configured
+	Failed          int  // streams a dropped connection ended
+	Failovers       int
+	FailoverSaved   Time // Σ over failovers: primary's last token − client's last token
+	CoherenceBreaks int  // streams finished by a different model than they started on
+	Losses          int
+	Reconnects      int
+	StartupDelay    Time // Σ smoothing start-up delays
+	Streams         int  // streams delivered
+}
+
+func (d *DeliveryStats) merge(o *DeliveryStats) {
+	d.On = d.On || o.On
+	d.Failed += o.Failed
+	d.Failovers += o.Failovers
+	d.FailoverSaved += o.FailoverSaved
+	d.CoherenceBreaks += o.CoherenceBreaks
+	d.Losses += o.Losses
+	d.Reconnects += o.Reconnects
+	d.StartupDelay += o.StartupDelay
+	d.Streams += o.Streams
 }
 
 // SpecStats counts speculative decoding's verify steps and tokens.
@@ -267,6 +300,7 @@ func (r *Result) Merge(o *Result) {
 	r.Pooled.Merge(o.Pooled)
 	r.PerToken.Merge(o.PerToken)
 	r.Spec.merge(&o.Spec)
+	r.Delivery.merge(&o.Delivery)
 	r.PrefixQueried += o.PrefixQueried
 	r.PrefixHits += o.PrefixHits
 	r.PrefixEvictions += o.PrefixEvictions

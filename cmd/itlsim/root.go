@@ -55,5 +55,6 @@ of every stall.`,
 	root.AddCommand(newReportCmd())
 	root.AddCommand(newAnalyzeCmd())
 	root.AddCommand(newGateCmd())
+	root.AddCommand(newReplayCmd())
 	return root
 }

@@ -63,6 +63,13 @@ var shorthands = []shorthand{
 	{"spec-fallback-window", "spec_decode.fallback.window", "verify steps over which a stream's acceptance is judged (0: no fallback)", true},
 	{"spec-fallback-threshold", "spec_decode.fallback.threshold", "stop speculating for a stream below this acceptance rate", true},
 	{"spec-disable-by-batch-size", "spec_decode.disable_by_batch_size", "no speculation in steps with more running sequences (0: never)", true},
+	{"network", "delivery.network.profile", "network profile between server and client: datacenter, broadband, mobile-4g, flaky-wifi", true},
+	{"coalescing", "delivery.coalescing.preset", "proxy or TCP buffering: nagle or proxy-buffer", true},
+	{"frame-ms", "delivery.render.frame_ms", "renderer frame period, ms (16.7 for 60 Hz; 0: off)", true},
+	{"smoothing", "delivery.smoothing.cadence_ms", "client smoothing buffer: release cadence, ms (0: off)", true},
+	{"smoothing-depth", "delivery.smoothing.depth_ms", "client smoothing buffer: target depth, ms", true},
+	{"flush", "delivery.flush.window_ms", "server accept-then-flush window, ms (0: off)", true},
+	{"failover-ms", "delivery.failover.watchdog_ms", "mid-stream failover after this many ms without a token (0: off)", true},
 	{"stall-threshold", "metrics.stall_threshold_ms", "gaps above this many ms are stalls", false},
 	{"itl-goodput", "metrics.itl_goodput_ms", "ITL goodput threshold θ, ms", false},
 	{"slo-ttft", "metrics.slo.ttft_ms", "TTFT limit for SLO goodput, ms (0: none)", false},
@@ -309,6 +316,9 @@ func simulate(variants []scenario.Variant, withStreams bool, timelines *os.File,
 				ov[o.Path] = o.Value
 			}
 			runs[i] = reports.NewRunOptions(v.Name, ov, engines[i].Setup().Config, res, withStreams)
+			if srv := engines[i].ServerResult(); srv != res {
+				runs[i].AddServerView(srv)
+			}
 		}()
 	}
 	wg.Wait()

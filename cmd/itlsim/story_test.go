@@ -231,3 +231,45 @@ func TestStoryPrefixCache(t *testing.T) {
 		t.Errorf("prefill-interference stalls %.0f ms on vs %.0f off: want at least halved", on.StallMSByCause["prefill-interference"], off.StallMSByCause["prefill-interference"])
 	}
 }
+
+func TestStoryDelivery(t *testing.T) {
+	doc := runStory(t, "delivery")
+	none := runByName(t, doc, "cadence_ms=0/watchdog_ms=0")
+	smooth := runByName(t, doc, "cadence_ms=33/watchdog_ms=0")
+	fail := runByName(t, doc, "cadence_ms=0/watchdog_ms=1500")
+	// Smoothing: steadier streams, paid for in TTFT and E2EL.
+	if smooth.StreamJitter.P50 >= none.StreamJitter.P50/2 || smooth.StreamP99ITL.P50 >= none.StreamP99ITL.P50 {
+		t.Errorf("smoothing: median jitter %.1f (none %.1f), median stream p99 ITL %.1f ms (none %.1f); want both lower",
+			smooth.StreamJitter.P50, none.StreamJitter.P50, smooth.StreamP99ITL.P50, none.StreamP99ITL.P50)
+	}
+	if smooth.TTFT.Mean < none.TTFT.Mean+200 || smooth.E2EL.Mean <= none.E2EL.Mean || smooth.Delivery.StartupDelayMS != 250 {
+		t.Errorf("smoothing: TTFT %.0f ms (none %.0f), E2EL %.0f ms (none %.0f), start-up delay %.0f ms; want the price visible",
+			smooth.TTFT.Mean, none.TTFT.Mean, smooth.E2EL.Mean, none.E2EL.Mean, smooth.Delivery.StartupDelayMS)
+	}
+	// Failover: the longest gaps are cut near the watchdog plus the
+	// backup's time to first token; streams finished by another model are
+	// coherence breaks.
+	if fail.Delivery.Failovers == 0 || fail.Delivery.CoherenceBreaks == 0 || fail.StallMSByCause["failover"] <= 0 {
+		t.Errorf("failover: %+v, failover stall %.0f ms; want failovers, coherence breaks and failover time", fail.Delivery, fail.StallMSByCause["failover"])
+	}
+	if fail.StreamMaxGap.P99 > 2000 || none.StreamMaxGap.P99 < 2500 {
+		t.Errorf("p99 of stream max gap: %.0f ms with failover, %.0f without; want ≤ 2000 (1500 watchdog + backup TTFT) and the 3 s hiccups without", fail.StreamMaxGap.P99, none.StreamMaxGap.P99)
+	}
+	// The network shows in the client's stall table, and the server view is
+	// the same for every variant.
+	if none.StallMSByCause["network"] <= 0 || none.StallMSByCause["packet-loss"] <= 0 {
+		t.Errorf("client stalls: network %.0f ms, packet-loss %.0f ms; want both > 0", none.StallMSByCause["network"], none.StallMSByCause["packet-loss"])
+	}
+	var servers []reports.Summary
+	for _, r := range doc.Runs {
+		if r.SummaryServer == nil {
+			t.Fatalf("run %s has no summary_server", r.Name)
+		}
+		servers = append(servers, *r.SummaryServer)
+	}
+	for _, s := range servers[1:] {
+		if s.TTFT != servers[0].TTFT || s.StreamP99ITL != servers[0].StreamP99ITL {
+			t.Errorf("server views differ between variants: %+v vs %+v", s.TTFT, servers[0].TTFT)
+		}
+	}
+}
