@@ -86,3 +86,21 @@ func (p *parts) sum() Time {
 	}
 	return s
 }
+
+// shares is a gap's split by cause in 1/65535ths of the gap: a compact
+// record the delivery path's attribution splits a client gap's server
+// share by (the split then restores an exact sum).
+type shares [NumCauses]uint16
+
+func sharesOf(p *parts, gap Time) shares {
+	var s shares
+	if gap <= 0 {
+		return s
+	}
+	for c, v := range p {
+		if v > 0 {
+			s[c] = uint16(float64(v)*65535/float64(gap) + 0.5)
+		}
+	}
+	return s
+}

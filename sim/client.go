@@ -177,7 +177,10 @@ func (e *Engine) clientParts(q *request, o *delivery.Result, k int) parts {
 		return p
 	}
 	src := &q.gapParts[j-1]
-	total := src.sum()
+	var total int
+	for _, v := range src {
+		total += int(v)
+	}
 	if total <= 0 {
 		p[CauseDecode] += server
 		return p
@@ -185,7 +188,7 @@ func (e *Engine) clientParts(q *request, o *delivery.Result, k int) parts {
 	var given Time
 	big := CauseDecode
 	for c, v := range src {
-		if v <= 0 {
+		if v == 0 {
 			continue
 		}
 		share := Time(math.Floor(float64(server) * float64(v) / float64(total)))

@@ -26,9 +26,9 @@ type request struct {
 
 	stalls      int
 	stallTime   Time
-	stallList   []Stall // the stalls, for timelines; reused with the slot
-	chunkTok    []int32 // tokens of each chunk; reused with the slot
-	gapParts    []parts // each gap's split by cause, kept only with a delivery path
+	stallList   []Stall  // the stalls, for timelines; reused with the slot
+	chunkTok    []int32  // tokens of each chunk; reused with the slot
+	gapParts    []shares // each gap's split by cause, kept only with a delivery path
 	spec        specdecode.Stream
 	specModel   *specdecode.Model // the request's class's model, or the run's; nil without speculation
 	class       int16             // index into Result.ClassNames; -1 for none

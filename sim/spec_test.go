@@ -162,3 +162,12 @@ func BenchmarkChatWorkloadDelivery(b *testing.B) {
 	cfg.Delivery.Smoothing.CadenceMS = 33
 	benchmarkChat(b, cfg)
 }
+
+// BenchmarkChatWorkloadDeliveryDatacenter: a datacenter network (no loss,
+// sub-millisecond jitter) with the same smoothing buffer.
+func BenchmarkChatWorkloadDeliveryDatacenter(b *testing.B) {
+	cfg := chatConfig(20_000)
+	cfg.Delivery.Network.Profile = "datacenter"
+	cfg.Delivery.Smoothing.CadenceMS = 33
+	benchmarkChat(b, cfg)
+}
