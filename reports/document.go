@@ -25,12 +25,15 @@ type Run struct {
 	// Summary is what the clients saw; with a delivery path configured,
 	// SummaryServer is the same figures for the streams as the server
 	// emitted them (absent otherwise: the two are equal).
-	Summary       Summary       `json:"summary"`
-	SummaryServer *Summary      `json:"summary_server,omitempty"`
-	Streams       []StreamRow   `json:"streams"`
-	Timeseries    []Point       `json:"timeseries"`
-	ITLByPosition []PositionRow `json:"itl_by_position"`
-	WorstStreams  []WorstStream `json:"worst_streams"`
+	Summary       Summary  `json:"summary"`
+	SummaryServer *Summary `json:"summary_server,omitempty"`
+	// Classes summarizes each traffic class with the same definitions
+	// (absent when the workload has no classes).
+	Classes       map[string]*Summary `json:"classes,omitempty"`
+	Streams       []StreamRow         `json:"streams"`
+	Timeseries    []Point             `json:"timeseries"`
+	ITLByPosition []PositionRow       `json:"itl_by_position"`
+	WorstStreams  []WorstStream       `json:"worst_streams"`
 	// Source is set on runs read from measured files (`itlsim analyze`).
 	Source *Source `json:"source,omitempty"`
 }
@@ -117,6 +120,7 @@ func NewRunOptions(name string, overrides map[string]string, cfg sim.Config, r *
 		WorstStreams:  WorstStreams(r),
 	}
 	run.Summary.ByClass = ClassSummaries(r, cfg)
+	run.Classes = run.Summary.ByClass
 	if withStreams {
 		run.Streams = StreamRows(r)
 	}

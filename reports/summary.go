@@ -95,9 +95,9 @@ type Summary struct {
 	// Server points to the server view's summary for the tables (the JSON
 	// carries it as the run's summary_server).
 	Server *Summary `json:"-"`
-	// ByClass summarizes each traffic class (see ClassSummaries); absent
-	// when the workload has no classes.
-	ByClass map[string]*Summary `json:"by_class,omitempty"`
+	// ByClass summarizes each traffic class (see ClassSummaries) for the
+	// tables; the JSON carries it as the run's classes.
+	ByClass map[string]*Summary `json:"-"`
 	// SLOLimits says which limits a class summary's slo_goodput used.
 	SLOLimits string `json:"slo_limits,omitempty"`
 	Steps     int    `json:"steps"`

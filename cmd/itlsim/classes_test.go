@@ -42,14 +42,14 @@ scheduler:
 		Runs []struct {
 			Summary struct {
 				Requests int `json:"requests"`
-				ByClass  map[string]struct {
-					Requests  int    `json:"requests"`
-					SLOLimits string `json:"slo_limits"`
-					TTFT      struct {
-						Mean float64 `json:"mean"`
-					} `json:"ttft_ms"`
-				} `json:"by_class"`
 			} `json:"summary"`
+			Classes map[string]struct {
+				Requests  int    `json:"requests"`
+				SLOLimits string `json:"slo_limits"`
+				TTFT      struct {
+					Mean float64 `json:"mean"`
+				} `json:"ttft_ms"`
+			} `json:"classes"`
 			Streams []struct{} `json:"streams"`
 		} `json:"runs"`
 	}
@@ -57,7 +57,7 @@ scheduler:
 		t.Fatal(err)
 	}
 	s := doc.Runs[0].Summary
-	chat, batch := s.ByClass["chat"], s.ByClass["batch-report"]
+	chat, batch := doc.Runs[0].Classes["chat"], doc.Runs[0].Classes["batch-report"]
 	if chat.Requests+batch.Requests != s.Requests || chat.Requests < 200 || batch.Requests < 60 {
 		t.Fatalf("class requests %d + %d of %d", chat.Requests, batch.Requests, s.Requests)
 	}
