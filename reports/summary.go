@@ -76,6 +76,8 @@ type Summary struct {
 	PrefixCacheHits    int64   `json:"prefix_cache_hit_tokens"`
 	// PrefixCacheEvictions counts cached prefix units evicted to make room.
 	PrefixCacheEvictions int64 `json:"prefix_cache_evictions"`
+	// SkippedRows counts malformed trace rows workload.skip_bad_rows passed over.
+	SkippedRows int `json:"skipped_rows,omitempty"`
 
 	Stalls              int                `json:"stalls"`
 	StalledStreamShare  float64            `json:"stalled_stream_share"`
@@ -333,6 +335,7 @@ func Summarize(r *sim.Result, m sim.MetricsConfig) Summary {
 	}
 	s.PreemptedShare = share(preempted, r.Finished)
 	s.PrefixCacheQueried, s.PrefixCacheHits, s.PrefixCacheEvictions = r.PrefixQueried, r.PrefixHits, r.PrefixEvictions
+	s.SkippedRows = r.SkippedRows
 	if r.PrefixQueried > 0 {
 		s.PrefixCacheHitRate = float64(r.PrefixHits) / float64(r.PrefixQueried)
 	}

@@ -212,7 +212,7 @@ func (e *Engine) finishClient() {
 	c.Duration = max(c.Duration, s.Duration)
 	c.Spec, c.SpecMethod, c.SpecK = s.Spec, s.SpecMethod, s.SpecK
 	c.PrefixQueried, c.PrefixHits, c.PrefixEvictions = s.PrefixQueried, s.PrefixHits, s.PrefixEvictions
-	c.ClassNames, c.WorstK = s.ClassNames, s.WorstK
+	c.ClassNames, c.WorstK, c.SkippedRows = s.ClassNames, s.WorstK, s.SkippedRows
 	for len(c.ClassPooled) < len(c.ClassNames) {
 		c.ClassPooled = append(c.ClassPooled, quantile.NewHistogram(pooledBits))
 	}

@@ -150,6 +150,8 @@ type Result struct {
 	// evenly among its tokens (differs from Pooled only when chunks carry
 	// several tokens, as with speculative decoding).
 	PerToken *quantile.Histogram
+	// SkippedRows counts malformed trace rows skip_bad_rows passed over.
+	SkippedRows int
 	// Delivery counts what the delivery path did (client view only).
 	Delivery DeliveryStats
 	// Spec counts speculative decoding's work; zero when it is off.
@@ -301,6 +303,7 @@ func (r *Result) Merge(o *Result) {
 	r.PerToken.Merge(o.PerToken)
 	r.Spec.merge(&o.Spec)
 	r.Delivery.merge(&o.Delivery)
+	r.SkippedRows += o.SkippedRows
 	r.PrefixQueried += o.PrefixQueried
 	r.PrefixHits += o.PrefixHits
 	r.PrefixEvictions += o.PrefixEvictions

@@ -62,6 +62,10 @@ type Config struct {
 	// ThinkS is the closed loop's mean think time in seconds (exponential);
 	// 0 sends the next request as soon as the previous one ends.
 	ThinkS float64 `yaml:"think_s,omitempty" json:"think_s,omitempty"`
+	// SkipBadRows passes over malformed rows of a trace instead of
+	// stopping at the first (the run reports how many); default false:
+	// any bad row is an error naming its file, line and field.
+	SkipBadRows bool `yaml:"skip_bad_rows,omitempty" json:"skip_bad_rows,omitempty"`
 	// Mix is a built-in workload mix (assistant, enterprise, reasoning,
 	// all): named classes with shares, lengths, priorities and SLOs. Empty:
 	// one class drawn from input_len and output_len.

@@ -114,7 +114,7 @@ func openBase(c Config, seed uint64) (Source, error) {
 		}
 		return m.Source(seed), nil
 	}
-	return openReplay(c.Trace, formats()[format].parse, c.WindowS, seed)
+	return openReplay(c.Trace, formats()[format].parse, c.WindowS, seed, c.SkipBadRows)
 }
 
 // newGenerator builds the synthetic source of a validated c, loading its

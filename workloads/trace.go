@@ -231,18 +231,26 @@ type recordReader interface {
 // arrival (the replay's time zero) and whether rows are in time order. A
 // trace in order is then streamed again; one out of order is read into
 // memory and sorted (stably, so equal times keep their file order).
-func openReplay(path string, parse parseFunc, win Window, seed uint64) (Source, error) {
+func openReplay(path string, parse parseFunc, win Window, seed uint64, skip bool) (Source, error) {
 	open := opener(parse)
 	rr, err := open(path, false)
 	if err != nil {
 		return nil, err
 	}
 	var r Request
-	n, sorted := 0, true
+	n, sorted, skipped := 0, true, 0
 	var origin, prev, last int64
+	var lastErr string
 	for {
 		ok, err := rr.next(&r)
 		if err != nil {
+			// With skip_bad_rows a malformed row is counted and passed
+			// over; the same error twice in a row is not a row's, so it stops.
+			if skip && err.Error() != lastErr {
+				lastErr = err.Error()
+				skipped++
+				continue
+			}
 			rr.close()
 			return nil, err
 		}
@@ -268,12 +276,17 @@ func openReplay(path string, parse parseFunc, win Window, seed uint64) (Source, 
 		return nil, err
 	}
 	if sorted {
-		return &replay{rr: rr, origin: origin, seed: seed}, nil
+		return &replay{rr: rr, origin: origin, seed: seed, skip: skip, skipped: skipped}, nil
 	}
 	reqs := make([]Request, 0, n)
+	lastErr = ""
 	for {
 		ok, err := rr.next(&r)
 		if err != nil {
+			if skip && err.Error() != lastErr {
+				lastErr = err.Error()
+				continue
+			}
 			rr.close()
 			return nil, err
 		}
@@ -297,25 +310,59 @@ func openReplay(path string, parse parseFunc, win Window, seed uint64) (Source, 
 		reqs[i].ID = i
 		reqs[i].Seed = RequestSeed(seed, i)
 	}
-	return &Slice{Requests: reqs}, nil
+	return &skippedSlice{Slice{Requests: reqs}, skipped}, nil
+}
+
+// skippedSlice is a sorted trace in memory that remembers the rows
+// skip_bad_rows passed over.
+type skippedSlice struct {
+	Slice
+	skipped int
+}
+
+// Skipped is how many malformed rows skip_bad_rows passed over.
+func (s *skippedSlice) Skipped() int { return s.skipped }
+
+// SkippedRows returns how many malformed rows the source's trace had that
+// skip_bad_rows passed over (0 for a source that skips nothing).
+func SkippedRows(src Source) int {
+	for {
+		switch s := src.(type) {
+		case interface{ Skipped() int }:
+			return s.Skipped()
+		case *transform:
+			src = s.src
+		default:
+			return 0
+		}
+	}
 }
 
 // replay streams a checked, time-ordered trace, shifting its clock so the
 // earliest request arrives at 0.
 type replay struct {
-	rr     *fileRecords
-	origin int64
-	seed   uint64
-	next   int
-	err    error
-	done   bool
+	rr      *fileRecords
+	origin  int64
+	seed    uint64
+	next    int
+	err     error
+	done    bool
+	skip    bool
+	skipped int
 }
+
+// Skipped is how many malformed rows skip_bad_rows passed over.
+func (s *replay) Skipped() int { return s.skipped }
 
 func (s *replay) Next(r *Request) bool {
 	if s.done {
 		return false
 	}
 	ok, err := s.rr.next(r)
+	for lastErr := ""; err != nil && s.skip && err.Error() != lastErr; {
+		lastErr = err.Error()
+		ok, err = s.rr.next(r)
+	}
 	if err != nil || !ok {
 		s.err = err
 		s.Close()

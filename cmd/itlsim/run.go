@@ -88,6 +88,7 @@ type runOptions struct {
 	htmlPath      string
 	echartsJS     string
 	printConfig   bool
+	skipBadRows   bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -125,6 +126,7 @@ Field paths: ` + strings.Join(scenario.Paths(), ", "),
 	f.StringArrayVar(&o.sets, "set", nil, "set any field: path=value (repeatable), e.g. --set cost.roofline.overhead_us=3000")
 	f.StringArrayVar(&o.vary, "vary", nil, "compare any field: path=v1,v2 (repeatable; separate values by ';' when they contain commas)")
 	f.StringVar(&o.format, "format", "table", "stdout form: table, markdown or json")
+	f.BoolVar(&o.skipBadRows, "skip-bad-rows", false, "pass over malformed trace rows instead of stopping at the first (the count is reported)")
 	f.BoolVar(&o.printConfig, "print-config", false, "print each run's resolved scenario as YAML (every default filled in) and exit without simulating")
 	f.StringVar(&o.jsonPath, "json", "", "write the full results (scenario, runs, streams, time series) as JSON to this file")
 	f.StringVar(&o.streamsPath, "streams", "", "write one CSV row per request and run to this file")
@@ -173,6 +175,9 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 		if err := scenario.Set(&base, s.path, v); err != nil {
 			return fmt.Errorf("--%s: %w", s.flag, err)
 		}
+	}
+	if o.skipBadRows {
+		base.Workload.SkipBadRows = true
 	}
 	for _, s := range o.sets {
 		path, val, ok := strings.Cut(s, "=")
@@ -227,6 +232,9 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	if tty {
 		fmt.Fprintf(stderr, "simulated %d run(s) in %.2f s wall time\n", len(runs), time.Since(start).Seconds())
+	}
+	if n := runs[0].Summary.SkippedRows; n > 0 {
+		fmt.Fprintf(stderr, "itlsim: skipped %d malformed row(s) of %s (--skip-bad-rows)\n", n, runs[0].Config.Workload.Trace)
 	}
 
 	doc := reports.Document{Scenario: runs[0].Config, Runs: runs}
