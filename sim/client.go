@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/itlsim/itlsim/sim/delivery"
 	"github.com/itlsim/itlsim/sim/quantile"
@@ -137,12 +136,10 @@ func (e *Engine) deliver(q *request) {
 		res.Worst = offerWorst(res.Worst, e.worstK, t, Time(maxGap))
 	}
 	if g := cv.gaps; len(g) > 0 {
-		slices.Sort(g)
 		s.GapMean = float64(sum) / float64(len(g))
-		s.GapP50 = quantile.LinearInt64(g, 0.50)
-		s.GapP90 = quantile.LinearInt64(g, 0.90)
-		s.GapP99 = quantile.LinearInt64(g, 0.99)
-		s.GapMax = Time(g[len(g)-1])
+		var mx int64
+		s.GapP50, s.GapP90, s.GapP99, mx = quantile.StreamStats(g)
+		s.GapMax = Time(mx)
 	}
 	res.Streams = append(res.Streams, s)
 	if !o.Failed {
@@ -177,9 +174,18 @@ func (e *Engine) clientParts(q *request, o *delivery.Result, k int) parts {
 		return p
 	}
 	src := &q.gapParts[j-1]
-	var total int
-	for _, v := range src {
-		total += int(v)
+	var total, nonzero int
+	only := CauseDecode
+	for c, v := range src {
+		if v != 0 {
+			total += int(v)
+			nonzero++
+			only = Cause(c)
+		}
+	}
+	if nonzero == 1 { // the common case: one cause explains the server gap
+		p[only] += server
+		return p
 	}
 	if total <= 0 {
 		p[CauseDecode] += server

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"sync/atomic"
 
 	"github.com/itlsim/itlsim/kvcache"
@@ -700,12 +699,10 @@ func (e *Engine) finish(r *Replica, q *request) {
 		for _, v := range g {
 			sum += v
 		}
-		slices.Sort(g)
 		s.GapMean = float64(sum) / float64(len(g))
-		s.GapP50 = quantile.LinearInt64(g, 0.50)
-		s.GapP90 = quantile.LinearInt64(g, 0.90)
-		s.GapP99 = quantile.LinearInt64(g, 0.99)
-		s.GapMax = Time(g[len(g)-1])
+		var mx int64
+		s.GapP50, s.GapP90, s.GapP99, mx = quantile.StreamStats(g)
+		s.GapMax = Time(mx)
 	}
 	for c := range NumCauses {
 		if q.causes&(1<<c) != 0 {

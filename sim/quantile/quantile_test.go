@@ -124,3 +124,28 @@ func BenchmarkRecord(b *testing.B) {
 		v = v*31 + 7&(1<<34-1)
 	}
 }
+
+func TestStreamStatsMatchesSorting(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 2000 {
+		n := 1 + rng.IntN(600)
+		xs := make([]int64, n)
+		for i := range xs {
+			switch trial % 3 {
+			case 0:
+				xs[i] = rng.Int64N(1e9)
+			case 1:
+				xs[i] = rng.Int64N(5) // many ties
+			default:
+				xs[i] = int64(i) // sorted already
+			}
+		}
+		sorted := slices.Clone(xs)
+		slices.Sort(sorted)
+		p50, p90, p99, mx := StreamStats(xs)
+		if p50 != LinearInt64(sorted, 0.5) || p90 != LinearInt64(sorted, 0.9) || p99 != LinearInt64(sorted, 0.99) || mx != sorted[n-1] {
+			t.Fatalf("n=%d: got %v %v %v %v, want %v %v %v %v", n, p50, p90, p99, mx,
+				LinearInt64(sorted, 0.5), LinearInt64(sorted, 0.9), LinearInt64(sorted, 0.99), sorted[n-1])
+		}
+	}
+}
