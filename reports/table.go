@@ -96,7 +96,7 @@ func summaryRows(runs []Run) []row {
 			row{"mean acceptance length", spec(func(p *SpecSummary) string { return f2(p.MeanAcceptanceLength) })},
 			row{"tokens per step", spec(func(p *SpecSummary) string { return f2(p.TokensPerStep) })},
 			row{"fallback streams", spec(func(p *SpecSummary) string { return strconv.Itoa(p.FallbackStreams) })},
-			row{"ITL per token ms (mean/p50/p99)", func(s *Summary) string { return dist3(s.ITLPerToken) }},
+			row{"ITL per token", func(s *Summary) string { return dist3(s.ITLPerToken) }},
 		)
 	}
 	var classNames []string
@@ -109,7 +109,7 @@ func summaryRows(runs []Run) []row {
 	}
 	slices.Sort(classNames)
 	if len(classNames) > 0 {
-		rows = append(rows, section("BY CLASS: n, TTFT p99, stream p99 ITL p99 (ms), SLO goodput"))
+		rows = append(rows, section("BY CLASS: n, TTFT p99, ITL p99, SLO"))
 		for _, name := range classNames {
 			rows = append(rows, row{name, func(s *Summary) string {
 				c := s.ByClass[name]
@@ -142,9 +142,9 @@ func summaryRows(runs []Run) []row {
 			}
 		}
 		rows = append(rows,
-			section("DELIVERY: the rows above are what clients saw"),
-			row{"server TTFT ms (mean/p50/p99)", srv(func(s *Summary) string { return dist3(s.TTFT) })},
-			row{"server stream p99 ITL ms (p50/p90/p99/max)", srv(func(s *Summary) string { return spread4(s.StreamP99ITL) })},
+			section("DELIVERY (rows above: client view)"),
+			row{"server TTFT", srv(func(s *Summary) string { return dist3(s.TTFT) })},
+			row{"server stream p99 ITL", srv(func(s *Summary) string { return spread4(s.StreamP99ITL) })},
 			row{"server unstable / ITL goodput", srv(func(s *Summary) string {
 				return pct(s.UnstableStreamShare) + " / " + pct(s.ITLGoodput)
 			})},
