@@ -19,6 +19,7 @@ type clientView struct {
 	req      delivery.Request
 	out      delivery.Result
 	gaps     []int64
+	parts    parts // scratch: the current client gap's split
 	timeline Timeline
 }
 
@@ -84,7 +85,8 @@ func (e *Engine) deliver(q *request) {
 	for k := 0; k+1 < len(o.Client); k++ {
 		gap := o.Client[k+1].At - o.Client[k].At
 		n := max(1, o.Client[k+1].Tokens)
-		p := e.clientParts(q, o, k)
+		e.clientParts(q, o, k, &cv.parts)
+		p := &cv.parts
 		if t := p.sum(); int64(t) != gap {
 			panic(fmt.Sprintf("sim: request %d: client gap %d ns but its parts sum to %d ns", q.seq.ID, gap, t))
 		}
@@ -109,7 +111,7 @@ func (e *Engine) deliver(q *request) {
 				}
 			}
 			if e.worstK > 0 || e.sink != nil {
-				stallList = append(stallList, Stall{Index: k + 1, Gap: Time(gap), Parts: p})
+				stallList = append(stallList, Stall{Index: k + 1, Gap: Time(gap), Parts: *p})
 			}
 		}
 	}
@@ -153,8 +155,8 @@ func (e *Engine) deliver(q *request) {
 // delivery path reports them, and its server part by the causes of the
 // server gap it is a share of, in proportion (largest part takes the
 // rounding), so the parts sum exactly to the gap.
-func (e *Engine) clientParts(q *request, o *delivery.Result, k int) parts {
-	var p parts
+func (e *Engine) clientParts(q *request, o *delivery.Result, k int, p *parts) {
+	*p = parts{}
 	row := &o.Parts[k]
 	for c, v := range row {
 		if c != int(delivery.CauseServer) {
@@ -163,7 +165,7 @@ func (e *Engine) clientParts(q *request, o *delivery.Result, k int) parts {
 	}
 	server := Time(row[delivery.CauseServer])
 	if server == 0 {
-		return p
+		return
 	}
 	j := int(o.ServerFirst[k+1])
 	if j < 0 {
@@ -171,7 +173,7 @@ func (e *Engine) clientParts(q *request, o *delivery.Result, k int) parts {
 	}
 	if j < 1 || j-1 >= len(q.gapParts) {
 		p[CauseDecode] += server
-		return p
+		return
 	}
 	src := &q.gapParts[j-1]
 	var total, nonzero int
@@ -185,11 +187,11 @@ func (e *Engine) clientParts(q *request, o *delivery.Result, k int) parts {
 	}
 	if nonzero == 1 { // the common case: one cause explains the server gap
 		p[only] += server
-		return p
+		return
 	}
 	if total <= 0 {
 		p[CauseDecode] += server
-		return p
+		return
 	}
 	var given Time
 	big := CauseDecode
@@ -205,7 +207,7 @@ func (e *Engine) clientParts(q *request, o *delivery.Result, k int) parts {
 		}
 	}
 	p[big] += server - given
-	return p
+	return
 }
 
 // finishClient copies the run-wide, server-side counters into the client

@@ -1,34 +1,77 @@
 package delivery
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // cursor finds, for token numbers that never decrease, the unit of every
-// stage holding that token.
-type cursor struct{ mi, si, pi, ri int }
+// stage holding that token. A stage that is off copies the previous stage's
+// list unit for unit (same index, same tokens): its index then follows the
+// previous one's without a walk of its own.
+type cursor struct {
+	mi, si, pi, ri                      int
+	sameSent, samePackets, sameReleased bool
+}
 
-// delay returns the server time of token tau (1-based) — when the server
-// emitted it, or the watchdog time for a backup token — its server chunk
-// index, and the delay each stage added to it up to its visible time v.
-func (cu *cursor) delay(st *Stream, tau int, v int64) (ref int64, idx int32, d [NumCauses]int64) {
-	for st.merged[cu.mi].cum < tau {
-		cu.mi++
+func (p *Path) newCursor() cursor {
+	return cursor{
+		sameSent:     p.windowNS == 0,
+		samePackets:  p.mode != ModeBuffer && p.mode != ModeNagle, // coalesce's default
+		sameReleased: p.cadenceNS == 0,
 	}
-	for st.sent[cu.si].cum < tau {
-		cu.si++
+}
+
+// tokenDelay is where one token came from and what delayed it: its server
+// chunk index and, by cause, the delay each stage added to it up to its
+// visible time — except at CauseServer, which holds the token's server time
+// itself (when the server emitted it, or the watchdog time for a backup
+// token). So the difference of two tokens' tokenDelays is, cause by cause,
+// the unsettled split of the gap between them.
+type tokenDelay struct {
+	d   [NumCauses]int64
+	idx int32
+}
+
+// delay fills td for token tau (1-based), visible at v.
+func (cu *cursor) delay(st *Stream, tau int, v int64, td *tokenDelay) {
+	// Walk on local copies of the indices: stores through cu would make the
+	// compiler reload the lists on every step.
+	mi, si, pi, ri := cu.mi, cu.si, cu.pi, cu.ri
+	merged, sent, packets, released := st.merged, st.sent, st.packets, st.released
+	for merged[mi].cum < tau {
+		mi++
 	}
-	for st.packets[cu.pi].cum < tau {
-		cu.pi++
+	if cu.sameSent {
+		si = mi
+	} else {
+		for sent[si].cum < tau {
+			si++
+		}
 	}
-	for st.released[cu.ri].cum < tau {
-		cu.ri++
+	if cu.samePackets {
+		pi = si
+	} else {
+		for packets[pi].cum < tau {
+			pi++
+		}
 	}
-	m, s, pk, r := &st.merged[cu.mi], &st.sent[cu.si], &st.packets[cu.pi], &st.released[cu.ri]
-	d[CauseFailover] = m.at - m.ref
-	d[CauseSmoothingDelay] = (s.at - m.at) + (r.at - pk.at)
-	d[CauseNetwork] = (pk.rel - s.at) + pk.parts[partNetwork] + (v - r.at)
-	d[CausePacketLoss] = pk.parts[partLoss]
-	d[CauseConnection] = pk.parts[partConnection]
-	return m.ref, m.idx, d
+	if cu.sameReleased {
+		ri = pi
+	} else {
+		for released[ri].cum < tau {
+			ri++
+		}
+	}
+	cu.mi, cu.si, cu.pi, cu.ri = mi, si, pi, ri
+	m, s, pk, r := &merged[mi], &sent[si], &packets[pi], &released[ri]
+	td.idx = m.idx
+	td.d[CauseServer] = m.ref
+	td.d[CauseFailover] = m.at - m.ref
+	td.d[CauseSmoothingDelay] = (s.at - m.at) + (r.at - pk.at)
+	td.d[CauseNetwork] = (pk.rel - s.at) + pk.parts[partNetwork] + (v - r.at)
+	td.d[CausePacketLoss] = pk.parts[partLoss]
+	td.d[CauseConnection] = pk.parts[partConnection]
 }
 
 // attribute splits every client gap. The gap before client chunk k is the
@@ -37,32 +80,43 @@ func (cu *cursor) delay(st *Stream, tau int, v int64) (ref int64, idx int32, d [
 // between them plus the change in each stage's delay; settle then makes the
 // parts non-negative.
 func (p *Path) attribute(st *Stream, req *Request, out *Result) {
-	var cu cursor
-	var lastRef int64
-	var lastD [NumCauses]int64
+	// The output lists have one entry per client chunk (Parts one fewer):
+	// size them once and fill them in place rather than append row by row.
+	n := len(out.Client)
+	out.Parts = slices.Grow(out.Parts[:0], n-1)[:n-1]
+	out.ServerFirst = slices.Grow(out.ServerFirst[:0], n)[:n]
+	out.ServerLast = slices.Grow(out.ServerLast[:0], n)[:n]
+	cu := p.newCursor()
+	// first and last point into buf, never copied: a client chunk of one
+	// token has the same first and last, and swapping the pointers keeps it
+	// as the next chunk's "last" while its slot is reused.
+	var buf [2]tokenDelay
+	first, last := &buf[0], &buf[1]
 	tau := 0
 	for k, c := range out.Client {
-		firstRef, firstIdx, firstD := cu.delay(st, tau+1, c.At)
+		cu.delay(st, tau+1, c.At, first)
+		out.ServerFirst[k] = first.idx
 		if k == 0 {
-			out.TTFTParts = firstD
-			out.TTFTParts[CauseServer] = firstRef - req.Arrival
+			out.TTFTParts = first.d
+			out.TTFTParts[CauseServer] = first.d[CauseServer] - req.Arrival
 		} else {
-			var row [NumCauses]int64
-			row[CauseServer] = firstRef - lastRef
-			for i := CauseServer + 1; i < NumCauses; i++ {
-				row[i] = firstD[i] - lastD[i]
+			row := &out.Parts[k-1]
+			var or int64 // negative when a part is: see settle
+			for i := range row {
+				row[i] = first.d[i] - last.d[i]
+				or |= row[i]
 			}
-			settle(&row, c.At-out.Client[k-1].At)
-			out.Parts = append(out.Parts, row)
+			if or < 0 {
+				settle(row, c.At-out.Client[k-1].At)
+			}
 		}
 		tau += c.Tokens
-		var lastIdx int32
-		lastRef, lastIdx, lastD = firstRef, firstIdx, firstD
 		if c.Tokens > 1 {
-			lastRef, lastIdx, lastD = cu.delay(st, tau, c.At)
+			cu.delay(st, tau, c.At, last)
+		} else {
+			first, last = last, first
 		}
-		out.ServerFirst = append(out.ServerFirst, firstIdx)
-		out.ServerLast = append(out.ServerLast, lastIdx)
+		out.ServerLast[k] = last.idx
 	}
 }
 
@@ -72,43 +126,57 @@ func (p *Path) attribute(st *Stream, req *Request, out *Result) {
 // part is scaled by gap / Σ positive parts, in exact integer arithmetic
 // (largest remainder, ties to the earlier cause).
 func settle(row *[NumCauses]int64, gap int64) {
-	neg := false
-	var w [NumCauses]int64
-	for i, v := range row {
-		if v < 0 {
-			neg = true
-		} else {
-			w[i] = v
-		}
+	// The OR of the parts is negative exactly when one of them is: most
+	// rows have none, and need nothing more.
+	var or int64
+	for _, v := range row {
+		or |= v
 	}
-	if !neg {
+	if or >= 0 {
 		return
 	}
-	apportion(gap, w[:], row[:])
+	apportion(gap, row, row) // the row is its own weights; negative parts weigh nothing
 }
 
-// apportion splits total (≥ 0) into out in proportion to the weights
-// (≥ 0, at most 8 of them), exactly: ⌊total·w/Σw⌋ each in 128-bit
-// arithmetic, then one more to the largest remainders (ties to the lower
-// index). With all weights zero the whole total goes to index 0 (callers
-// never ask for that: a positive total always has a positive weight).
-func apportion(total int64, weights, out []int64) {
+// apportion splits total (≥ 0) into out in proportion to the positive
+// weights (a weight ≤ 0 gets nothing), exactly: ⌊total·w/Σw⌋ each in
+// 128-bit arithmetic, then one more to the largest remainders (ties to the
+// lower index). With no positive weight the whole total goes to index 0
+// (callers never ask for that: a positive total always has a positive
+// weight). out may be weights itself: each weight is read before its own
+// slot is written, and the remainders alone pick who gets one more.
+//
+// Fixed-size arrays rather than slices: no bounds checks, and no copy of
+// the caller's row into a separate weight array.
+func apportion(total int64, weights, out *[NumCauses]int64) {
 	var sum uint64
+	positive, only := 0, 0
 	for i, w := range weights {
-		sum += uint64(w)
-		out[i] = 0
+		if w > 0 {
+			sum += uint64(w)
+			positive, only = positive+1, i
+		}
 	}
-	if total <= 0 {
+	if total <= 0 || sum == 0 || positive == 1 {
+		// Nothing to split; or nothing to weigh by, and index 0 takes it
+		// all; or one weight takes it all (its quotient is exactly total,
+		// with no remainder).
+		if sum == 0 {
+			only = 0
+		}
+		for i := range out {
+			out[i] = 0
+		}
+		if total > 0 {
+			out[only] = total
+		}
 		return
 	}
-	if sum == 0 {
-		out[0] = total
-		return
-	}
-	var rem [8]uint64
+	var rem [NumCauses]uint64
 	var given int64
 	for i, w := range weights {
-		if w == 0 {
+		if w <= 0 {
+			out[i] = 0
 			continue
 		}
 		var q, r uint64
@@ -120,10 +188,13 @@ func apportion(total int64, weights, out []int64) {
 		out[i], rem[i] = int64(q), r
 		given += int64(q)
 	}
+	// total − given = Σ remainders / sum, and every remainder is < sum, so
+	// each round below still has a positive remainder to pick: the largest
+	// is always a positive weight's, as the rule asks.
 	for left := total - given; left > 0; left-- {
-		best := -1
-		for i := range weights {
-			if weights[i] > 0 && (best < 0 || rem[i] > rem[best]) {
+		best := 0
+		for i := 1; i < len(rem); i++ {
+			if rem[i] > rem[best] {
 				best = i
 			}
 		}

@@ -1,6 +1,9 @@
 package delivery
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // The stages of the path, in the order Deliver runs them. Each reads the
 // previous stage's list from the Stream and writes its own.
@@ -8,22 +11,30 @@ import "math"
 // failover copies the server chunks, or — when the watchdog fires — the
 // primary's chunks before it and the backup's for the rest.
 func (p *Path) failover(st *Stream, req *Request, out *Result) {
-	st.merged = st.merged[:0]
-	total := 0
-	for _, c := range req.Chunks {
-		total += max(c.Tokens, 1)
+	// The list is built in a local slice (kept in registers, not written back
+	// through st on every append); a watchdog that is off never fires.
+	merged := st.merged[:0]
+	watchdog := p.watchdogNS
+	if watchdog == 0 {
+		watchdog = math.MaxInt64
 	}
 	cum, last := 0, req.Arrival
 	for j, c := range req.Chunks {
-		if p.watchdogNS > 0 && c.At-last > p.watchdogNS {
+		if c.At-last > watchdog { // ≥ 0: Deliver checked the order
+			st.merged = merged
+			total := cum
+			for _, c := range req.Chunks[j:] {
+				total += max(c.Tokens, 1)
+			}
 			out.FailoverBefore = j
 			p.toBackup(st, req, out, last+p.watchdogNS, cum, total)
 			return
 		}
 		cum += max(c.Tokens, 1)
-		st.merged = append(st.merged, serverUnit{at: c.At, ref: c.At, cum: cum, idx: int32(j)})
+		merged = append(merged, serverUnit{at: c.At, ref: c.At, cum: cum, idx: int32(j)})
 		last = c.At
 	}
+	st.merged = merged
 }
 
 // toBackup re-issues the rest of the stream to the backup at the watchdog
@@ -53,22 +64,23 @@ func (p *Path) toBackup(st *Stream, req *Request, out *Result, fire int64, done,
 // flush applies accept-then-flush: the first chunk at once, then one write
 // per window boundary carrying every token produced up to it.
 func (p *Path) flush(st *Stream) {
-	st.sent = st.sent[:0]
+	sent := st.sent[:0] // local until the end, as in failover
 	m := st.merged
 	if p.windowNS == 0 {
 		for _, u := range m {
-			st.sent = append(st.sent, sentUnit{at: u.at, cum: u.cum, events: 1})
+			sent = append(sent, sentUnit{at: u.at, cum: u.cum, events: 1})
 		}
+		st.sent = sent
 		return
 	}
 	w := p.windowNS
-	st.sent = append(st.sent, sentUnit{at: m[0].at, cum: m[0].cum, events: 1})
+	sent = append(sent, sentUnit{at: m[0].at, cum: m[0].cum, events: 1})
 	tick := m[0].at + w
 	pending, cum, events := false, 0, int32(0)
 	for _, u := range m[1:] {
 		if u.at > tick {
 			if pending {
-				st.sent = append(st.sent, sentUnit{at: tick, cum: cum, events: events})
+				sent = append(sent, sentUnit{at: tick, cum: cum, events: events})
 				pending, events = false, 0
 			}
 			tick += ceilDiv(u.at-tick, w) * w
@@ -76,24 +88,21 @@ func (p *Path) flush(st *Stream) {
 		pending, cum, events = true, u.cum, events+1
 	}
 	if pending {
-		st.sent = append(st.sent, sentUnit{at: tick, cum: cum, events: events})
+		sent = append(sent, sentUnit{at: tick, cum: cum, events: events})
 	}
+	st.sent = sent
 }
 
 // coalesce merges writes in the proxy or TCP buffer into packets.
 func (p *Path) coalesce(st *Stream) {
-	st.packets = st.packets[:0]
+	pks := st.packets[:0] // local until the end, as in failover
 	s := st.sent
-	emit := func(at int64, cum int) { st.packets = append(st.packets, packet{rel: at, cum: cum}) }
-	full := func(bytes, toks int) bool {
-		return (p.sizeBytes > 0 && bytes >= p.sizeBytes) || (p.sizeTokens > 0 && toks >= p.sizeTokens)
-	}
 	switch p.mode {
 	case ModeBuffer:
 		pending, deadline, bytes, toks, cum, prev := false, int64(0), 0, 0, 0, 0
 		for _, u := range s {
 			if pending && p.bufFlushNS > 0 && u.at >= deadline {
-				emit(deadline, cum)
+				pks = appendPacket(pks, deadline, cum)
 				pending = false
 			}
 			if !pending {
@@ -103,20 +112,20 @@ func (p *Path) coalesce(st *Stream) {
 			prev, cum = u.cum, u.cum
 			bytes += int(u.events)*p.eventBytes + t*p.tokenBytes
 			toks += t
-			if full(bytes, toks) {
-				emit(u.at, cum)
+			if p.full(bytes, toks) {
+				pks = appendPacket(pks, u.at, cum)
 				pending = false
 			}
 		}
 		if pending { // the end of the response flushes the proxy
-			emit(s[len(s)-1].at, cum)
+			pks = appendPacket(pks, s[len(s)-1].at, cum)
 		}
 	case ModeNagle:
 		ackAt := int64(math.MinInt64) // when the segment in flight is acknowledged
 		pending, bytes, toks, cum, prev := false, 0, 0, 0, 0
 		for _, u := range s {
 			if pending && ackAt <= u.at {
-				emit(ackAt, cum)
+				pks = appendPacket(pks, ackAt, cum)
 				pending, ackAt = false, ackAt+p.ackWaitNS
 			}
 			if !pending {
@@ -126,26 +135,49 @@ func (p *Path) coalesce(st *Stream) {
 			prev, cum = u.cum, u.cum
 			bytes += int(u.events)*p.eventBytes + t*p.tokenBytes
 			toks += t
-			if ackAt <= u.at || full(bytes, toks) {
-				emit(u.at, cum)
+			if ackAt <= u.at || p.full(bytes, toks) {
+				pks = appendPacket(pks, u.at, cum)
 				pending, ackAt = false, u.at+p.ackWaitNS
 			}
 		}
 		if pending {
-			emit(max(s[len(s)-1].at, ackAt), cum)
+			pks = appendPacket(pks, max(s[len(s)-1].at, ackAt), cum)
 		}
 	default:
 		for _, u := range s {
-			emit(u.at, u.cum)
+			pks = appendPacket(pks, u.at, u.cum)
 		}
 	}
+	st.packets = pks
+}
+
+// appendPacket appends a packet released at rel holding the tokens up to
+// cum. It stores the fields one by one: appending a packet{…} literal builds
+// it on the stack and copies it over, which stalls the CPU on store
+// forwarding (a packet has an array, so the compiler keeps it in memory).
+func appendPacket(pks []packet, rel int64, cum int) []packet {
+	pks = slices.Grow(pks, 1)
+	pks = pks[:len(pks)+1]
+	pk := &pks[len(pks)-1]
+	pk.rel, pk.at, pk.cum = rel, 0, cum
+	pk.parts[0], pk.parts[1], pk.parts[2] = 0, 0, 0 // (a [3]int64{} goes through the stack too)
+	return pks
+}
+
+// full reports whether a coalescing buffer holding bytes and toks releases.
+func (p *Path) full(bytes, toks int) bool {
+	return (p.sizeBytes > 0 && bytes >= p.sizeBytes) || (p.sizeTokens > 0 && toks >= p.sizeTokens)
 }
 
 // transmit carries each packet to the client: latency and jitter, losses
 // and retransmission timeouts, connection drops and reconnects, in order
 // (a late packet holds back the ones behind it).
 func (p *Path) transmit(st *Stream, req *Request, out *Result) {
-	prevAt, prevParts := int64(math.MinInt64), [3]int64{}
+	// The previous packet's arrival and parts, in scalars rather than a
+	// [3]int64: an array stored element by element and then copied whole
+	// stalls the CPU on store forwarding, once per packet.
+	prevAt := int64(math.MinInt64)
+	var prevNet, prevLoss, prevConn int64
 	upAt := req.Arrival
 	nextDrop := int64(math.MaxInt64)
 	if p.dropPerNS > 0 {
@@ -165,19 +197,23 @@ func (p *Path) transmit(st *Stream, req *Request, out *Result) {
 		}
 		for {
 			send := max(pk.rel, upAt)
-			parts := [3]int64{lat, lossNS, send - pk.rel}
+			net, loss, conn := lat, lossNS, send-pk.rel
 			at := send + lossNS + lat
 			if prevAt > at {
 				// Head-of-line blocking: the wait behind the previous packet
 				// goes to the causes that made it later than this one.
-				var excess [3]int64
-				for c := range excess {
-					excess[c] = max(prevParts[c]-parts[c], 0)
-				}
-				var hol [3]int64
-				apportion(prevAt-at, excess[:], hol[:])
-				for c := range parts {
-					parts[c] += hol[c]
+				if prevLoss <= loss && prevConn <= conn {
+					// Only the network made it later (or nothing did:
+					// apportion gives a weightless total to index 0, the
+					// network, too).
+					net += prevAt - at
+				} else {
+					// By part, how much later the previous packet was; a
+					// part it was not later by weighs nothing.
+					excess := [NumCauses]int64{partNetwork: prevNet - net, partLoss: prevLoss - loss, partConnection: prevConn - conn}
+					var hol [NumCauses]int64
+					apportion(prevAt-at, &excess, &hol)
+					net, loss, conn = net+hol[partNetwork], loss+hol[partLoss], conn+hol[partConnection]
 				}
 				at = prevAt
 			}
@@ -192,8 +228,9 @@ func (p *Path) transmit(st *Stream, req *Request, out *Result) {
 				nextDrop = upAt + p.dropInterval(&st.conn)
 				continue
 			}
-			pk.at, pk.parts = at, parts
-			prevAt, prevParts = at, parts
+			pk.at = at
+			pk.parts[partNetwork], pk.parts[partLoss], pk.parts[partConnection] = net, loss, conn
+			prevAt, prevNet, prevLoss, prevConn = at, net, loss, conn
 			break
 		}
 	}
@@ -218,12 +255,13 @@ const silenceFactor = 4
 
 // smooth runs the client smoothing buffer over the packets' arrivals.
 func (p *Path) smooth(st *Stream, out *Result) {
-	st.released = st.released[:0]
+	released := st.released[:0] // local until the end, as in failover
 	pk := st.packets
 	if p.cadenceNS == 0 {
 		for _, u := range pk {
-			st.released = append(st.released, release{at: u.at, cum: u.cum})
+			released = append(released, release{at: u.at, cum: u.cum})
 		}
+		st.released = released
 		return
 	}
 	c, d := p.cadenceNS, p.depthNS
@@ -271,14 +309,15 @@ func (p *Path) smooth(st *Stream, out *Result) {
 		if k := min(depth, int(credit)); k > 0 {
 			rel += k
 			credit -= float64(k)
-			st.released = append(st.released, release{at: t, cum: rel})
+			released = append(released, release{at: t, cum: rel})
 		}
 		if rel == arrived {
 			credit = min(credit, 1)
 		}
 		t += c
 	}
-	out.StartupDelay = st.released[0].at - a0
+	st.released = released
+	out.StartupDelay = released[0].at - a0
 }
 
 // render makes releases visible at the next frame boundary and merges
@@ -288,6 +327,7 @@ func (p *Path) render(st *Stream, out *Result) {
 	if p.frameNS > 0 {
 		phase = int64(st.frame.float() * float64(p.frameNS))
 	}
+	client := out.Client // local until the end, as in failover
 	prev := 0
 	for _, r := range st.released {
 		v := r.at
@@ -296,11 +336,12 @@ func (p *Path) render(st *Stream, out *Result) {
 		}
 		tok := r.cum - prev
 		prev = r.cum
-		if n := len(out.Client); n > 0 && out.Client[n-1].At == v {
-			out.Client[n-1].Tokens += tok
+		if n := len(client); n > 0 && client[n-1].At == v {
+			client[n-1].Tokens += tok
 			continue
 		}
-		out.Client = append(out.Client, Chunk{At: v, Tokens: tok})
+		client = append(client, Chunk{At: v, Tokens: tok})
 	}
+	out.Client = client
 	out.Tokens = prev
 }
