@@ -85,11 +85,6 @@ func (e *Engine) deliver(q *request) {
 	for k := 0; k+1 < len(o.Client); k++ {
 		gap := o.Client[k+1].At - o.Client[k].At
 		n := max(1, o.Client[k+1].Tokens)
-		e.clientParts(q, o, k, &cv.parts)
-		p := &cv.parts
-		if t := p.sum(); int64(t) != gap {
-			panic(fmt.Sprintf("sim: request %d: client gap %d ns but its parts sum to %d ns", q.seq.ID, gap, t))
-		}
 		cv.gaps = append(cv.gaps, gap)
 		sum += gap
 		res.Pooled.Record(gap)
@@ -102,6 +97,13 @@ func (e *Engine) deliver(q *request) {
 		res.PositionPerToken[pos].RecordN(gap/int64(n), uint64(n))
 		tokens += n
 		if Time(gap) > e.stall {
+			// A gap's split by cause is needed only for stalls (the stall
+			// table and the worst streams' timelines), so only they pay for it.
+			e.clientParts(q, o, k, &cv.parts)
+			p := &cv.parts
+			if t := p.sum(); int64(t) != gap {
+				panic(fmt.Sprintf("sim: request %d: client gap %d ns but its parts sum to %d ns", q.seq.ID, gap, t))
+			}
 			s.Stalls++
 			s.StallTime += Time(gap)
 			for c, v := range p {
