@@ -209,7 +209,6 @@ func (e *Engine) clientParts(q *request, o *delivery.Result, k int, p *parts) {
 		}
 	}
 	p[big] += server - given
-	return
 }
 
 // finishClient copies the run-wide, server-side counters into the client
