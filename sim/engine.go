@@ -356,6 +356,27 @@ func (e *Engine) startStep(r *Replica) {
 		return
 	}
 	r.plan = plan
+	dur := e.priceStep(r, plan)
+	bk := e.res.Series.bucket(e.now)
+	e.notePreemptions(r, plan, bk)
+	fd := float64(dur)
+	bk.RunningNS += float64(len(r.sched.Running())) * fd
+	bk.WaitingNS += float64(r.sched.Waiting()) * fd
+	bk.PreemptedNS += float64(r.sched.Preempted()) * fd
+	bk.KVUsedNS += r.kv.Utilization() * fd
+	bk.BusyNS += dur
+	bk.Steps++
+	bk.BatchTokens += r.batch.Tokens()
+	e.res.Steps++
+	e.push(e.now+dur, evStepEnd)
+}
+
+// priceStep prices the plan's step and prepares its attribution: the time
+// a stream in the step is charged by cause (inStep, with the plain-decode
+// and speculative parts apart, split per stream at the step's end) and the
+// time a running stream left out of it is charged (leftOut). It returns the
+// step's duration.
+func (e *Engine) priceStep(r *Replica, plan *scheduler.Plan) Time {
 	b := &r.batch
 	b.Reset()
 	maxK := 0
@@ -421,8 +442,13 @@ func (e *Engine) startStep(r *Replica) {
 	}
 	r.leftOut[CauseKVSwap] = swap
 	r.leftOut[CauseEngineHiccup] = hiccup
+	return dur
+}
 
-	bk := e.res.Series.bucket(e.now)
+// notePreemptions counts the plan's preemptions and starts (or, for a
+// stream swapped back in, ends) the pause each stream's next gap will be
+// charged for.
+func (e *Engine) notePreemptions(r *Replica, plan *scheduler.Plan, bk *Bucket) {
 	for _, p := range plan.Preempted {
 		q := r.slots[p.Seq.Slot]
 		q.preemptions++
@@ -447,16 +473,6 @@ func (e *Engine) startStep(r *Replica) {
 			q.paused = false
 		}
 	}
-	fd := float64(dur)
-	bk.RunningNS += float64(len(r.sched.Running())) * fd
-	bk.WaitingNS += float64(r.sched.Waiting()) * fd
-	bk.PreemptedNS += float64(r.sched.Preempted()) * fd
-	bk.KVUsedNS += r.kv.Utilization() * fd
-	bk.BusyNS += dur
-	bk.Steps++
-	bk.BatchTokens += b.Tokens()
-	e.res.Steps++
-	e.push(e.now+dur, evStepEnd)
 }
 
 // endStep makes the step's tokens visible, attributes the step's time to

@@ -179,14 +179,8 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	if o.skipBadRows {
 		base.Workload.SkipBadRows = true
 	}
-	for _, s := range o.sets {
-		path, val, ok := strings.Cut(s, "=")
-		if !ok {
-			return fmt.Errorf("--set %q: expected path=value", s)
-		}
-		if err := scenario.Set(&base, path, val); err != nil {
-			return fmt.Errorf("--set: %w", err)
-		}
+	if err := scenario.ApplySets(&base, o.sets); err != nil {
+		return err
 	}
 	for _, s := range o.vary {
 		cmp, err := scenario.ParseComparison(s)

@@ -98,14 +98,8 @@ func (o *sourceOptions) open(cmd *cobra.Command, source string) (workloads.Sourc
 			return nil, cfg, fmt.Errorf("--%s: %w", s.flag, err)
 		}
 	}
-	for _, s := range o.sets {
-		path, val, ok := strings.Cut(s, "=")
-		if !ok {
-			return nil, cfg, fmt.Errorf("--set %q: expected path=value", s)
-		}
-		if err := scenario.Set(&cfg, path, val); err != nil {
-			return nil, cfg, fmt.Errorf("--set: %w", err)
-		}
+	if err := scenario.ApplySets(&cfg, o.sets); err != nil {
+		return nil, cfg, err
 	}
 	setup, err := cfg.Resolve()
 	if err != nil {

@@ -282,6 +282,21 @@ func Set(c *sim.Config, path, value string) error {
 	return nil
 }
 
+// ApplySets applies "path=value" assignments (the CLI's --set flags) in
+// order; errors name the offending assignment.
+func ApplySets(c *sim.Config, sets []string) error {
+	for _, s := range sets {
+		path, val, ok := strings.Cut(s, "=")
+		if !ok {
+			return fmt.Errorf("--set %q: expected path=value", s)
+		}
+		if err := Set(c, path, val); err != nil {
+			return fmt.Errorf("--set: %w", err)
+		}
+	}
+	return nil
+}
+
 // Override is one path=value assignment.
 type Override struct{ Path, Value string }
 
