@@ -44,3 +44,19 @@ func TestPrintConfigRoundTrips(t *testing.T) {
 		t.Errorf("resolving a resolved config changed it")
 	}
 }
+
+// Millisecond flags take durations with units, as the delivery issue writes them.
+func TestMillisecondFlagsTakeUnits(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := Main([]string{"run", "--print-config", "--network", "mobile-4g", "--smoothing", "33ms", "--failover-ms", "1.5s"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"cadence_ms: 33", "watchdog_ms: 1500", "profile: mobile-4g"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("resolved config lacks %q", want)
+		}
+	}
+	if code := Main([]string{"run", "--smoothing", "33 parsecs"}, &out, &errb); code == 0 {
+		t.Error("a nonsense duration was accepted")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -164,6 +165,9 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 			continue
 		}
 		v := *o.values[s.flag]
+		if strings.HasSuffix(s.path, "_ms") {
+			v = durationsAsMS(v)
+		}
 		if s.list && strings.Contains(v, ",") {
 			cmp, err := scenario.ParseComparison(s.path + "=" + v)
 			if err != nil {
@@ -404,4 +408,19 @@ func showProgress(w io.Writer, variants []scenario.Variant, engines []*sim.Engin
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// durationsAsMS lets a millisecond flag take durations with a unit, as
+// people write them: "33ms", "1.5s" (and lists of them) become "33", "1500".
+// Plain numbers pass unchanged; anything else is left for the field's own
+// check to reject.
+func durationsAsMS(v string) string {
+	parts := strings.Split(v, ",")
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if d, err := time.ParseDuration(p); err == nil && strings.ContainsAny(p, "hmsµun") {
+			parts[i] = strconv.FormatFloat(float64(d)/1e6, 'g', -1, 64)
+		}
+	}
+	return strings.Join(parts, ",")
 }
