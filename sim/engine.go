@@ -632,9 +632,11 @@ func (e *Engine) emit(r *Replica, q *request, n int) {
 		}
 		e.res.PerToken.RecordN(int64(gap)/int64(n), uint64(n))
 		bk.ITL.Record(int64(gap))
-		pos := min(PositionBuckets-1, bitLen(q.seq.Generated-n)-1)
-		e.res.Position[pos].Record(int64(gap))
-		e.res.PositionPerToken[pos].RecordN(int64(gap)/int64(n), uint64(n))
+		if e.client == nil { // with a delivery path, positions are the client's
+			pos := min(PositionBuckets-1, bitLen(q.seq.Generated-n)-1)
+			e.res.Position[pos].Record(int64(gap))
+			e.res.PositionPerToken[pos].RecordN(int64(gap)/int64(n), uint64(n))
+		}
 		if gap > e.stall {
 			q.stalls++
 			q.stallTime += gap
@@ -706,9 +708,10 @@ func (e *Engine) finish(r *Replica, q *request) {
 		Stalls: q.stalls, StallTime: q.stallTime, Causes: q.causes, Preemptions: q.preemptions,
 		Class: q.class,
 	}
-	e.offerTimeline(q)
 	if e.client != nil {
-		e.deliver(q)
+		e.deliver(q) // the client's view holds the timelines and worst streams
+	} else {
+		e.offerTimeline(q)
 	}
 	if g := q.gaps; len(g) > 0 {
 		var sum int64
