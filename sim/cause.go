@@ -97,6 +97,17 @@ func sharesOf(p *parts, gap Time) shares {
 	if gap <= 0 {
 		return s
 	}
+	// Most gaps have a single cause (a plain decode step): no division.
+	only, n := 0, 0
+	for c, v := range p {
+		if v > 0 {
+			only, n = c, n+1
+		}
+	}
+	if n == 1 {
+		s[only] = 65535
+		return s
+	}
 	for c, v := range p {
 		if v > 0 {
 			s[c] = uint16(float64(v)*65535/float64(gap) + 0.5)
