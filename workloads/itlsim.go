@@ -93,12 +93,7 @@ func (j *itlsimJSON) next(r *Request) (bool, error) {
 	if err != nil || line == nil {
 		return false, err
 	}
-	at := func(field string, err error) error {
-		if field == "" {
-			return fmt.Errorf("%s:%d: %w", j.lines.name, j.lines.line, err)
-		}
-		return fmt.Errorf("%s:%d: %s: %w", j.lines.name, j.lines.line, field, err)
-	}
+	at := j.lines.errAt
 	*r = Request{}
 	j.ids = j.ids[:0]
 	var seen [3]bool
@@ -128,18 +123,14 @@ func (j *itlsimJSON) next(r *Request) (bool, error) {
 			if key[0] == 'i' {
 				field = colInputTokens
 			}
-			num, err := sc.number()
-			if err != nil {
-				return false, at(field, err)
-			}
-			n, err := parseCountBytes(num)
+			n, err := sc.count()
 			if err != nil {
 				return false, at(field, err)
 			}
 			if field == colInputTokens {
-				r.InputTokens, seen[1] = int(n), true
+				r.InputTokens, seen[1] = n, true
 			} else {
-				r.OutputTokens, seen[2] = int(n), true
+				r.OutputTokens, seen[2] = n, true
 			}
 		case colClass:
 			if sc.null() {
@@ -166,15 +157,11 @@ func (j *itlsimJSON) next(r *Request) (bool, error) {
 				return false, at(colPrefixBlocks, err)
 			}
 		case colPrefixBlockTokens:
-			num, err := sc.number()
+			n, err := sc.count()
 			if err != nil {
 				return false, at(colPrefixBlockTokens, err)
 			}
-			n, err := parseCountBytes(num)
-			if err != nil {
-				return false, at(colPrefixBlockTokens, err)
-			}
-			r.PrefixBlockTokens = int(n)
+			r.PrefixBlockTokens = n
 		default:
 			if err := sc.skip(); err != nil {
 				return false, at("", err)
@@ -184,10 +171,8 @@ func (j *itlsimJSON) next(r *Request) (bool, error) {
 	if err := sc.end(); err != nil {
 		return false, at("", err)
 	}
-	for i, name := range [3]string{colArrivalS, colInputTokens, colOutputTokens} {
-		if !seen[i] {
-			return false, at("", fmt.Errorf("missing field %s", name))
-		}
+	if err := missingField(seen, [3]string{colArrivalS, colInputTokens, colOutputTokens}); err != nil {
+		return false, at("", err)
 	}
 	if len(j.ids) > 0 {
 		r.PrefixBlocks = j.ids // checked below, then copied or dropped

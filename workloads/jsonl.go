@@ -54,6 +54,26 @@ func (l *lineReader) next() ([]byte, error) {
 	}
 }
 
+// errAt names the current line, and the field when there is one, in a
+// reader's error: "file:line: field: problem".
+func (l *lineReader) errAt(field string, err error) error {
+	if field == "" {
+		return fmt.Errorf("%s:%d: %w", l.name, l.line, err)
+	}
+	return fmt.Errorf("%s:%d: %s: %w", l.name, l.line, field, err)
+}
+
+// missingField reports the first of a record's three required fields
+// that was not seen.
+func missingField(seen [3]bool, names [3]string) error {
+	for i, name := range names {
+		if !seen[i] {
+			return fmt.Errorf("missing field %s", name)
+		}
+	}
+	return nil
+}
+
 // mooncakeBlockTokens is the prompt tokens one Mooncake hash id covers.
 const mooncakeBlockTokens = 512
 
@@ -84,12 +104,7 @@ func (m *mooncakeReader) next(r *Request) (bool, error) {
 	if err != nil || line == nil {
 		return false, err
 	}
-	at := func(field string, err error) error {
-		if field == "" {
-			return fmt.Errorf("%s:%d: %w", m.lines.name, m.lines.line, err)
-		}
-		return fmt.Errorf("%s:%d: %s: %w", m.lines.name, m.lines.line, field, err)
-	}
+	at := m.lines.errAt
 	*r = Request{}
 	m.ids = m.ids[:0]
 	var seen [3]bool
@@ -120,18 +135,14 @@ func (m *mooncakeReader) next(r *Request) (bool, error) {
 			if isIn {
 				field = "input_length"
 			}
-			num, err := sc.number()
-			if err != nil {
-				return false, at(field, err)
-			}
-			n, err := parseCountBytes(num)
+			n, err := sc.count()
 			if err != nil {
 				return false, at(field, err)
 			}
 			if isIn {
-				r.InputTokens, seen[1] = int(n), true
+				r.InputTokens, seen[1] = n, true
 			} else {
-				r.OutputTokens, seen[2] = int(n), true
+				r.OutputTokens, seen[2] = n, true
 			}
 		case "hash_ids":
 			if m.ids, err = sc.uints(m.ids); err != nil {
@@ -146,10 +157,8 @@ func (m *mooncakeReader) next(r *Request) (bool, error) {
 	if err := sc.end(); err != nil {
 		return false, at("", err)
 	}
-	for i, name := range [3]string{"timestamp", "input_length", "output_length"} {
-		if !seen[i] {
-			return false, at("", fmt.Errorf("missing field %s", name))
-		}
+	if err := missingField(seen, [3]string{"timestamp", "input_length", "output_length"}); err != nil {
+		return false, at("", err)
 	}
 	if len(m.ids) > 0 {
 		r.PrefixBlockTokens = mooncakeBlockTokens

@@ -144,6 +144,16 @@ func (s *jsonScanner) null() bool {
 }
 
 // number reads a number value and returns its text.
+// count reads a number that must be a token count (a positive integer).
+func (s *jsonScanner) count() (int, error) {
+	num, err := s.number()
+	if err != nil {
+		return 0, err
+	}
+	n, err := parseCountBytes(num)
+	return int(n), err
+}
+
 func (s *jsonScanner) number() ([]byte, error) {
 	s.ws()
 	start := s.i
