@@ -89,11 +89,9 @@ func (o *analyzeOptions) run(cmd *cobra.Command, args []string) error {
 		}
 		return fmt.Errorf("--format: %w", err)
 	}
-	out := reports.Format(o.output)
-	switch out {
-	case reports.FormatTable, reports.FormatMarkdown, reports.FormatJSON:
-	default:
-		return fmt.Errorf("--output: must be table, markdown or json, got %q", o.output)
+	out, err := stdoutFormat("output", o.output)
+	if err != nil {
+		return err
 	}
 	m := o.metrics.m
 	if err := m.Validate(); err != nil {
@@ -110,30 +108,7 @@ func (o *analyzeOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	runs := analyzeRuns(recs, m, true)
-	doc := reports.Document{Scenario: runs[0].Config, Runs: runs}
-	if o.jsonPath != "" {
-		if err := writeFileAtomic(o.jsonPath, func(f *os.File) error { return writeJSON(f, doc) }); err != nil {
-			return err
-		}
-	}
-	if o.streamsPath != "" {
-		if err := writeFileAtomic(o.streamsPath, func(f *os.File) error { return reports.WriteStreamsCSV(f, runs) }); err != nil {
-			return err
-		}
-	}
-	if html != nil {
-		if err := html.write(runs); err != nil {
-			return err
-		}
-	}
-	w := cmd.OutOrStdout()
-	if out == reports.FormatJSON {
-		return writeJSON(w, doc)
-	}
-	if err := reports.WriteSummaryTable(w, runs, out); err != nil {
-		return err
-	}
-	return writeNotes(w, runs, out)
+	return runOutputs{jsonPath: o.jsonPath, streamsPath: o.streamsPath, html: html, format: out}.write(cmd.OutOrStdout(), runs)
 }
 
 // readRecordings reads every file; a file holding several runs gives

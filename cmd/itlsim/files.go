@@ -2,8 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/itlsim/itlsim/reports"
 )
 
 // writeFileAtomic writes data to path through a temporary file in the same
@@ -36,4 +39,49 @@ func writeFileAtomic(path string, write func(f *os.File) error) error {
 	}
 	ok = true
 	return nil
+}
+
+// stdoutFormat checks a stdout form given with flag (--format or --output).
+func stdoutFormat(flag, v string) (reports.Format, error) {
+	switch f := reports.Format(v); f {
+	case reports.FormatTable, reports.FormatMarkdown, reports.FormatJSON:
+		return f, nil
+	}
+	return "", fmt.Errorf("--%s: must be table, markdown or json, got %q", flag, v)
+}
+
+// runOutputs is where a command writes its runs: the --json document, the
+// --streams CSV and the --html report (each atomically; empty: not
+// written), then stdout in the chosen form, with any measured file's notes
+// under a table. run, analyze and replay share it.
+type runOutputs struct {
+	jsonPath, streamsPath string
+	html                  *htmlOutput
+	format                reports.Format
+}
+
+func (o runOutputs) write(w io.Writer, runs []reports.Run) error {
+	doc := reports.Document{Scenario: runs[0].Config, Runs: runs}
+	if o.jsonPath != "" {
+		if err := writeFileAtomic(o.jsonPath, func(f *os.File) error { return writeJSON(f, doc) }); err != nil {
+			return err
+		}
+	}
+	if o.streamsPath != "" {
+		if err := writeFileAtomic(o.streamsPath, func(f *os.File) error { return reports.WriteStreamsCSV(f, runs) }); err != nil {
+			return err
+		}
+	}
+	if o.html != nil {
+		if err := o.html.write(runs); err != nil {
+			return err
+		}
+	}
+	if o.format == reports.FormatJSON {
+		return writeJSON(w, doc)
+	}
+	if err := reports.WriteSummaryTable(w, runs, o.format); err != nil {
+		return err
+	}
+	return writeNotes(w, runs, o.format)
 }

@@ -3,14 +3,12 @@ package main
 import (
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/ingest"
 	"github.com/itlsim/itlsim/sim/delivery"
 )
@@ -106,11 +104,9 @@ func (o *replayOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return fmt.Errorf("--format: %w", err)
 	}
-	out := reports.Format(o.output)
-	switch out {
-	case reports.FormatTable, reports.FormatMarkdown, reports.FormatJSON:
-	default:
-		return fmt.Errorf("--output: must be table, markdown or json, got %q", o.output)
+	out, err := stdoutFormat("output", o.output)
+	if err != nil {
+		return err
 	}
 	m := o.metrics.m
 	if err := m.Validate(); err != nil {
@@ -147,20 +143,7 @@ func (o *replayOptions) run(cmd *cobra.Command, args []string) error {
 		}
 	}
 	runs := analyzeRuns(replayed, m, true)
-	doc := reports.Document{Scenario: runs[0].Config, Runs: runs}
-	if o.jsonPath != "" {
-		if err := writeFileAtomic(o.jsonPath, func(f *os.File) error { return writeJSON(f, doc) }); err != nil {
-			return err
-		}
-	}
-	w := cmd.OutOrStdout()
-	if out == reports.FormatJSON {
-		return writeJSON(w, doc)
-	}
-	if err := reports.WriteSummaryTable(w, runs, out); err != nil {
-		return err
-	}
-	return writeNotes(w, runs, out)
+	return runOutputs{jsonPath: o.jsonPath, format: out}.write(cmd.OutOrStdout(), runs)
 }
 
 func (o *replayOptions) pausePlan() (pausePlan, error) {

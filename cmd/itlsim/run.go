@@ -138,11 +138,9 @@ Field paths: ` + strings.Join(scenario.Paths(), ", "),
 }
 
 func (o *runOptions) run(cmd *cobra.Command, args []string) error {
-	format := reports.Format(o.format)
-	switch format {
-	case reports.FormatTable, reports.FormatMarkdown, reports.FormatJSON:
-	default:
-		return fmt.Errorf("--format: must be table, markdown or json, got %q", o.format)
+	format, err := stdoutFormat("format", o.format)
+	if err != nil {
+		return err
 	}
 	base := sim.DefaultConfig()
 	var cmps []scenario.Comparison
@@ -235,27 +233,7 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 		fmt.Fprintf(stderr, "itlsim: skipped %d malformed row(s) of %s (--skip-bad-rows)\n", n, runs[0].Config.Workload.Trace)
 	}
 
-	doc := reports.Document{Scenario: runs[0].Config, Runs: runs}
-	if o.jsonPath != "" {
-		if err := writeFileAtomic(o.jsonPath, func(f *os.File) error { return writeJSON(f, doc) }); err != nil {
-			return err
-		}
-	}
-	if o.streamsPath != "" {
-		if err := writeFileAtomic(o.streamsPath, func(f *os.File) error { return reports.WriteStreamsCSV(f, runs) }); err != nil {
-			return err
-		}
-	}
-	if html != nil {
-		if err := html.write(runs); err != nil {
-			return err
-		}
-	}
-	out := cmd.OutOrStdout()
-	if format == reports.FormatJSON {
-		return writeJSON(out, doc)
-	}
-	return reports.WriteSummaryTable(out, runs, format)
+	return runOutputs{jsonPath: o.jsonPath, streamsPath: o.streamsPath, html: html, format: format}.write(cmd.OutOrStdout(), runs)
 }
 
 func writeJSON(w io.Writer, v any) error {
