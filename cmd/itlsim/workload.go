@@ -339,9 +339,9 @@ func lengthsOf(v []int64) lengthSummary {
 	}
 	return lengthSummary{
 		Mean: sum / float64(len(v)),
-		P50:  quantile.LinearInt64(v, 0.50),
-		P90:  quantile.LinearInt64(v, 0.90),
-		P99:  quantile.LinearInt64(v, 0.99),
+		P50:  quantile.Linear(v, 0.50),
+		P90:  quantile.Linear(v, 0.90),
+		P99:  quantile.Linear(v, 0.99),
 		Max:  v[len(v)-1],
 	}
 }

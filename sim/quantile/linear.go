@@ -7,24 +7,7 @@ import "math"
 // is x[⌊h⌋] + (h−⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋]). This is numpy.percentile's
 // default method, so figures match vLLM's benchmark tooling on the same
 // data. It returns NaN for an empty slice.
-func Linear(sorted []float64, q float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return math.NaN()
-	}
-	h := float64(n-1) * q
-	lo := int(math.Floor(h))
-	if lo < 0 {
-		return sorted[0]
-	}
-	if lo >= n-1 {
-		return sorted[n-1]
-	}
-	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
-}
-
-// LinearInt64 is [Linear] over sorted integer samples (nanoseconds).
-func LinearInt64(sorted []int64, q float64) float64 {
+func Linear[T int64 | float64](sorted []T, q float64) float64 {
 	n := len(sorted)
 	if n == 0 {
 		return math.NaN()

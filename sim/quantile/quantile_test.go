@@ -23,11 +23,11 @@ func TestLinearMatchesNumpy(t *testing.T) {
 	if got := Linear([]float64{5}, 0.99); got != 5 {
 		t.Errorf("single sample: got %v, want 5", got)
 	}
-	if got := Linear(nil, 0.5); !math.IsNaN(got) {
+	if got := Linear[float64](nil, 0.5); !math.IsNaN(got) {
 		t.Errorf("empty: got %v, want NaN", got)
 	}
-	if got := LinearInt64([]int64{1, 2, 3, 4, 10}, 0.9); math.Abs(got-7.6) > 1e-12 {
-		t.Errorf("LinearInt64 p90 = %v, want 7.6", got)
+	if got := Linear([]int64{1, 2, 3, 4, 10}, 0.9); math.Abs(got-7.6) > 1e-12 {
+		t.Errorf("Linear p90 = %v, want 7.6", got)
 	}
 }
 
@@ -39,7 +39,7 @@ func TestHistogramExactBelowResolution(t *testing.T) {
 		xs = append(xs, v)
 	}
 	for _, q := range []float64{0, 0.1, 0.5, 0.9, 0.99, 1} {
-		if got, want := h.Quantile(q), LinearInt64(xs, q); got != want {
+		if got, want := h.Quantile(q), Linear(xs, q); got != want {
 			t.Errorf("q=%v: got %v, want %v", q, got, want)
 		}
 	}
@@ -58,7 +58,7 @@ func TestHistogramRelativeError(t *testing.T) {
 		slices.Sort(xs)
 		tol := math.Ldexp(1, -int(bits))
 		for _, q := range []float64{0.01, 0.5, 0.9, 0.99, 0.999} {
-			got, want := h.Quantile(q), LinearInt64(xs, q)
+			got, want := h.Quantile(q), Linear(xs, q)
 			if rel := math.Abs(got/want - 1); rel > tol {
 				t.Errorf("bits=%d q=%v: got %v, want %v (rel err %.4g > %.4g)", bits, q, got, want, rel, tol)
 			}
@@ -143,9 +143,9 @@ func TestStreamStatsMatchesSorting(t *testing.T) {
 		sorted := slices.Clone(xs)
 		slices.Sort(sorted)
 		p50, p90, p99, mx := StreamStats(xs)
-		if p50 != LinearInt64(sorted, 0.5) || p90 != LinearInt64(sorted, 0.9) || p99 != LinearInt64(sorted, 0.99) || mx != sorted[n-1] {
+		if p50 != Linear(sorted, 0.5) || p90 != Linear(sorted, 0.9) || p99 != Linear(sorted, 0.99) || mx != sorted[n-1] {
 			t.Fatalf("n=%d: got %v %v %v %v, want %v %v %v %v", n, p50, p90, p99, mx,
-				LinearInt64(sorted, 0.5), LinearInt64(sorted, 0.9), LinearInt64(sorted, 0.99), sorted[n-1])
+				Linear(sorted, 0.5), Linear(sorted, 0.9), Linear(sorted, 0.99), sorted[n-1])
 		}
 	}
 }

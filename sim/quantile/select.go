@@ -1,7 +1,7 @@
 package quantile
 
 // StreamStats returns the p50, p90 and p99 (numpy's linear
-// interpolation, as LinearInt64 on the sorted values) and the maximum of
+// interpolation, as Linear on the sorted values) and the maximum of
 // xs, reordering xs in place. It selects the few ranks it needs instead of
 // sorting: a finished stream's gaps are summarized this way once per
 // request. xs must not be empty.
