@@ -84,9 +84,10 @@ func DefaultLimits(gpuName string, gpuMemBytes int64) (tokens, seqs int) {
 	return 2048, 256
 }
 
-// WithDefaults fills zero limits from the GPU and, for prefill-first, raises
-// the budget to the model's context length so any prompt fits one step.
-func (c Config) WithDefaults(gpuName string, gpuMemBytes int64, maxModelLen int) Config {
+// WithDefaults fills zero limits from the GPU. (prefill-first raises its
+// budget to the model's context length when it plans, so any prompt fits
+// one step; the configured value is kept as given.)
+func (c Config) WithDefaults(gpuName string, gpuMemBytes int64) Config {
 	tok, seqs := DefaultLimits(gpuName, gpuMemBytes)
 	if c.MaxNumBatchedTokens == 0 {
 		c.MaxNumBatchedTokens = tok

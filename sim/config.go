@@ -283,7 +283,7 @@ func (c Config) Resolve() (*Setup, error) {
 	if c.MaxModelLen > m.MaxContext {
 		return nil, fmt.Errorf("max_model_len: %d exceeds %s's context of %d tokens", c.MaxModelLen, m.Name, m.MaxContext)
 	}
-	c.Scheduler = c.Scheduler.WithDefaults(g.Name, g.MemoryBytes, c.MaxModelLen)
+	c.Scheduler = c.Scheduler.WithDefaults(g.Name, g.MemoryBytes)
 
 	var cm cost.Model
 	if c.Cost.Model == "linear" {

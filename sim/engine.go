@@ -428,7 +428,6 @@ func (e *Engine) priceStep(r *Replica, plan *scheduler.Plan) Time {
 		swap = Time(float64(bytes)/e.setup.HostBW*1e9 + 0.5)
 	}
 	dur := swap + full + hiccup
-	r.stepDur = dur
 	r.plainNS, r.extraNS = plain, extra
 	r.inStep = parts{}
 	r.inStep[CausePrefillInterference] = full - plain - extra

@@ -58,7 +58,6 @@ type Replica struct {
 	accepted   []int      // per plan entry: accepted drafts (scratch)
 	inStep     parts      // a step's split for a stream decoding in it
 	leftOut    parts      // a step's split for a running stream left out of it
-	stepDur    Time
 }
 
 // Scheduler exposes the replica's scheduler for inspection between steps.
