@@ -1,5 +1,11 @@
 package sim
 
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
 // Cause is one reason a stream waited between two visible chunks. Every gap
 // is split among causes so that its parts sum exactly to the gap.
 type Cause uint8
@@ -92,26 +98,61 @@ func (p *parts) sum() Time {
 // share by (the split then restores an exact sum).
 type shares [NumCauses]uint16
 
-func sharesOf(p *parts, gap Time) shares {
+// The causes of a server gap, as the client view keeps them: one uint16
+// per gap in request.gapCause. Almost every gap is a decode step, whole or
+// stretched by prefill work, so the value is the prefill-interference share
+// of a gap made of those two causes alone, in 1/prefillScale of the gap;
+// mixedCause marks any other gap, whose split is in request.gapMixed. Two
+// bytes per token and no loop over the causes keep this cheap on the hot
+// path.
+const (
+	prefillScale = 0xFFFE
+	mixedCause   = 0xFFFF
+)
+
+// mixedGap is the split of a server gap with a cause other than decode and
+// prefill interference.
+type mixedGap struct {
+	index int32 // the gap's index in request.gaps
+	s     shares
+}
+
+// noteGapCauses records the causes of the gap just closed, from q.acc
+// (whose parts sum to gap, as emit has checked), for the client view.
+func (q *request) noteGapCauses(gap Time) {
+	d, pf := q.acc[CauseDecode], q.acc[CausePrefillInterference]
+	if d+pf == gap && d >= 0 && pf >= 0 {
+		var v uint16
+		if pf > 0 {
+			v = uint16(float64(pf)*prefillScale/float64(gap) + 0.5)
+		}
+		q.gapCause = append(q.gapCause, v)
+		return
+	}
+	q.gapCause = append(q.gapCause, mixedCause)
+	q.gapMixed = slices.Grow(q.gapMixed, 1)
+	q.gapMixed = q.gapMixed[:len(q.gapMixed)+1]
+	m := &q.gapMixed[len(q.gapMixed)-1] // filled in place: no copy through the stack
+	m.index = int32(len(q.gapCause) - 1)
+	for c, v := range q.acc {
+		m.s[c] = 0
+		if v > 0 {
+			m.s[c] = uint16(float64(v)*65535/float64(gap) + 0.5)
+		}
+	}
+}
+
+// gapShares returns server gap i's split by cause (in any unit: the caller
+// splits in proportion).
+func (q *request) gapShares(i int) shares {
 	var s shares
-	if gap <= 0 {
+	if v := q.gapCause[i]; v != mixedCause {
+		s[CauseDecode], s[CausePrefillInterference] = prefillScale-v, v
 		return s
 	}
-	// Most gaps have a single cause (a plain decode step): no division.
-	only, n := 0, 0
-	for c, v := range p {
-		if v > 0 {
-			only, n = c, n+1
-		}
+	m, ok := slices.BinarySearchFunc(q.gapMixed, int32(i), func(g mixedGap, i int32) int { return cmp.Compare(g.index, i) })
+	if !ok {
+		panic(fmt.Sprintf("sim: request %d: gap %d is marked mixed but has no split", q.seq.ID, i))
 	}
-	if n == 1 {
-		s[only] = 65535
-		return s
-	}
-	for c, v := range p {
-		if v > 0 {
-			s[c] = uint16(float64(v)*65535/float64(gap) + 0.5)
-		}
-	}
-	return s
+	return q.gapMixed[m].s
 }

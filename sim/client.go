@@ -43,6 +43,7 @@ func newClientView(path *delivery.Path, interval Time) *clientView {
 func (e *Engine) deliver(q *request) {
 	cv := e.client
 	cv.req.Seed, cv.req.Arrival, cv.req.PromptTokens = q.seed, int64(q.arrival), q.seq.Prompt
+	cv.req.PartsOver = int64(e.stall) // only stalls are split by cause (clientParts)
 	ch := append(cv.req.Chunks[:0], delivery.Chunk{At: int64(q.first), Tokens: int(q.chunkTok[0])})
 	at := q.first
 	for i, g := range q.gaps {
@@ -173,11 +174,12 @@ func (e *Engine) clientParts(q *request, o *delivery.Result, k int, p *parts) {
 	if j < 0 {
 		j = o.FailoverBefore
 	}
-	if j < 1 || j-1 >= len(q.gapParts) {
+	if j < 1 || j-1 >= len(q.gapCause) {
 		p[CauseDecode] += server
 		return
 	}
-	src := &q.gapParts[j-1]
+	sh := q.gapShares(j - 1)
+	src := &sh
 	var total, nonzero int
 	only := CauseDecode
 	for c, v := range src {

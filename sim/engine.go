@@ -648,7 +648,7 @@ func (e *Engine) emit(r *Replica, q *request, n int) {
 			q.stallList = append(q.stallList, Stall{Index: q.chunks - 1, Gap: gap, Parts: q.acc})
 		}
 		if e.client != nil {
-			q.gapParts = append(q.gapParts, sharesOf(&q.acc, gap))
+			q.noteGapCauses(gap)
 		}
 		q.acc = parts{}
 	}

@@ -26,9 +26,10 @@ type request struct {
 
 	stalls      int
 	stallTime   Time
-	stallList   []Stall  // the stalls, for timelines; reused with the slot
-	chunkTok    []int32  // tokens of each chunk; reused with the slot
-	gapParts    []shares // each gap's split by cause, kept only with a delivery path
+	stallList   []Stall    // the stalls, for timelines; reused with the slot
+	chunkTok    []int32    // tokens of each chunk; reused with the slot
+	gapCause    []uint16   // each gap's causes (see noteGapCauses); kept only with a delivery path
+	gapMixed    []mixedGap // the gaps of more than one cause, in order; with a delivery path
 	spec        specdecode.Stream
 	specModel   *specdecode.Model // the request's class's model, or the run's; nil without speculation
 	class       int16             // index into Result.ClassNames; -1 for none
@@ -82,8 +83,9 @@ func (r *Replica) alloc() *request {
 }
 
 func (r *Replica) release(q *request) {
-	slot, gaps, stalls, tok, gp := q.seq.Slot, q.gaps[:0], q.stallList[:0], q.chunkTok[:0], q.gapParts[:0]
-	*q = request{gaps: gaps, stallList: stalls, chunkTok: tok, gapParts: gp}
+	slot, gaps, stalls, tok := q.seq.Slot, q.gaps[:0], q.stallList[:0], q.chunkTok[:0]
+	gc, gm := q.gapCause[:0], q.gapMixed[:0]
+	*q = request{gaps: gaps, stallList: stalls, chunkTok: tok, gapCause: gc, gapMixed: gm}
 	q.seq.Slot = slot
 	r.free = append(r.free, slot)
 }

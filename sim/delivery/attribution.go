@@ -74,11 +74,24 @@ func (cu *cursor) delay(st *Stream, tau int, v int64, td *tokenDelay) {
 	td.d[CauseConnection] = pk.parts[partConnection]
 }
 
-// attribute splits every client gap. The gap before client chunk k is the
-// wait from the last token the user saw (chunk k−1's last) to the next one
-// (chunk k's first): consecutive tokens. It is the server's interval
-// between them plus the change in each stage's delay; settle then makes the
-// parts non-negative.
+// index returns the index in Request.Chunks of the server chunk holding
+// token tau (1-based), or −1 for a backup token, advancing only the first
+// stage's walk: delay catches the other stages up when it is called.
+func (cu *cursor) index(st *Stream, tau int) int32 {
+	mi, merged := cu.mi, st.merged
+	for merged[mi].cum < tau {
+		mi++
+	}
+	cu.mi = mi
+	return merged[mi].idx
+}
+
+// attribute splits the client gaps longer than req.PartsOver. The gap
+// before client chunk k is the wait from the last token the user saw
+// (chunk k−1's last) to the next one (chunk k's first): consecutive tokens.
+// It is the server's interval between them plus the change in each stage's
+// delay; settle then makes the parts non-negative. Shorter gaps' rows are
+// zero; every chunk gets its ServerFirst and ServerLast.
 func (p *Path) attribute(st *Stream, req *Request, out *Result) {
 	// The output lists have one entry per client chunk (Parts one fewer):
 	// size them once and fill them in place rather than append row by row.
@@ -87,36 +100,37 @@ func (p *Path) attribute(st *Stream, req *Request, out *Result) {
 	out.ServerFirst = slices.Grow(out.ServerFirst[:0], n)[:n]
 	out.ServerLast = slices.Grow(out.ServerLast[:0], n)[:n]
 	cu := p.newCursor()
-	// first and last point into buf, never copied: a client chunk of one
-	// token has the same first and last, and swapping the pointers keeps it
-	// as the next chunk's "last" while its slot is reused.
-	var buf [2]tokenDelay
-	first, last := &buf[0], &buf[1]
+	var first, last tokenDelay
 	tau := 0
 	for k, c := range out.Client {
-		cu.delay(st, tau+1, c.At, first)
-		out.ServerFirst[k] = first.idx
 		if k == 0 {
+			cu.delay(st, 1, c.At, &first)
 			out.TTFTParts = first.d
 			out.TTFTParts[CauseServer] = first.d[CauseServer] - req.Arrival
+			out.ServerFirst[0] = first.idx
 		} else {
 			row := &out.Parts[k-1]
-			var or int64 // negative when a part is: see settle
-			for i := range row {
-				row[i] = first.d[i] - last.d[i]
-				or |= row[i]
-			}
-			if or < 0 {
-				settle(row, c.At-out.Client[k-1].At)
+			if prev := out.Client[k-1].At; c.At-prev > req.PartsOver {
+				// The last token of chunk k−1, then the first of chunk k:
+				// token numbers never decrease, as the cursor needs.
+				cu.delay(st, tau, prev, &last)
+				cu.delay(st, tau+1, c.At, &first)
+				out.ServerFirst[k] = first.idx
+				var or int64 // negative when a part is: see settle
+				for i := range row {
+					row[i] = first.d[i] - last.d[i]
+					or |= row[i]
+				}
+				if or < 0 {
+					settle(row, c.At-prev)
+				}
+			} else {
+				*row = [NumCauses]int64{}
+				out.ServerFirst[k] = cu.index(st, tau+1)
 			}
 		}
 		tau += c.Tokens
-		if c.Tokens > 1 {
-			cu.delay(st, tau, c.At, last)
-		} else {
-			first, last = last, first
-		}
-		out.ServerLast[k] = last.idx
+		out.ServerLast[k] = cu.index(st, tau)
 	}
 }
 

@@ -303,7 +303,7 @@ func (d *Dist) sampleMS(r *Rand) float64 {
 	case kindLognormal:
 		v = math.Exp(d.mu + d.sigma*r.normal())
 	case kindPareto:
-		v = d.a * math.Pow(r.open(), -1/d.b)
+		v = d.a * math.Exp(r.exp()/d.b) // U^(−1/α) = e^(E/α) with E = −ln U exponential: no Pow
 	}
 	return min(max(v, d.lo), d.hi)
 }

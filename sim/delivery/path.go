@@ -29,6 +29,11 @@ type Request struct {
 	// Chunks are the server-side chunks, times non-decreasing and not
 	// before Arrival. A chunk of fewer than one token counts as one.
 	Chunks []Chunk
+	// PartsOver limits the split by cause to the client gaps longer than
+	// it, ns: the simulator splits only stalls, and skipping the rest saves
+	// most of the attribution's work. 0 splits every gap (client gaps are
+	// positive).
+	PartsOver int64
 }
 
 // Result is what the client saw of one stream. Deliver overwrites it,
@@ -40,6 +45,7 @@ type Result struct {
 	// Parts has one row per client gap (len(Client)−1): Parts[k] splits
 	// Client[k+1].At − Client[k].At by cause; every row's parts are ≥ 0 and
 	// sum exactly to the gap (see the package documentation for the rule).
+	// Rows of gaps not longer than Request.PartsOver are all zero.
 	Parts [][NumCauses]int64
 	// ServerFirst and ServerLast give, for each client chunk, the index in
 	// Request.Chunks of the server chunks holding its first and last token,
@@ -180,7 +186,7 @@ func New(cfg Config) (*Path, error) {
 		p.sameModel = f.PrimaryModel != "" && strings.EqualFold(f.PrimaryModel, b.Model)
 	}
 	for i, name := range streamNames {
-		p.salts[i] = salt(name)
+		p.salts[i] = mix(salt(name))
 	}
 	return p, nil
 }

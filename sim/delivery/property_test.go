@@ -1,7 +1,9 @@
 package delivery
 
 import (
+	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -101,6 +103,45 @@ func TestPropertyPartsSumToGap(t *testing.T) {
 				t.Fatalf("case %d: chunk %d differs with a fresh Stream", i, k)
 			}
 		}
+	}
+}
+
+// Splitting only the gaps longer than PartsOver changes nothing else: the
+// split rows equal the full attribution's, the others are zero, and the
+// chunks, server indexes and TTFT split are the same.
+func TestPropertyPartsOver(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var st Stream
+	var full, some Result
+	split, zeroed := 0, 0
+	for i := range 1500 {
+		p, err := New(randomConfig(r))
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		req := randomRequest(r)
+		p.Deliver(&st, req, &full)
+		req.PartsOver = []int64{1, 20 * ms, 200 * ms, math.MaxInt64}[r.IntN(4)]
+		p.Deliver(&st, req, &some)
+		if !slices.Equal(full.Client, some.Client) || !slices.Equal(full.ServerFirst, some.ServerFirst) ||
+			!slices.Equal(full.ServerLast, some.ServerLast) || full.TTFTParts != some.TTFTParts {
+			t.Fatalf("case %d: PartsOver %d changed the chunks or the server indexes", i, req.PartsOver)
+		}
+		for k := range full.Parts {
+			want := full.Parts[k]
+			if full.Client[k+1].At-full.Client[k].At <= req.PartsOver {
+				want = [NumCauses]int64{}
+				zeroed++
+			} else {
+				split++
+			}
+			if some.Parts[k] != want {
+				t.Fatalf("case %d, PartsOver %d: gap %d split %v, want %v", i, req.PartsOver, k, some.Parts[k], want)
+			}
+		}
+	}
+	if split == 0 || zeroed == 0 {
+		t.Errorf("%d gaps split and %d skipped: the cases do not exercise both", split, zeroed)
 	}
 }
 

@@ -1,19 +1,12 @@
 package delivery
 
-import (
-	"hash/fnv"
-	"math"
-)
+import "hash/fnv"
 
 // Rand is a SplitMix64 random stream (Steele, Lea and Flood, "Fast
 // splittable pseudorandom number generators", OOPSLA 2014): one uint64 of
-// state (plus a spare normal draw), no allocation, and well-mixed output even
+// state, no allocation, and well-mixed output even
 // for adjacent seeds. The zero value is a valid stream; NewRand seeds one.
-type Rand struct {
-	s         uint64
-	spare     float64 // the second normal of the last polar pair
-	haveSpare bool
-}
+type Rand struct{ s uint64 }
 
 // NewRand returns a stream seeded with seed (mixed, so adjacent seeds give
 // unrelated streams).
@@ -46,7 +39,8 @@ func salt(name string) uint64 {
 
 // seed starts the stream of one mechanism for one request, so that turning
 // one mechanism on or off never shifts another's draws.
-func (r *Rand) seed(request, mechanism uint64) { *r = Rand{s: mix(request ^ mix(mechanism))} }
+// mechanism is the mixed salt, mix(salt(name)), computed once per Path.
+func (r *Rand) seed(request, mechanism uint64) { r.s = mix(request ^ mechanism) }
 
 func (r *Rand) next() uint64 {
 	r.s += 0x9e3779b97f4a7c15
@@ -61,25 +55,3 @@ func (r *Rand) float() float64 { return float64(r.next()>>11) * (1.0 / (1 << 53)
 
 // open returns a number uniform in (0,1].
 func (r *Rand) open() float64 { return 1 - r.float() }
-
-// exp returns a draw of the unit exponential distribution.
-func (r *Rand) exp() float64 { return -math.Log(r.open()) }
-
-// normal returns a standard normal draw: Marsaglia's polar method, which
-// makes two per logarithm and keeps the second for the next call.
-func (r *Rand) normal() float64 {
-	if r.haveSpare {
-		r.haveSpare = false
-		return r.spare
-	}
-	for {
-		u, v := 2*r.float()-1, 2*r.float()-1
-		s := u*u + v*v
-		if s == 0 || s >= 1 {
-			continue
-		}
-		f := math.Sqrt(-2 * math.Log(s) / s)
-		r.spare, r.haveSpare = v*f, true
-		return u * f
-	}
-}

@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -183,9 +184,19 @@ func (p *Path) transmit(st *Stream, req *Request, out *Result) {
 	if p.dropPerNS > 0 {
 		nextDrop = req.Arrival + p.dropInterval(&st.conn)
 	}
+	// Every packet's latency first, in a loop of its own: with nothing
+	// carried from one draw to the next but the random state, the CPU
+	// overlaps the draws' logarithms and exponentials, which the loop below
+	// (each arrival waits on the previous one) would serialize. The draws
+	// come from their own stream, so drawing them all up front changes none.
+	if !p.jitter.IsZero() {
+		for i := range st.packets {
+			st.packets[i].at = p.jitter.sample(&st.lat)
+		}
+	}
 	for i := range st.packets {
 		pk := &st.packets[i]
-		lat := p.baseNS + p.jitter.sample(&st.lat)
+		lat := p.baseNS + pk.at // pk.at holds the jitter until set below
 		var lossNS int64
 		if p.loss > 0 {
 			rto := p.rtoNS
@@ -265,7 +276,9 @@ func (p *Path) smooth(st *Stream, out *Result) {
 		return
 	}
 	c, d := p.cadenceNS, p.depthNS
-	cf, df, hf := float64(c), float64(d), float64(horizonFactor*d)
+	cf, df := float64(c), float64(d)
+	// The release formulas below, with their divisions by constants done once.
+	cOverH, cOverD := cf/float64(horizonFactor*d), cf/df
 	total := pk[len(pk)-1].cum
 	a0 := pk[0].at
 	start := a0 + p.initialNS
@@ -283,7 +296,10 @@ func (p *Path) smooth(st *Stream, out *Result) {
 		for j < len(pk) && pk[j].at <= t {
 			if j > 0 {
 				iv := pk[j].at - pk[j-1].at
-				if j > 1 {
+				// iv = min(iv, silenceFactor·span/(j−1)), dividing only when
+				// iv exceeds the cap, which is rare (an integer division
+				// costs as much as the rest of the loop).
+				if hi, lo := bits.Mul64(uint64(iv), uint64(j-1)); j > 1 && (hi != 0 || lo > uint64(silenceFactor*span)) {
 					iv = min(iv, silenceFactor*span/int64(j-1))
 				}
 				span += iv
@@ -301,9 +317,9 @@ func (p *Path) smooth(st *Stream, out *Result) {
 		rate := float64(arrived) / float64(max(span, c))
 		var n float64
 		if j < len(pk) {
-			n = rate*cf + (float64(depth)-rate*df)*cf/hf
+			n = rate*cf + (float64(depth)-rate*df)*cOverH
 		} else { // the stream has ended: drain within about one depth
-			n = rate*cf + float64(depth)*cf/df
+			n = rate*cf + float64(depth)*cOverD
 		}
 		credit += max(n, 0)
 		if k := min(depth, int(credit)); k > 0 {
