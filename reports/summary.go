@@ -36,8 +36,11 @@ type Preemptions struct {
 // Times are milliseconds; shares are in [0,1]. Fields whose population is
 // empty are 0.
 type Summary struct {
-	Requests         int            `json:"requests"`
-	Finished         int            `json:"finished"`
+	Requests int `json:"requests"`
+	Finished int `json:"finished"`
+	// Cancelled counts streams the failover watchdog aborted on the
+	// server (summary_server only; the client view counts them finished).
+	Cancelled        int            `json:"cancelled,omitempty"`
 	Rejected         int            `json:"rejected"`
 	RejectedByReason map[string]int `json:"rejected_by_reason"`
 	InputTokens      int64          `json:"input_tokens"`
@@ -190,6 +193,7 @@ func Summarize(r *sim.Result, m sim.MetricsConfig) Summary {
 	s := Summary{
 		Requests:            r.Requests,
 		Finished:            r.Finished,
+		Cancelled:           r.Cancelled,
 		Rejected:            r.RejectedTotal(),
 		RejectedByReason:    map[string]int{},
 		InputTokens:         r.InputTokens,
@@ -233,7 +237,9 @@ func Summarize(r *sim.Result, m sim.MetricsConfig) Summary {
 	theta := m.ITLGoodputMS * 1e6
 	for i := range r.Streams {
 		st := &r.Streams[i]
-		if st.Status != sim.StatusFinished {
+		// A stream the failover watchdog cancelled (server view) counts with
+		// the silence it ended in as its last wait (sim.StatusCancelled).
+		if st.Status != sim.StatusFinished && st.Status != sim.StatusCancelled {
 			continue
 		}
 		t := timesOf(r, i)
@@ -326,23 +332,24 @@ func Summarize(r *sim.Result, m sim.MetricsConfig) Summary {
 		}
 	}
 	s.UnstableStreamShare = share(unstable, s.StreamsWithGaps)
+	served := r.Finished + r.Cancelled // the streams the per-stream figures cover
 	if !gapless {
-		s.ITLGoodput = share(good, r.Finished)
+		s.ITLGoodput = share(good, served)
 	}
 	s.SLOGoodput = share(sloGood, r.Requests)
 	if s.DurationS > 0 {
 		s.SLOGoodputPerS = float64(sloGood) / s.DurationS
 	}
-	s.PreemptedShare = share(preempted, r.Finished)
+	s.PreemptedShare = share(preempted, served)
 	s.PrefixCacheQueried, s.PrefixCacheHits, s.PrefixCacheEvictions = r.PrefixQueried, r.PrefixHits, r.PrefixEvictions
 	s.SkippedRows = r.SkippedRows
 	if r.PrefixQueried > 0 {
 		s.PrefixCacheHitRate = float64(r.PrefixHits) / float64(r.PrefixQueried)
 	}
-	s.StalledStreamShare = share(stalled, r.Finished)
+	s.StalledStreamShare = share(stalled, served)
 	for _, c := range sim.Causes() {
 		s.StallMSByCause[c.String()] = ms(float64(r.StallTime[c]))
-		s.StallStreamsByCause[c.String()] = share(r.StreamsHit[c], r.Finished)
+		s.StallStreamsByCause[c.String()] = share(r.StreamsHit[c], served)
 	}
 	for i := range r.Streams {
 		s.Stalls += r.Streams[i].Stalls

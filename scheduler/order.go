@@ -80,6 +80,22 @@ func (q *queue) Pop() *Seq {
 	return top
 }
 
+// remove takes s, which must be queued, out of the queue.
+func (q *queue) remove(s *Seq) {
+	i, n := s.heapIdx, len(q.items)-1
+	if i < 0 || i > n || q.items[i] != s {
+		panic("scheduler: removing a sequence that is not queued")
+	}
+	q.swap(i, n)
+	q.items[n] = nil
+	q.items = q.items[:n]
+	if i < n {
+		q.down(i)
+		q.up(i)
+	}
+	s.heapIdx = -1
+}
+
 func (q *queue) swap(i, j int) {
 	q.items[i], q.items[j] = q.items[j], q.items[i]
 	q.items[i].heapIdx = i

@@ -118,6 +118,30 @@ func (s *Scheduler) Finish(q *Seq) {
 	q.State = Finished
 }
 
+// Abort cancels q wherever it is — queued, preempted (swapped out or
+// evicted) or running — and releases its blocks and its admission
+// reservation, as vLLM's abort_request does when a client disconnects. Call
+// it between steps, never while a plan that holds q is in flight. Its State
+// becomes Aborted; a sequence that already ended is left alone.
+func (s *Scheduler) Abort(q *Seq) {
+	switch q.State {
+	case Waiting:
+		s.waiting.remove(q)
+	case Swapped, Evicted:
+		s.popWaiting(q)
+	case Running:
+		// compact drops it from the running set.
+	default:
+		return
+	}
+	s.kv.ReleasePrefix(&q.KV, q.Prefix)
+	s.kv.Release(&q.KV)
+	s.admission.Released(q)
+	q.Sched, q.Spec = 0, 0
+	q.State = Aborted
+	s.compact()
+}
+
 // Schedule forms the next step at time now. The plan is empty when nothing
 // can run; Rejected then lists requests that can never start (nothing runs,
 // so nothing will free the blocks or the reservation they wait for).

@@ -230,3 +230,73 @@ func TestDefaultLimitsFollowVLLM(t *testing.T) {
 		}
 	}
 }
+
+// Abort cancels a sequence in each state it can be in — queued, running,
+// swapped out, evicted — and gives back every block, swap block and
+// reservation it held; the others carry on and finish.
+func TestAbortEveryState(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		swap  bool
+		state State
+	}{
+		{"waiting", false, Waiting},
+		{"running", false, Running},
+		{"evicted", false, Evicted},
+		{"swapped", true, Swapped},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// 10 blocks of 16 tokens: two 64-token prompts growing to 124
+			// tokens cannot both fit, so the newer one is preempted.
+			s, kv := newSched(t, ChunkedName, 10, 512, func(cfg *Config) {
+				cfg.Admission.Rule = "kv-reserve"
+				cfg.Admission.ReserveOutputTokens = 1
+				if c.swap {
+					cfg.Preemption = "swap"
+				}
+			})
+			a := &Seq{ID: 1, Prompt: 64, Output: 60}
+			b := &Seq{ID: 2, Arrival: 1, Prompt: 64, Output: 60}
+			s.Arrive(0, a)
+			s.Arrive(0, b)
+			if c.state == Waiting {
+				s.Abort(b) // before any step: still queued
+			}
+			for step := 0; step < 200 && b.State != c.state && b.State != Aborted; step++ {
+				apply(s, s.Schedule(int64(step), noReject(t)))
+			}
+			if b.State != c.state && b.State != Aborted {
+				t.Fatalf("b never reached %v (it is %v)", c.state, b.State)
+			}
+			s.Abort(b)
+			if b.State != Aborted || b.KV.Blocks != 0 || b.KV.Swapped != 0 || b.Reserved != 0 {
+				t.Fatalf("after Abort: state %v, %d blocks, %d swapped, %d reserved", b.State, b.KV.Blocks, b.KV.Swapped, b.Reserved)
+			}
+			for _, r := range s.Running() {
+				if r == b {
+					t.Fatal("an aborted sequence is still running")
+				}
+			}
+			want := 0 // only a may wait
+			if a.State != Running {
+				want = 1
+			}
+			if s.Waiting() != want {
+				t.Fatalf("%d waiting after the abort, want %d (a is %v)", s.Waiting(), want, a.State)
+			}
+			for step := 0; step < 500 && a.State != Finished; step++ {
+				apply(s, s.Schedule(int64(step), noReject(t)))
+			}
+			if a.State != Finished {
+				t.Fatalf("a did not finish after b was aborted: %v", a.State)
+			}
+			if kv.Free() != kv.Total() || kv.SwapFree() != kv.SwapTotal() {
+				t.Errorf("blocks leaked: free %d/%d, swap %d/%d", kv.Free(), kv.Total(), kv.SwapFree(), kv.SwapTotal())
+			}
+			s.Abort(a) // a finished sequence is left alone
+			if a.State != Finished {
+				t.Errorf("Abort changed a finished sequence to %v", a.State)
+			}
+		})
+	}
+}

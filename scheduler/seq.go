@@ -14,9 +14,10 @@ const (
 	Evicted               // preempted; its blocks were freed and it will re-prefill
 	Finished              // generated all its tokens
 	Rejected              // refused by admission
+	Aborted               // cancelled by its client before it finished (Scheduler.Abort)
 )
 
-var stateNames = [...]string{"waiting", "running", "swapped", "evicted", "finished", "rejected"}
+var stateNames = [...]string{"waiting", "running", "swapped", "evicted", "finished", "rejected", "aborted"}
 
 func (s State) String() string {
 	if int(s) < len(stateNames) {

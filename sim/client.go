@@ -38,17 +38,22 @@ func newClientView(path *delivery.Path, interval Time) *clientView {
 	return &clientView{path: path, res: r}
 }
 
-// deliver runs a finished stream through the delivery path and records the
-// client's view of it. It must run before the stream's gaps are sorted.
-func (e *Engine) deliver(q *request) {
+// deliver runs a finished stream, or one the server cancelled at cancelAt
+// (0: not cancelled), through the delivery path and records the client's
+// view of it. It must run before the stream's gaps are sorted.
+func (e *Engine) deliver(q *request, cancelAt Time) {
 	cv := e.client
 	cv.req.Seed, cv.req.Arrival, cv.req.PromptTokens = q.seed, int64(q.arrival), q.seq.Prompt
+	cv.req.CancelledAt, cv.req.Output = int64(cancelAt), q.seq.Output
 	cv.req.PartsOver = int64(e.stall) // only stalls are split by cause (clientParts)
-	ch := append(cv.req.Chunks[:0], delivery.Chunk{At: int64(q.first), Tokens: int(q.chunkTok[0])})
-	at := q.first
-	for i, g := range q.gaps {
-		at += Time(g)
-		ch = append(ch, delivery.Chunk{At: int64(at), Tokens: int(q.chunkTok[i+1])})
+	ch := cv.req.Chunks[:0]
+	if q.chunks > 0 {
+		ch = append(ch, delivery.Chunk{At: int64(q.first), Tokens: int(q.chunkTok[0])})
+		at := q.first
+		for i, g := range q.gaps {
+			at += Time(g)
+			ch = append(ch, delivery.Chunk{At: int64(at), Tokens: int(q.chunkTok[i+1])})
+		}
 	}
 	cv.req.Chunks = ch
 	o := &cv.out

@@ -28,6 +28,7 @@ type Engine struct {
 	res     *Result
 
 	stall      Time
+	watchNS    Time // the failover watchdog when it aborts primaries; 0 off
 	noise      *rand.Rand
 	noiseMu    float64
 	noiseSigma float64
@@ -89,6 +90,9 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 	}
 	if s.Delivery != nil {
 		e.client = newClientView(s.Delivery, e.res.Series.Interval)
+		if f := s.Delivery.Config().Failover; f.WatchdogMS > 0 && !f.KeepPrimary {
+			e.watchNS = FromMS(f.WatchdogMS)
+		}
 	}
 	e.reps = []*Replica{e.rep}
 	e.classIndex = map[string]int16{}
@@ -285,11 +289,17 @@ func (e *Engine) arrive() {
 		q.specModel.Start(&q.spec, p.Seed, p.OutputTokens)
 	}
 	e.res.Requests++
+	q.live = true
 	if d := r.sched.Arrive(int64(e.now), &q.seq); d.Verdict == scheduler.Reject {
 		e.reject(r, q, d.Reason)
-	} else if !r.busy {
-		r.busy = true
-		e.push(e.now, evStepStart)
+	} else {
+		if e.watchNS > 0 {
+			e.watch(r, q)
+		}
+		if !r.busy {
+			r.busy = true
+			e.push(e.now, evStepStart)
+		}
 	}
 	e.scheduleArrival()
 }
@@ -347,6 +357,9 @@ func (e *Engine) reject(r *Replica, q *request, why scheduler.Reason) {
 
 // startStep forms and prices the replica's next step and schedules its end.
 func (e *Engine) startStep(r *Replica) {
+	if e.watchNS > 0 {
+		e.checkWatchdog(r)
+	}
 	if e.setup.Spec != nil {
 		e.chooseDrafts(r)
 	}
@@ -518,6 +531,12 @@ func (e *Engine) endStep(r *Replica) {
 			p[CauseDecode] = r.plainNS + r.extraNS - rej
 			p[CauseSpecRejection] = rej
 			q.acc.add(&p)
+		}
+		if e.watchNS > 0 && e.now > e.deadline(q) {
+			// The watchdog fired during the step: the stream is aborted
+			// before its tokens are seen.
+			e.cancel(r, q, e.deadline(q))
+			continue
 		}
 		if k > 0 {
 			a := r.accepted[i]
@@ -698,19 +717,58 @@ func bitLen(x int) int {
 	return n
 }
 
-// finish reduces a finished stream to its summary and frees its slot.
+// finish ends a stream that produced all its tokens.
 func (e *Engine) finish(r *Replica, q *request) {
 	r.sched.Finish(&q.seq)
+	e.res.Finished++
+	e.end(r, q, 0)
+}
+
+// end reduces a stream that finished, or was cancelled at cancelAt (the
+// caller aborted it), to its summary and frees its slot.
+func (e *Engine) end(r *Replica, q *request, cancelAt Time) {
 	s := StreamSummary{
 		ID: q.seq.ID, Arrival: q.arrival, InputTokens: q.seq.Prompt, OutputTokens: q.seq.Generated,
-		Status: StatusFinished, TTFT: q.first - q.arrival, E2EL: q.last - q.arrival, Chunks: q.chunks,
+		Status: StatusFinished, Chunks: q.chunks,
 		Stalls: q.stalls, StallTime: q.stallTime, Causes: q.causes, Preemptions: q.preemptions,
 		Class: q.class,
 	}
+	if q.chunks > 0 {
+		s.TTFT, s.E2EL = q.first-q.arrival, q.last-q.arrival
+	}
 	if e.client != nil {
-		e.deliver(q) // the client's view holds the timelines and worst streams
+		e.deliver(q, cancelAt) // the client's view holds the timelines and worst streams
 	} else {
 		e.offerTimeline(q)
+	}
+	if cancelAt != 0 {
+		// The server's figures count the silence a cancelled stream ended
+		// in, up to the abort, as if its next token had come then: the wait
+		// was at least that long. Leaving it out would keep exactly the
+		// worst streams out of the server view.
+		s.Status = StatusCancelled
+		s.E2EL = e.now - q.arrival
+		if q.chunks == 0 {
+			s.TTFT = s.E2EL
+		} else {
+			gap := e.now - q.last
+			if t := q.acc.sum(); t != gap {
+				panic(fmt.Sprintf("sim: request %d: cancelled with a %d ns silence whose parts sum to %d ns (%v)", q.seq.ID, gap, t, q.acc))
+			}
+			q.gaps = append(q.gaps, int64(gap))
+			s.Chunks++ // the abort stands for the next chunk
+			if gap > e.stall {
+				s.Stalls++
+				s.StallTime += gap
+				for c, v := range q.acc {
+					if v > 0 {
+						e.res.StallTime[c] += v
+						s.Causes |= 1 << c
+						q.causes |= 1 << c
+					}
+				}
+			}
+		}
 	}
 	if g := q.gaps; len(g) > 0 {
 		var sum int64
@@ -731,10 +789,11 @@ func (e *Engine) finish(r *Replica, q *request) {
 		e.res.Spec.Fallbacks++
 	}
 	e.res.Streams = append(e.res.Streams, s)
-	e.res.Finished++
 	e.progress.Add(1)
 	defer e.ended(q.seq.ID)
-	e.res.InputTokens += int64(q.seq.Prompt)
+	if cancelAt == 0 {
+		e.res.InputTokens += int64(q.seq.Prompt)
+	}
 	e.res.OutputTokens += int64(q.seq.Generated)
 	r.release(q)
 }

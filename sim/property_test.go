@@ -112,6 +112,7 @@ func randomScenario(seed uint64) (sim.Config, string) {
 		}
 		if r.IntN(3) == 0 {
 			d.Failover.WatchdogMS = 100 + r.Float64()*2000
+			d.Failover.KeepPrimary = r.IntN(2) == 0
 		}
 	}
 	if r.IntN(2) == 0 {
@@ -338,17 +339,30 @@ func checkProperties(t *testing.T, cfg sim.Config) {
 	if r.PreemptSwap > 0 && r.SwapBytes <= 0 {
 		t.Errorf("%d swaps moved %d bytes", r.PreemptSwap, r.SwapBytes)
 	}
+	// The time series is the server's: with a failover watchdog aborting
+	// primaries, the backups' tokens are not in it.
+	srv := e.ServerResult()
 	var seriesTokens int64
 	var seriesFinished int
 	for _, b := range r.Series.Buckets {
 		seriesTokens += b.OutputTokens
 		seriesFinished += b.Finished
 	}
-	if seriesFinished != r.Finished {
-		t.Errorf("time series counts %d finished, result %d", seriesFinished, r.Finished)
+	if seriesFinished != srv.Finished {
+		t.Errorf("time series counts %d finished, server result %d", seriesFinished, srv.Finished)
 	}
-	if seriesTokens < r.OutputTokens {
-		t.Errorf("time series counts %d tokens, finished streams %d", seriesTokens, r.OutputTokens)
+	if seriesTokens < srv.OutputTokens {
+		t.Errorf("time series counts %d tokens, server streams %d", seriesTokens, srv.OutputTokens)
+	}
+	if srv.Finished+srv.Cancelled+srv.RejectedTotal() != srv.Requests {
+		t.Errorf("server view: %d finished + %d cancelled + %d rejected != %d requests", srv.Finished, srv.Cancelled, srv.RejectedTotal(), srv.Requests)
+	}
+	if f := setup.Config.Delivery.Failover; f.WatchdogMS > 0 && !f.KeepPrimary {
+		if srv.Cancelled != r.Delivery.Failovers {
+			t.Errorf("%d streams cancelled on the server, %d failovers in the client view", srv.Cancelled, r.Delivery.Failovers)
+		}
+	} else if srv.Cancelled != 0 {
+		t.Errorf("%d streams cancelled without a watchdog that aborts primaries", srv.Cancelled)
 	}
 	if len(r.Series.Buckets) > 1024 {
 		t.Errorf("%d time-series buckets, above the 1024 cap", len(r.Series.Buckets))

@@ -28,6 +28,7 @@ type request struct {
 	stallTime   Time
 	stallList   []Stall    // the stalls, for timelines; reused with the slot
 	chunkTok    []int32    // tokens of each chunk; reused with the slot
+	live        bool       // between arrival and end (a freed slot is not)
 	gapCause    []uint16   // each gap's causes (see noteGapCauses); kept only with a delivery path
 	gapMixed    []mixedGap // the gaps of more than one cause, in order; with a delivery path
 	spec        specdecode.Stream
@@ -48,7 +49,8 @@ type Replica struct {
 	slots []*request
 	free  []int
 
-	busy       bool // a step is running or about to start
+	watch      watchHeap // failover watchdog deadlines (see watchdog.go)
+	busy       bool      // a step is running or about to start
 	plan       *scheduler.Plan
 	batch      cost.Batch
 	decBatch   cost.Batch // the step without its prefill, for attribution

@@ -32,6 +32,10 @@ const (
 	// StatusFailed: the server finished the stream but the connection
 	// dropped and could not be restored (client view only).
 	StatusFailed
+	// StatusCancelled: the failover watchdog gave up on the stream and the
+	// server aborted it; a backup finished it (server view only: the
+	// client view counts it finished).
+	StatusCancelled
 )
 
 func (s Status) String() string {
@@ -40,6 +44,8 @@ func (s Status) String() string {
 		return "rejected"
 	case StatusFailed:
 		return "failed"
+	case StatusCancelled:
+		return "cancelled"
 	}
 	return "finished"
 }
@@ -131,6 +137,7 @@ type Result struct {
 
 	Requests     int
 	Finished     int
+	Cancelled    int   // aborted on the server when the failover watchdog fired (server view)
 	InputTokens  int64 // prompt tokens of finished requests
 	OutputTokens int64
 	Steps        int
@@ -326,6 +333,7 @@ func (r *Result) Merge(o *Result) {
 	r.SwapBytes += o.SwapBytes
 	r.Requests += o.Requests
 	r.Finished += o.Finished
+	r.Cancelled += o.Cancelled
 	r.InputTokens += o.InputTokens
 	r.OutputTokens += o.OutputTokens
 	r.Steps += o.Steps

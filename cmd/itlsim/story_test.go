@@ -255,21 +255,36 @@ func TestStoryDelivery(t *testing.T) {
 	if fail.StreamMaxGap.P99 > 2000 || none.StreamMaxGap.P99 < 2500 {
 		t.Errorf("p99 of stream max gap: %.0f ms with failover, %.0f without; want ≤ 2000 (1500 watchdog + backup TTFT) and the 3 s hiccups without", fail.StreamMaxGap.P99, none.StreamMaxGap.P99)
 	}
-	// The network shows in the client's stall table, and the server view is
-	// the same for every variant.
+	// The network shows in the client's stall table.
 	if none.StallMSByCause["network"] <= 0 || none.StallMSByCause["packet-loss"] <= 0 {
 		t.Errorf("client stalls: network %.0f ms, packet-loss %.0f ms; want both > 0", none.StallMSByCause["network"], none.StallMSByCause["packet-loss"])
 	}
-	var servers []reports.Summary
-	for _, r := range doc.Runs {
-		if r.SummaryServer == nil {
-			t.Fatalf("run %s has no summary_server", r.Name)
+	// Smoothing happens on the client: the server view is the same with
+	// and without it. Failing over aborts the stream on the primary: every
+	// failover is a cancelled server stream, and the capacity it frees lets
+	// the other streams start sooner.
+	server := func(name string) reports.Summary {
+		for _, r := range doc.Runs {
+			if r.Name == name {
+				if r.SummaryServer == nil {
+					t.Fatalf("run %s has no summary_server", r.Name)
+				}
+				return *r.SummaryServer
+			}
 		}
-		servers = append(servers, *r.SummaryServer)
+		t.Fatalf("no run %s", name)
+		return reports.Summary{}
 	}
-	for _, s := range servers[1:] {
-		if s.TTFT != servers[0].TTFT || s.StreamP99ITL != servers[0].StreamP99ITL {
-			t.Errorf("server views differ between variants: %+v vs %+v", s.TTFT, servers[0].TTFT)
+	for _, w := range []string{"0", "1500"} {
+		a, b := server("cadence_ms=0/watchdog_ms="+w), server("cadence_ms=33/watchdog_ms="+w)
+		if a.TTFT != b.TTFT || a.StreamP99ITL != b.StreamP99ITL {
+			t.Errorf("watchdog %s ms: server views differ with smoothing: %+v vs %+v", w, a.TTFT, b.TTFT)
 		}
+	}
+	sNone, sFail := server("cadence_ms=0/watchdog_ms=0"), server("cadence_ms=0/watchdog_ms=1500")
+	if sNone.Cancelled != 0 || sFail.Cancelled != fail.Delivery.Failovers || sFail.TTFT.P50 >= sNone.TTFT.P50 {
+		t.Errorf("server view: %d cancelled without failover, %d with (%d failovers); server TTFT p50 %.1f ms with failover, %.1f without",
+			sNone.Cancelled, sFail.Cancelled, fail.Delivery.Failovers, sFail.TTFT.P50, sNone.TTFT.P50)
 	}
 }
+

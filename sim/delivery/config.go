@@ -166,6 +166,14 @@ type Failover struct {
 	WatchdogMS float64 `yaml:"watchdog_ms" json:"watchdog_ms"`
 	// Backup is the replica or provider that finishes failed-over streams.
 	Backup Backup `yaml:"backup" json:"backup"`
+	// KeepPrimary leaves a failed-over stream running on the primary, as if
+	// the cancel never reached it. By default (false) the simulator aborts
+	// it there when the watchdog fires, as vLLM aborts a request whose
+	// client went away, and its KV blocks and batch slot go to the other
+	// streams. Keeping it costs the primary that capacity, but lets each
+	// failover's saving be measured against the primary's own finish
+	// (Result.FailoverSaved).
+	KeepPrimary bool `yaml:"keep_primary" json:"keep_primary"`
 	// PrimaryModel is the model streams start on; a failover after the
 	// first token to a different model is a coherence break. The engine
 	// fills it from the scenario's model; empty counts as different from

@@ -29,6 +29,15 @@ type Request struct {
 	// Chunks are the server-side chunks, times non-decreasing and not
 	// before Arrival. A chunk of fewer than one token counts as one.
 	Chunks []Chunk
+	// CancelledAt, when not 0, is when the server cancelled the stream
+	// because the failover watchdog fired (ns): the chunks end before it
+	// and the backup produces the rest, up to Output tokens, from then on.
+	// The simulator sets it when it aborts the primary; Deliver's own
+	// watchdog handles streams the server ran to the end.
+	CancelledAt int64
+	// Output is the stream's whole length in tokens, for a cancelled stream
+	// (CancelledAt); otherwise the chunks' tokens are the whole stream.
+	Output int
 	// PartsOver limits the split by cause to the client gaps longer than
 	// it, ns: the simulator splits only stalls, and skipping the rest saves
 	// most of the attribution's work. 0 splits every gap (client gaps are
@@ -75,7 +84,8 @@ type Result struct {
 	// Failovers is 1 when the watchdog moved the stream to the backup, at
 	// FailoverAt, instead of waiting for Request.Chunks[FailoverBefore]. FailoverSaved is the primary's last server chunk minus the
 	// backup's: positive when failing over finished the stream sooner,
-	// negative when it cost time. CoherenceBreak is set when the primary
+	// negative when it cost time; 0 when the server cancelled the primary
+	// (Request.CancelledAt), which never finished to compare with. CoherenceBreak is set when the primary
 	// had produced tokens and the backup is a different model.
 	Failovers      int
 	FailoverAt     int64
@@ -299,7 +309,7 @@ type release struct {
 // time or precede the arrival (a broken invariant of the caller).
 func (p *Path) Deliver(st *Stream, req Request, out *Result) {
 	out.reset()
-	if len(req.Chunks) == 0 {
+	if len(req.Chunks) == 0 && (req.CancelledAt == 0 || p.watchdogNS == 0) {
 		return
 	}
 	last := req.Arrival
@@ -308,6 +318,9 @@ func (p *Path) Deliver(st *Stream, req Request, out *Result) {
 			panic(fmt.Sprintf("delivery: server chunk %d at %d ns precedes %d ns (arrival %d)", i, c.At, last, req.Arrival))
 		}
 		last = c.At
+	}
+	if req.CancelledAt != 0 && req.CancelledAt < last {
+		panic(fmt.Sprintf("delivery: stream cancelled at %d ns, before its last chunk at %d ns", req.CancelledAt, last))
 	}
 	st.lat.seed(req.Seed, p.salts[streamLatency])
 	st.loss.seed(req.Seed, p.salts[streamLoss])

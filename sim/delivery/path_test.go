@@ -436,6 +436,44 @@ func TestFailoverCapsGap(t *testing.T) {
 	}
 }
 
+// A stream the server cancelled when the watchdog fired (the simulator
+// aborting the primary) reaches the client exactly as one whose server ran
+// on and stalled past the watchdog: same chunks, same split by cause, same
+// failover time. Only the saving is unknown (0): the primary never
+// finished. Before the first token too.
+func TestCancelledPrimaryMatchesWatchdog(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Network.Profile = "broadband"
+	cfg.Failover.WatchdogMS = 1500
+	p := mustNew(t, cfg)
+	const before = 50
+	cs := pauseAfter(steady(100*ms, 20*ms, 200), before-1, 10_000*ms)
+	for _, c := range []struct {
+		name      string
+		kept, cut Request
+	}{
+		{"mid-stream",
+			Request{Seed: 7, PromptTokens: 2000, Chunks: cs},
+			Request{Seed: 7, PromptTokens: 2000, Chunks: cs[:before], CancelledAt: cs[before-1].At + 1500*ms, Output: 200}},
+		{"before the first token",
+			Request{Seed: 7, PromptTokens: 2000, Chunks: steady(5000*ms, 20*ms, 10)},
+			Request{Seed: 7, PromptTokens: 2000, CancelledAt: 1500 * ms, Output: 10}},
+	} {
+		kept, cut := deliver(p, c.kept), deliver(p, c.cut)
+		checkResult(t, c.cut, &cut)
+		if kept.Failovers != 1 || cut.Failovers != 1 || kept.FailoverAt != cut.FailoverAt || kept.FailoverBefore != cut.FailoverBefore {
+			t.Fatalf("%s: failovers %d/%d at %d/%d before chunk %d/%d", c.name, kept.Failovers, cut.Failovers,
+				kept.FailoverAt, cut.FailoverAt, kept.FailoverBefore, cut.FailoverBefore)
+		}
+		if !slices.Equal(kept.Client, cut.Client) || !slices.Equal(kept.Parts, cut.Parts) || kept.TTFTParts != cut.TTFTParts {
+			t.Errorf("%s: the cancelled stream reached the client differently", c.name)
+		}
+		if cut.FailoverSaved != 0 || (c.kept.Chunks[0].At > 0 && kept.FailoverSaved == 0) {
+			t.Errorf("%s: saved %d ms cancelled, %d ms kept", c.name, cut.FailoverSaved/ms, kept.FailoverSaved/ms)
+		}
+	}
+}
+
 // Jitter never reorders: a late chunk holds back the next one, and the wait
 // is network time.
 func TestJitterKeepsOrder(t *testing.T) {

@@ -36,6 +36,12 @@ func (p *Path) failover(st *Stream, req *Request, out *Result) {
 		last = c.At
 	}
 	st.merged = merged
+	if req.CancelledAt != 0 && p.watchdogNS > 0 && req.Output > cum {
+		// The server gave up on the stream when the watchdog fired: the
+		// backup produces the rest.
+		out.FailoverBefore = len(req.Chunks)
+		p.toBackup(st, req, out, req.CancelledAt, cum, req.Output)
+	}
 }
 
 // toBackup re-issues the rest of the stream to the backup at the watchdog
@@ -59,7 +65,9 @@ func (p *Path) toBackup(st *Stream, req *Request, out *Result, fire int64, done,
 		}
 		st.merged = append(st.merged, serverUnit{at: t, ref: fire, cum: done + i + 1, idx: -1})
 	}
-	out.FailoverSaved = req.Chunks[len(req.Chunks)-1].At - t
+	if req.CancelledAt == 0 { // the primary ran to the end: compare the finishes
+		out.FailoverSaved = req.Chunks[len(req.Chunks)-1].At - t
+	}
 }
 
 // flush applies accept-then-flush: the first chunk at once, then one write

@@ -26,6 +26,7 @@ smoothing:
   depth_ms: 500
 failover:
   watchdog_ms: 1500
+  keep_primary: true
   backup:
     model: llama-3.1-70b
     gpu: h100-sxm-80gb
@@ -43,7 +44,7 @@ failover:
 	}
 	r, _ := cfg.Resolved()
 	if r.Network.JitterMS.String() != "exp:4" || r.Network.BaseMS != 35 || r.Coalescing.Mode != ModeNagle ||
-		r.Failover.Backup.TP != 4 || r.Failover.Backup.ContextTokens != 1024 || r.Smoothing.DepthMS != 500 {
+		r.Failover.Backup.TP != 4 || r.Failover.Backup.ContextTokens != 1024 || r.Smoothing.DepthMS != 500 || !r.Failover.KeepPrimary {
 		t.Errorf("decoded %+v", r)
 	}
 	js, err := json.Marshal(r)
@@ -55,7 +56,7 @@ failover:
 		t.Errorf("JSON round trip: %v\n%s", err, js)
 	}
 	out, _ := yaml.Marshal(r)
-	if !bytes.Contains(out, []byte("jitter_ms: exp:4")) || bytes.Contains(out, []byte("primary")) {
+	if !bytes.Contains(out, []byte("jitter_ms: exp:4")) || bytes.Contains(out, []byte("primarymodel")) || !bytes.Contains(out, []byte("keep_primary: true")) {
 		t.Errorf("YAML form:\n%s", out)
 	}
 

@@ -1,0 +1,115 @@
+package sim
+
+// The failover watchdog on the server side. With a delivery path whose
+// failover watchdog is on (and keep_primary off), a stream that has shown
+// nothing for longer than the watchdog — since its arrival, or since its
+// last chunk — is aborted on the primary, as vLLM aborts a request whose
+// client went away: its KV blocks and batch slot go to the other streams,
+// and the delivery path has the backup produce the rest from the moment
+// the watchdog fired (delivery.Request.CancelledAt).
+//
+// The abort takes effect at a step boundary, when the engine can change its
+// scheduler's state: a stream in the step that just ended is checked before
+// its tokens are emitted (a step longer than the watchdog, such as a
+// hiccup, strands every stream in it), the others through a heap of
+// deadlines looked at before each step. The heap holds at most one entry
+// per request, re-armed lazily when it comes due: a stream that keeps
+// emitting costs one entry per watchdog period, not one per token.
+
+// watchEntry is the watchdog's next look at one request.
+type watchEntry struct {
+	at   Time // the request's deadline when the entry was armed
+	id   int  // the request's ID: a slot since reused by another request is a stale entry
+	slot int32
+}
+
+// watchHeap is a min-heap of entries by time (then ID, for determinism).
+type watchHeap []watchEntry
+
+func (h watchHeap) less(i, j int) bool {
+	return h[i].at < h[j].at || (h[i].at == h[j].at && h[i].id < h[j].id)
+}
+
+func (h *watchHeap) push(w watchEntry) {
+	*h = append(*h, w)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !s.less(i, p) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
+}
+
+func (h *watchHeap) pop() watchEntry {
+	s := *h
+	top, n := s[0], len(s)-1
+	s[0] = s[n]
+	s = s[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && s.less(l, m) {
+			m = l
+		}
+		if r := l + 1; r < n && s.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+	return top
+}
+
+// deadline is when the watchdog gives up on q if it shows nothing more.
+func (e *Engine) deadline(q *request) Time {
+	if q.chunks == 0 {
+		return q.arrival + e.watchNS
+	}
+	return q.last + e.watchNS
+}
+
+// watch arms the watchdog for a request that was just queued.
+func (e *Engine) watch(r *Replica, q *request) {
+	r.watch.push(watchEntry{at: e.deadline(q), id: q.seq.ID, slot: int32(q.seq.Slot)})
+}
+
+// checkWatchdog aborts, before a step, every request whose deadline has
+// passed, and re-arms the entries of those that emitted since.
+func (e *Engine) checkWatchdog(r *Replica) {
+	for len(r.watch) > 0 && r.watch[0].at < e.now {
+		w := r.watch.pop()
+		q := r.slots[w.slot]
+		if !q.live || q.seq.ID != w.id {
+			continue // ended, and its slot perhaps reused
+		}
+		if d := e.deadline(q); d < e.now {
+			e.cancel(r, q, d)
+		} else {
+			r.watch.push(watchEntry{at: d, id: w.id, slot: w.slot})
+		}
+	}
+}
+
+// cancel aborts q on the replica: the watchdog fired at fire, and the
+// stream's open gap (from its last chunk, or its arrival, to now) is the
+// one the backup takes over.
+func (e *Engine) cancel(r *Replica, q *request, fire Time) {
+	r.sched.Abort(&q.seq)
+	if q.paused {
+		q.acc[q.pauseCause] += e.now - q.pauseStart
+		q.paused = false
+	}
+	if q.chunks > 0 {
+		// The causes of the silence the watchdog gave up on: the client
+		// splits the server's part of its failover gap by them.
+		q.noteGapCauses(e.now - q.last)
+	}
+	e.res.Cancelled++
+	e.end(r, q, fire)
+}
