@@ -25,7 +25,11 @@
 //     token comes after its TTFT overhead and a chunked prefill of that
 //     context priced by the roofline for its model, GPU and TP beside its
 //     batch of decodes; every later token after one decode step of that
-//     batch. At most once per stream.
+//     batch. At most once per stream. Deliver finds the silence in the
+//     server's chunks itself, or is told the server already aborted the
+//     stream when the watchdog fired (Request.CancelledAt, as the simulator
+//     does unless failover.keep_primary): both give the client the same
+//     result.
 //  2. Accept-then-flush (server). The first chunk goes at once; later tokens
 //     are sent at first + k × flush.window_ms.
 //  3. Coalescing (proxy or TCP send buffer). buffer mode releases at a size
@@ -108,8 +112,7 @@
 //
 // # Not modelled
 //
-// The engine does not see a failover: the cancelled primary keeps its slot
-// and runs to completion there, and the backup's load is a fixed batch. The
+// The backup's load is a fixed batch: failed-over streams do not add to it. The
 // watchdog sits at the gateway, before the network: it reacts to a stalled
 // server, not to a stalled connection. Loss is per chunk and recovered by
 // timeout (no fast retransmit, which needs three later segments a sparse
