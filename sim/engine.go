@@ -656,15 +656,7 @@ func (e *Engine) emit(r *Replica, q *request, n int) {
 			e.res.PositionPerToken[pos].RecordN(int64(gap)/int64(n), uint64(n))
 		}
 		if gap > e.stall {
-			q.stalls++
-			q.stallTime += gap
-			for c, v := range q.acc {
-				if v > 0 {
-					e.res.StallTime[c] += v
-					q.causes |= 1 << c
-				}
-			}
-			q.stallList = append(q.stallList, Stall{Index: q.chunks - 1, Gap: gap, Parts: q.acc})
+			e.noteStall(q, gap, q.chunks-1)
 		}
 		if e.client != nil {
 			q.noteGapCauses(gap)
@@ -676,6 +668,20 @@ func (e *Engine) emit(r *Replica, q *request, n int) {
 		bk.Finished++
 		e.finish(r, q)
 	}
+}
+
+// noteStall records gap, which ends chunk index of q and is longer than the
+// stall threshold, split by q.acc.
+func (e *Engine) noteStall(q *request, gap Time, index int) {
+	q.stalls++
+	q.stallTime += gap
+	for c, v := range q.acc {
+		if v > 0 {
+			e.res.StallTime[c] += v
+			q.causes |= 1 << c
+		}
+	}
+	q.stallList = append(q.stallList, Stall{Index: index, Gap: gap, Parts: q.acc})
 }
 
 // offerTimeline hands the stream's chunks to the sink and the worst-stream
@@ -751,23 +757,8 @@ func (e *Engine) end(r *Replica, q *request, cancelAt Time) {
 		if q.chunks == 0 {
 			s.TTFT = s.E2EL
 		} else {
-			gap := e.now - q.last
-			if t := q.acc.sum(); t != gap {
-				panic(fmt.Sprintf("sim: request %d: cancelled with a %d ns silence whose parts sum to %d ns (%v)", q.seq.ID, gap, t, q.acc))
-			}
-			q.gaps = append(q.gaps, int64(gap))
-			s.Chunks++ // the abort stands for the next chunk
-			if gap > e.stall {
-				s.Stalls++
-				s.StallTime += gap
-				for c, v := range q.acc {
-					if v > 0 {
-						e.res.StallTime[c] += v
-						s.Causes |= 1 << c
-						q.causes |= 1 << c
-					}
-				}
-			}
+			q.gaps = append(q.gaps, int64(e.now-q.last)) // cancel counted it as a stall
+			s.Chunks++                                   // the abort stands for the next chunk
 		}
 	}
 	if g := q.gaps; len(g) > 0 {

@@ -1,5 +1,7 @@
 package sim
 
+import "fmt"
+
 // The failover watchdog on the server side. With a delivery path whose
 // failover watchdog is on (and keep_primary off), a stream that has shown
 // nothing for longer than the watchdog — since its arrival, or since its
@@ -106,9 +108,17 @@ func (e *Engine) cancel(r *Replica, q *request, fire Time) {
 		q.paused = false
 	}
 	if q.chunks > 0 {
-		// The causes of the silence the watchdog gave up on: the client
-		// splits the server's part of its failover gap by them.
-		q.noteGapCauses(e.now - q.last)
+		// The silence the watchdog gave up on ends the stream in the server
+		// view (see end), as a stall when it is one; the client splits the
+		// server's part of its failover gap by its causes.
+		gap := e.now - q.last
+		if t := q.acc.sum(); t != gap {
+			panic(fmt.Sprintf("sim: request %d: cancelled after a %d ns silence whose parts sum to %d ns (%v)", q.seq.ID, gap, t, q.acc))
+		}
+		if gap > e.stall {
+			e.noteStall(q, gap, q.chunks)
+		}
+		q.noteGapCauses(gap)
 	}
 	e.res.Cancelled++
 	e.end(r, q, fire)
