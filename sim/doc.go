@@ -27,6 +27,12 @@
 // prices drafting and verification, draws acceptances and releases rejected
 // slots; it registers prefix units as prefills complete them.
 //
+// With a delivery path configured (package delivery), every finished stream
+// also goes through it (client.go): [Engine.Result] is then the client's
+// view and [Engine.ServerResult] the server's. A failover watchdog aborts a
+// stalled stream on the replica and hands the rest to the path's backup
+// (watchdog.go).
+//
 // Sub-packages: cost prices a step (roofline or linear) and holds the model
 // and GPU presets; quantile holds numpy-style percentiles and the mergeable
 // histogram used for pooled statistics; scenario reads scenario files and
