@@ -143,8 +143,16 @@ func summaryRows(runs []Run) []row {
 		}
 		rows = append(rows,
 			section("DELIVERY (rows above: client view)"),
+			row{"server finished / cancelled", srv(func(s *Summary) string {
+				return fmt.Sprintf("%d / %d", s.Finished, s.Cancelled)
+			})},
 			row{"server TTFT", srv(func(s *Summary) string { return dist3(s.TTFT) })},
+			row{"server TPOT", srv(func(s *Summary) string { return dist3(s.TPOT) })},
+			row{"server E2EL", srv(func(s *Summary) string { return dist3(s.E2EL) })},
+			row{"server ITL pooled", srv(func(s *Summary) string { return dist3(s.ITLPooled) })},
 			row{"server stream p99 ITL", srv(func(s *Summary) string { return spread4(s.StreamP99ITL) })},
+			row{"server stream max gap", srv(func(s *Summary) string { return spread4(s.StreamMaxGap) })},
+			row{"server jitter ratio", srv(func(s *Summary) string { return spread4(s.StreamJitter) })},
 			row{"server unstable / ITL goodput", srv(func(s *Summary) string {
 				return pct(s.UnstableStreamShare) + " / " + pct(s.ITLGoodput)
 			})},

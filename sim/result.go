@@ -82,7 +82,11 @@ func (s *StreamSummary) HasGaps() bool { return s.Chunks >= 2 }
 // TPOT is vLLM's time per output token, (E2EL − TTFT)/(n − 1), in ns; 0
 // for a stream of one token.
 func (s *StreamSummary) TPOT() float64 {
-	return TPOTOf(float64(s.E2EL-s.TTFT), s.OutputTokens)
+	n := s.OutputTokens
+	if s.Status == StatusCancelled && n > 0 {
+		n++ // its E2EL ends at the abort, which stands for the next token
+	}
+	return TPOTOf(float64(s.E2EL-s.TTFT), n)
 }
 
 // Jitter is the stream's p99/p50 gap ratio; 0 without gaps.
