@@ -52,7 +52,7 @@ func isJSONName(path string) bool {
 
 func newItlsim(r io.Reader, name string, keepPrefix bool) (recordReader, error) {
 	if isJSONName(name) {
-		return &itlsimJSON{lines: newLines(r, name), keepPrefix: keepPrefix, classes: interner{}}, nil
+		return &itlsimJSON{jsonRecords: newJSONRecords(r, name, keepPrefix), classes: interner{}}, nil
 	}
 	c := &itlsimCSV{keepPrefix: keepPrefix, classes: interner{}}
 	c.cols = [7]column{
@@ -80,28 +80,17 @@ func checkPrefix(r *Request) error {
 }
 
 type itlsimJSON struct {
-	lines      *lineReader
-	sc         jsonScanner
-	ids        []uint64
-	arena      blockArena
-	classes    interner
-	keepPrefix bool
+	jsonRecords
+	classes interner
 }
 
 func (j *itlsimJSON) next(r *Request) (bool, error) {
-	line, err := j.lines.next()
-	if err != nil || line == nil {
+	sc, err := j.begin(r)
+	if sc == nil {
 		return false, err
 	}
 	at := j.lines.errAt
-	*r = Request{}
-	j.ids = j.ids[:0]
 	var seen [3]bool
-	sc := &j.sc
-	sc.reset(line)
-	if err := sc.open(); err != nil {
-		return false, at("", err)
-	}
 	for sc.more() {
 		key, err := sc.key()
 		if err != nil {
@@ -168,11 +157,8 @@ func (j *itlsimJSON) next(r *Request) (bool, error) {
 			}
 		}
 	}
-	if err := sc.end(); err != nil {
-		return false, at("", err)
-	}
-	if err := missingField(seen, [3]string{colArrivalS, colInputTokens, colOutputTokens}); err != nil {
-		return false, at("", err)
+	if err := j.finish(seen, [3]string{colArrivalS, colInputTokens, colOutputTokens}); err != nil {
+		return false, err
 	}
 	if len(j.ids) > 0 {
 		r.PrefixBlocks = j.ids // checked below, then copied or dropped

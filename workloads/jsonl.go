@@ -63,12 +63,58 @@ func (l *lineReader) errAt(field string, err error) error {
 	return fmt.Errorf("%s:%d: %s: %w", l.name, l.line, field, err)
 }
 
-// missingField reports the first of a record's three required fields
-// that was not seen.
-func missingField(seen [3]bool, names [3]string) error {
+// jsonRecords is what the JSON-lines request readers (itlsim's format,
+// Mooncake's) share: the file's lines, a scanner over the current one, and
+// the prefix block ids read from it. Each reader reads its own keys between
+// begin and finish:
+//
+//	sc, err := j.begin(r)
+//	if sc == nil {
+//		return false, err
+//	}
+//	for sc.more() {
+//		key, err := sc.key()
+//		... switch on key ...
+//	}
+//	if err := j.finish(seen, names); err != nil { ... }
+type jsonRecords struct {
+	lines      *lineReader
+	sc         jsonScanner
+	ids        []uint64
+	arena      blockArena
+	keepPrefix bool
+}
+
+func newJSONRecords(r io.Reader, name string, keepPrefix bool) jsonRecords {
+	return jsonRecords{lines: newLines(r, name), keepPrefix: keepPrefix}
+}
+
+// begin reads the next line and opens its object, clearing r and the ids
+// for the record. It returns the scanner before the first key, or nil with
+// the error (nil at the end of the file).
+func (j *jsonRecords) begin(r *Request) (*jsonScanner, error) {
+	line, err := j.lines.next()
+	if err != nil || line == nil {
+		return nil, err
+	}
+	*r = Request{}
+	j.ids = j.ids[:0]
+	j.sc.reset(line)
+	if err := j.sc.open(); err != nil {
+		return nil, j.lines.errAt("", err)
+	}
+	return &j.sc, nil
+}
+
+// finish checks that the object closes the line and that the record's three
+// required fields (names) were all seen.
+func (j *jsonRecords) finish(seen [3]bool, names [3]string) error {
+	if err := j.sc.end(); err != nil {
+		return j.lines.errAt("", err)
+	}
 	for i, name := range names {
 		if !seen[i] {
-			return fmt.Errorf("missing field %s", name)
+			return j.lines.errAt("", fmt.Errorf("missing field %s", name))
 		}
 	}
 	return nil
@@ -88,31 +134,20 @@ const mooncakeBlockTokens = 512
 // PrefixBlocks. Keys may come in any order; other keys are ignored;
 // hash_ids may be absent or null.
 type mooncakeReader struct {
-	lines      *lineReader
-	sc         jsonScanner
-	ids        []uint64
-	arena      blockArena
-	keepPrefix bool
+	jsonRecords
 }
 
 func newMooncake(r io.Reader, name string, keepPrefix bool) (recordReader, error) {
-	return &mooncakeReader{lines: newLines(r, name), keepPrefix: keepPrefix}, nil
+	return &mooncakeReader{newJSONRecords(r, name, keepPrefix)}, nil
 }
 
 func (m *mooncakeReader) next(r *Request) (bool, error) {
-	line, err := m.lines.next()
-	if err != nil || line == nil {
+	sc, err := m.begin(r)
+	if sc == nil {
 		return false, err
 	}
 	at := m.lines.errAt
-	*r = Request{}
-	m.ids = m.ids[:0]
 	var seen [3]bool
-	sc := &m.sc
-	sc.reset(line)
-	if err := sc.open(); err != nil {
-		return false, at("", err)
-	}
 	for sc.more() {
 		key, err := sc.key()
 		if err != nil {
@@ -154,11 +189,8 @@ func (m *mooncakeReader) next(r *Request) (bool, error) {
 			}
 		}
 	}
-	if err := sc.end(); err != nil {
-		return false, at("", err)
-	}
-	if err := missingField(seen, [3]string{"timestamp", "input_length", "output_length"}); err != nil {
-		return false, at("", err)
+	if err := m.finish(seen, [3]string{"timestamp", "input_length", "output_length"}); err != nil {
+		return false, err
 	}
 	if len(m.ids) > 0 {
 		r.PrefixBlockTokens = mooncakeBlockTokens

@@ -120,27 +120,16 @@ func parseAIPerf(name string, data []byte) ([]Recording, error) {
 	}
 	var starts []sent
 	warmup := 0
-	line, records := 0, 0
-	for off := 0; off < len(data); {
-		end := bytes.IndexByte(data[off:], '\n')
-		if end < 0 {
-			end = len(data) - off
-		}
-		raw := data[off : off+end]
-		base := off
-		off += end + 1
-		line++
-		if len(bytes.TrimSpace(raw)) == 0 {
-			continue
-		}
+	records := 0
+	for l := range nonBlankLines(data) {
 		records++
-		where := fmt.Sprintf("line %d", line)
+		where := fmt.Sprintf("line %d", l.num)
 		var r aiperfRecord
-		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec := json.NewDecoder(bytes.NewReader(l.text))
 		if err := dec.Decode(&r); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, jsonError(data, int64(base), err))
+			return nil, fmt.Errorf("%s: %w", name, jsonError(data, int64(l.off), err))
 		}
-		if rest := bytes.TrimSpace(raw[dec.InputOffset():]); len(rest) > 0 {
+		if rest := bytes.TrimSpace(l.text[dec.InputOffset():]); len(rest) > 0 {
 			return nil, fmt.Errorf("%s: %s: unexpected data after the record: one JSON object per line expected", name, where)
 		}
 		if r.Metadata != nil && r.Metadata.CreditPhase == "warmup" {

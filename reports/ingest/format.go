@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"slices"
 	"strings"
 )
@@ -152,6 +153,34 @@ func position(data []byte, off int64) string {
 	line := 1 + bytes.Count(data[:off], []byte{'\n'})
 	col := off - int64(bytes.LastIndexByte(data[:off], '\n'))
 	return fmt.Sprintf("line %d, column %d", line, col)
+}
+
+// textLine is one line of a file, without its '\n'.
+type textLine struct {
+	text []byte
+	num  int // its line number, from 1
+	off  int // its byte offset in the file, for jsonError
+}
+
+// nonBlankLines yields the lines of data that hold more than white space,
+// numbered as in the file (blank lines count). The last line needs no '\n'.
+func nonBlankLines(data []byte) iter.Seq[textLine] {
+	return func(yield func(textLine) bool) {
+		num := 0
+		for off := 0; off < len(data); {
+			end := bytes.IndexByte(data[off:], '\n')
+			if end < 0 {
+				end = len(data) - off
+			}
+			l := textLine{text: data[off : off+end], off: off}
+			off += end + 1
+			num++
+			l.num = num
+			if len(bytes.TrimSpace(l.text)) > 0 && !yield(l) {
+				return
+			}
+		}
+	}
 }
 
 // goType names a Go type for a reader of JSON.

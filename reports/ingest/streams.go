@@ -39,26 +39,14 @@ func parseStreams(name string, data []byte) ([]Recording, error) {
 	var recs []*Recording
 	byRun := map[string]*Recording{}
 	seen := map[string]map[int]int{} // run → id → line
-	line := 0
-	for off := 0; off < len(data); {
-		end := bytes.IndexByte(data[off:], '\n')
-		if end < 0 {
-			end = len(data) - off
-		}
-		raw := data[off : off+end]
-		base := off
-		off += end + 1
-		line++
-		if len(bytes.TrimSpace(raw)) == 0 {
-			continue
-		}
-		where := fmt.Sprintf("line %d", line)
+	for ln := range nonBlankLines(data) {
+		where := fmt.Sprintf("line %d", ln.num)
 		var l streamLine
-		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec := json.NewDecoder(bytes.NewReader(ln.text))
 		if err := dec.Decode(&l); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, jsonError(data, int64(base), err))
+			return nil, fmt.Errorf("%s: %w", name, jsonError(data, int64(ln.off), err))
 		}
-		if rest := bytes.TrimSpace(raw[dec.InputOffset():]); len(rest) > 0 {
+		if rest := bytes.TrimSpace(ln.text[dec.InputOffset():]); len(rest) > 0 {
 			return nil, fmt.Errorf("%s: %s: unexpected data after the stream: one JSON object per line expected", name, where)
 		}
 		run := ""
@@ -78,7 +66,7 @@ func parseStreams(name string, data []byte) ([]Recording, error) {
 		if prev, dup := seen[run][*l.ID]; dup {
 			return nil, fmt.Errorf("%s: %s: id %d repeats line %d of run %q", name, where, *l.ID, prev, run)
 		}
-		seen[run][*l.ID] = line
+		seen[run][*l.ID] = ln.num
 		if l.Error != nil {
 			rec.fail(errorKind(*l.Error))
 			continue
