@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -30,10 +29,8 @@ func (mf *metricFlags) bind(cmd *cobra.Command) {
 }
 
 type analyzeOptions struct {
+	measuredFlags
 	metrics     metricFlags
-	format      string
-	output      string
-	jsonPath    string
 	streamsPath string
 	htmlPath    string
 	echartsJS   string
@@ -69,10 +66,8 @@ table and in the JSON's runs[].source.notes.
 			return o.run(cmd, args)
 		},
 	}
+	o.measuredFlags.bind(cmd)
 	f := cmd.Flags()
-	f.StringVar(&o.format, "format", "auto", "input format: auto, "+strings.Join(ingest.Formats(), ", "))
-	f.StringVar(&o.output, "output", "table", "stdout form: table, markdown or json")
-	f.StringVar(&o.jsonPath, "json", "", "write the full results (runs, streams, time series) as JSON to this file")
 	f.StringVar(&o.streamsPath, "streams", "", "write one CSV row per request and run to this file")
 	f.StringVar(&o.htmlPath, "html", "", "write the HTML report to this file")
 	f.StringVar(&o.echartsJS, "echarts-js", "", "with --html: ECharts build to inline (echarts.min.js) so the report draws offline")

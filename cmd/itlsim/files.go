@@ -5,8 +5,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/itlsim/itlsim/reports"
+	"github.com/itlsim/itlsim/reports/ingest"
 )
 
 // writeFileAtomic writes data to path through a temporary file in the same
@@ -48,6 +52,21 @@ func stdoutFormat(flag, v string) (reports.Format, error) {
 		return f, nil
 	}
 	return "", fmt.Errorf("--%s: must be table, markdown or json, got %q", flag, v)
+}
+
+// measuredFlags are the flags of the commands that read measured streams
+// (analyze, replay): the files' format and where the results go.
+type measuredFlags struct {
+	format   string // input format: auto or an ingest.Format
+	output   string // stdout form
+	jsonPath string
+}
+
+func (m *measuredFlags) bind(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&m.format, "format", "auto", "input format: auto, "+strings.Join(ingest.Formats(), ", "))
+	f.StringVar(&m.output, "output", "table", "stdout form: table, markdown or json")
+	f.StringVar(&m.jsonPath, "json", "", "write the full results (runs, streams, time series) as JSON to this file")
 }
 
 // runOutputs is where a command writes its runs: the --json document, the

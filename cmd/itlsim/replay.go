@@ -22,10 +22,8 @@ const (
 )
 
 type replayOptions struct {
+	measuredFlags
 	metrics   metricFlags
-	format    string
-	output    string
-	jsonPath  string
 	pauses    int
 	pauseMS   string
 	pauseAt   string
@@ -68,10 +66,8 @@ Durations take a unit (33ms, 0.5s) or are milliseconds.
 			return o.run(cmd, args)
 		},
 	}
+	o.measuredFlags.bind(cmd)
 	f := cmd.Flags()
-	f.StringVar(&o.format, "format", "auto", "input format: auto, "+strings.Join(ingest.Formats(), ", "))
-	f.StringVar(&o.output, "output", "table", "stdout form: table, markdown or json")
-	f.StringVar(&o.jsonPath, "json", "", "write the full results (runs, streams, time series) as JSON to this file")
 	f.IntVar(&o.pauses, "pauses", 0, "pauses to inject per stream")
 	f.StringVar(&o.pauseMS, "pause-ms", "500", "pause length distribution in ms: a number, fixed:MS, uniform:MIN,MAX, exp:MEAN, normal:…, lognormal:…, pareto:…")
 	f.StringVar(&o.pauseAt, "pause-at", pauseAtRandom, "where pauses go: start, middle, end or random")
