@@ -119,7 +119,7 @@ const (
 type Render struct {
 	// FrameMS is the display's frame period, ms: a chunk becomes visible at
 	// the next frame boundary (16.7 for 60 Hz), with a phase drawn per
-	// stream. In [0, 1000]; default 0 (off: visible on arrival).
+	// stream. 0 (off: visible on arrival, the default) or in [1, 1000].
 	FrameMS float64 `yaml:"frame_ms" json:"frame_ms"`
 }
 
@@ -129,7 +129,7 @@ type Render struct {
 // later flushes fall at first chunk + k × WindowMS and carry every token
 // produced up to that instant.
 type Flush struct {
-	// WindowMS is the flush period, ms. In [0, 10000]; default 0 (off).
+	// WindowMS is the flush period, ms. 0 (off, the default) or in [1, 10000].
 	WindowMS float64 `yaml:"window_ms" json:"window_ms"`
 }
 
@@ -141,7 +141,7 @@ type Flush struct {
 // the package documentation for the controller).
 type Smoothing struct {
 	// CadenceMS is the release period, ms (33 ≈ one release per two 60 Hz
-	// frames). In [0, 10000]; default 0 (off).
+	// frames). 0 (off, the default) or in [1, 10000].
 	CadenceMS float64 `yaml:"cadence_ms" json:"cadence_ms"`
 	// DepthMS is the buffer's target depth, ms of the stream's tokens: a
 	// pause shorter than about DepthMS is absorbed. In (0, 60000] when
@@ -306,6 +306,9 @@ func (c Config) Enabled() bool {
 // inRange reports whether v is a number in [lo, hi] (false for NaN).
 func inRange(v, lo, hi float64) bool { return v >= lo && v <= hi }
 
+// offOrInRange reports whether v is 0 (a mechanism turned off) or in [lo, hi].
+func offOrInRange(v, lo, hi float64) bool { return v == 0 || inRange(v, lo, hi) }
+
 // Validate reports the first field with an impossible value, naming it as
 // "delivery.section.field"; the network profile and coalescing preset are
 // applied first, so a profile's values are checked too.
@@ -343,15 +346,17 @@ func (c Config) Validate() error {
 		return fmt.Errorf("delivery.coalescing.event_bytes: must be in [0, %d] bytes, got %d", 1<<20, k.EventBytes)
 	case k.TokenBytes < 0 || k.TokenBytes > 1<<10:
 		return fmt.Errorf("delivery.coalescing.token_bytes: must be in [0, %d] bytes, got %d", 1<<10, k.TokenBytes)
-	case !inRange(r.Render.FrameMS, 0, 1000):
-		return fmt.Errorf("delivery.render.frame_ms: must be in [0, 1000] ms, got %g", r.Render.FrameMS)
-	case !inRange(r.Flush.WindowMS, 0, 10000):
-		return fmt.Errorf("delivery.flush.window_ms: must be in [0, 10000] ms, got %g", r.Flush.WindowMS)
+	case !offOrInRange(r.Render.FrameMS, 1, 1000):
+		return fmt.Errorf("delivery.render.frame_ms: must be 0 (off) or in [1, 1000] ms, got %g", r.Render.FrameMS)
+	case !offOrInRange(r.Flush.WindowMS, 1, 10000):
+		return fmt.Errorf("delivery.flush.window_ms: must be 0 (off) or in [1, 10000] ms, got %g", r.Flush.WindowMS)
 	}
 	s := r.Smoothing
 	switch {
-	case !inRange(s.CadenceMS, 0, 10000):
-		return fmt.Errorf("delivery.smoothing.cadence_ms: must be in [0, 10000] ms, got %g", s.CadenceMS)
+	case !offOrInRange(s.CadenceMS, 1, 10000):
+		// The buffer works tick by tick: a cadence far below a display
+		// frame means nothing and costs a tick per microsecond.
+		return fmt.Errorf("delivery.smoothing.cadence_ms: must be 0 (off) or in [1, 10000] ms, got %g", s.CadenceMS)
 	case !inRange(s.InitialMS, 0, 60000):
 		return fmt.Errorf("delivery.smoothing.initial_ms: must be in [0, 60000] ms, got %g", s.InitialMS)
 	case s.InitialTokens < 0 || s.InitialTokens > 1<<20:

@@ -23,9 +23,13 @@ func TestValidate(t *testing.T) {
 		{"mode", func(c *Config) { c.Coalescing.Mode = "tcp" }, `delivery.coalescing.mode: must be none, buffer or nagle, got "tcp"`},
 		{"size", func(c *Config) { c.Coalescing.SizeBytes = -1 }, "delivery.coalescing.size_bytes: must be in [0, 1073741824] bytes, got -1"},
 		{"flush_ms", func(c *Config) { c.Coalescing.FlushMS = 1e9 }, "delivery.coalescing.flush_ms: must be in [0, 60000] ms, got 1e+09"},
-		{"frame", func(c *Config) { c.Render.FrameMS = -16.7 }, "delivery.render.frame_ms: must be in [0, 1000] ms, got -16.7"},
-		{"window", func(c *Config) { c.Flush.WindowMS = 20000 }, "delivery.flush.window_ms: must be in [0, 10000] ms, got 20000"},
-		{"cadence", func(c *Config) { c.Smoothing.CadenceMS = -33 }, "delivery.smoothing.cadence_ms: must be in [0, 10000] ms, got -33"},
+		{"frame", func(c *Config) { c.Render.FrameMS = -16.7 }, "delivery.render.frame_ms: must be 0 (off) or in [1, 1000] ms, got -16.7"},
+		{"window", func(c *Config) { c.Flush.WindowMS = 20000 }, "delivery.flush.window_ms: must be 0 (off) or in [1, 10000] ms, got 20000"},
+		{"cadence", func(c *Config) { c.Smoothing.CadenceMS = -33 }, "delivery.smoothing.cadence_ms: must be 0 (off) or in [1, 10000] ms, got -33"},
+		// A sub-millisecond cadence would cost a tick per microsecond of
+		// every stream (and below a nanosecond would round to off).
+		{"tiny cadence", func(c *Config) { c.Smoothing.CadenceMS = 1e-6 }, "delivery.smoothing.cadence_ms: must be 0 (off) or in [1, 10000] ms, got 1e-06"},
+		{"tiny frame", func(c *Config) { c.Render.FrameMS = 0.01 }, "delivery.render.frame_ms: must be 0 (off) or in [1, 1000] ms, got 0.01"},
 		{"depth", func(c *Config) { c.Smoothing.CadenceMS = 33; c.Smoothing.DepthMS = 0 }, "delivery.smoothing.depth_ms: must be in (0, 60000] ms when smoothing is on, got 0"},
 		{"depth unused", func(c *Config) { c.Smoothing.DepthMS = 0 }, ""},
 		{"watchdog", func(c *Config) { c.Failover.WatchdogMS = -1 }, "delivery.failover.watchdog_ms: must be in [0, 3600000] ms, got -1"},

@@ -75,7 +75,8 @@ type Result struct {
 	// unless it Failed.
 	Tokens int
 	// Failed is set when a connection drop ended the stream (network.on_drop
-	// fail); Client holds what arrived before FailedAt.
+	// fail, or a chunk that maxDropsPerChunk connections in a row dropped
+	// before it got through); Client holds what arrived before FailedAt.
 	Failed   bool
 	FailedAt int64
 	// Losses counts lost transmissions (a chunk lost twice counts twice);
@@ -154,6 +155,11 @@ const (
 	rtoMaxNS    = 120 * 1e9
 	maxAttempts = 15
 )
+
+// maxDropsPerChunk is how many connections in a row may drop before one
+// chunk gets through; then the client gives up and the stream fails. (With
+// drops faster than a chunk's trip, resuming would never end.)
+const maxDropsPerChunk = 50
 
 // New builds the path for cfg, applying its network profile and
 // coalescing preset. It fails when cfg is invalid.

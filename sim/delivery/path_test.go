@@ -518,3 +518,36 @@ func TestDeterminism(t *testing.T) {
 		t.Error("another seed gave the same client stream")
 	}
 }
+
+// Drops faster than a chunk's trip end: the stream fails after
+// maxDropsPerChunk connections in a row drop before one chunk gets through,
+// instead of resuming forever; and a lossy link with frequent drops still
+// finishes: each new connection draws the resent chunk's delay and losses
+// afresh, so one unlucky draw does not doom every retry.
+func TestDropsCannotStallForever(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Network.BaseMS = 60000 // a one-minute trip against ten drops a second
+	cfg.Network.DropsPerS = 10
+	p := mustNew(t, cfg)
+	req := Request{Seed: 3, Chunks: steady(100*ms, 20*ms, 50)}
+	out := deliver(p, req)
+	checkResult(t, req, &out)
+	if !out.Failed || out.Reconnects != maxDropsPerChunk+1 || len(out.Client) != 0 {
+		t.Errorf("failed %v after %d reconnects with %d chunks delivered; want a failure after %d", out.Failed, out.Reconnects, len(out.Client), maxDropsPerChunk+1)
+	}
+
+	cfg = DefaultConfig()
+	cfg.Network.Profile = "flaky-wifi"
+	cfg.Network.Loss, cfg.Network.DropsPerS = 0.5, 10
+	p = mustNew(t, cfg)
+	req = Request{Seed: 4, Chunks: steady(100*ms, 20*ms, 200)}
+	out = deliver(p, req)
+	checkResult(t, req, &out)
+	if out.Reconnects == 0 || out.Losses == 0 {
+		t.Errorf("%d reconnects, %d losses: the case exercises neither", out.Reconnects, out.Losses)
+	}
+	if last := out.Client[len(out.Client)-1].At; out.Failed || last > 3600*1000*ms {
+		t.Errorf("failed %v; the stream took %.0f s", out.Failed, float64(last)/1e9)
+	}
+	t.Logf("loss 0.5, 10 drops/s: %d reconnects, %d losses, failed %v", out.Reconnects, out.Losses, out.Failed)
+}

@@ -205,16 +205,8 @@ func (p *Path) transmit(st *Stream, req *Request, out *Result) {
 	for i := range st.packets {
 		pk := &st.packets[i]
 		lat := p.baseNS + pk.at // pk.at holds the jitter until set below
-		var lossNS int64
-		if p.loss > 0 {
-			rto := p.rtoNS
-			for a := 0; a < maxAttempts && st.loss.float() < p.loss; a++ {
-				out.Losses++
-				lossNS += rto
-				rto = min(2*rto, rtoMaxNS)
-			}
-		}
-		for {
+		lossNS := p.lossDelay(st, out)
+		for drops := 0; ; drops++ {
 			send := max(pk.rel, upAt)
 			net, loss, conn := lat, lossNS, send-pk.rel
 			at := send + lossNS + lat
@@ -238,13 +230,19 @@ func (p *Path) transmit(st *Stream, req *Request, out *Result) {
 			}
 			if nextDrop <= at {
 				out.Reconnects++
-				if p.failOnDrop {
+				if p.failOnDrop || drops == maxDropsPerChunk {
+					// Told to fail, or the connection never stays up long
+					// enough to carry this chunk: the client gives up.
 					out.Failed, out.FailedAt = true, nextDrop
 					st.packets = st.packets[:i]
 					return
 				}
 				upAt = nextDrop + p.reconnect.sample(&st.conn)
 				nextDrop = upAt + p.dropInterval(&st.conn)
+				// The new connection re-sends the chunk: its delay and losses
+				// are its own, not the dropped connection's.
+				lat = p.baseNS + p.jitter.sample(&st.lat)
+				lossNS = p.lossDelay(st, out)
 				continue
 			}
 			pk.at = at
@@ -253,6 +251,23 @@ func (p *Path) transmit(st *Stream, req *Request, out *Result) {
 			break
 		}
 	}
+}
+
+// lossDelay draws one transmission's losses: each attempt is lost with
+// probability loss and retried after the retransmission timeout, which
+// doubles; it returns the time lost, ns.
+func (p *Path) lossDelay(st *Stream, out *Result) int64 {
+	if p.loss == 0 {
+		return 0
+	}
+	var lossNS int64
+	rto := p.rtoNS
+	for a := 0; a < maxAttempts && st.loss.float() < p.loss; a++ {
+		out.Losses++
+		lossNS += rto
+		rto = min(2*rto, rtoMaxNS)
+	}
+	return lossNS
 }
 
 // dropInterval draws the time to the next connection drop, ns.
