@@ -43,8 +43,8 @@ func (a *azureReader) next(r *Request) (bool, error) {
 	*r = Request{}
 	s := a.t.field(&a.ts)
 	if r.Arrival, ok = parseAzureTime(s); !ok {
-		return false, a.t.errorf(&a.ts, "expected a time like %q or %q, got %q",
-			"2023-11-16 18:15:46.6805900", "2024-05-10 00:00:00.009930+00:00", s)
+		return false, a.t.errorf(&a.ts, "expected a time like %q or %q, got %s",
+			"2023-11-16 18:15:46.6805900", "2024-05-10 00:00:00.009930+00:00", quoted(s))
 	}
 	if r.InputTokens, err = a.t.count(&a.ctx); err != nil {
 		return false, err
@@ -195,7 +195,7 @@ func (t *csvFile) seconds(c *column) (int64, error) {
 	s := trimSpace(t.field(c))
 	ns, ok := parseTimeUnits([]byte(s), 9)
 	if !ok {
-		return 0, t.errorf(c, "expected seconds in [0, %g], got %q", float64(maxHorizonS), s)
+		return 0, t.errorf(c, "expected seconds in [0, %g], got %s", float64(maxHorizonS), quoted(s))
 	}
 	return ns, nil
 }

@@ -274,8 +274,8 @@ func (c Config) Validate() error {
 		bad("sample", "must be a probability in (0, 1] (0 keeps all), got %g", c.Sample)
 	}
 	switch {
-	case !finite(c.TargetRate) || c.TargetRate < 0:
-		bad("target_rate", "must be a finite rate ≥ 0 requests/s (0: off), got %g", c.TargetRate)
+	case !finite(c.TargetRate) || c.TargetRate < 0 || c.TargetRate > maxTargetRate:
+		bad("target_rate", "must be a rate in [0, %g] requests/s (0: off; arrivals are whole nanoseconds), got %g", float64(maxTargetRate), c.TargetRate)
 	case c.TargetRate > 0 && c.TimeScale != 0:
 		bad("target_rate", "set target_rate or time_scale, not both (got %g and %g)", c.TargetRate, c.TimeScale)
 	}

@@ -59,10 +59,27 @@ func newCSV(r io.Reader, name string, cols []*column) (*csvFile, error) {
 	}
 	for _, c := range cols {
 		if c.required && c.idx < 0 {
-			return nil, fmt.Errorf("%s:1: missing column %s (the header has %s)", name, c.name, strings.Join(header, ","))
+			return nil, fmt.Errorf("%s:1: missing column %s (the header is %s)", name, c.name, quoted(strings.Join(header, ",")))
 		}
 	}
 	return &csvFile{name: name, cr: cr, width: len(header)}, nil
+}
+
+// maxQuoted caps the characters of a file's text a message quotes.
+const maxQuoted = 200
+
+// quoted quotes text read from a file for a message, escaped as %q does,
+// cut after maxQuoted characters with "…": a header or a cell can be
+// megabytes long, or binary.
+func quoted(s string) string {
+	n := 0
+	for i := range s {
+		if n == maxQuoted {
+			return fmt.Sprintf("%q…", s[:i])
+		}
+		n++
+	}
+	return fmt.Sprintf("%q", s)
 }
 
 func columnList(cols []*column) string {

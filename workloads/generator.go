@@ -12,6 +12,10 @@ import (
 // the expected horizon a further factor of 40 below it.
 const maxArrivalNs = 1 << 62
 
+// maxTargetRate caps target_rate: a mean gap below 1 ns rounds arrivals
+// together, so the rate reached would not be the rate asked for.
+const maxTargetRate = 1e9
+
 // generator is the Source of a synthetic workload.
 type generator struct {
 	seed     uint64
@@ -79,6 +83,10 @@ func New(c Config, seed uint64) (Source, error) {
 		}
 		rate := float64(st.n-1) / (float64(st.last-st.first) / 1e9)
 		tr.scale = c.TargetRate / rate // arrivals are divided by scale
+		if last := float64(st.last) / tr.scale; !(last <= maxArrivalNs) {
+			return nil, fmt.Errorf("workload.target_rate: %g requests/s stretches the source's %d requests (%.3g requests/s) so the last arrives at %.3g s, "+
+				"beyond the simulator's clock (%.3g s); give a higher rate", c.TargetRate, st.n, rate, last/1e9, float64(maxArrivalNs)/1e9)
+		}
 	}
 	src, err := build()
 	if err != nil {

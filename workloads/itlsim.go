@@ -181,7 +181,7 @@ func parsePriority(s string) (int, error) {
 	}
 	p, err := strconv.ParseInt(s, 10, 32)
 	if err != nil {
-		return 0, fmt.Errorf("expected an integer, got %q", s)
+		return 0, fmt.Errorf("expected an integer, got %s", quoted(s))
 	}
 	return int(p), nil
 }
@@ -218,7 +218,7 @@ func (c *itlsimCSV) next(r *Request) (bool, error) {
 	for f := range strings.FieldsSeq(c.t.field(&c.cols[5])) {
 		v, ok := parseUintBytes([]byte(f))
 		if !ok {
-			return false, c.t.errorf(&c.cols[5], "element %d: expected an integer in [0, 2^64), got %q", len(c.ids)+1, f)
+			return false, c.t.errorf(&c.cols[5], "element %d: expected an integer in [0, 2^64), got %s", len(c.ids)+1, quoted(f))
 		}
 		c.ids = append(c.ids, v)
 	}

@@ -130,12 +130,12 @@ func parseCount(s string) (int32, error) {
 	if err != nil {
 		x, ferr := strconv.ParseFloat(s, 64)
 		if ferr != nil || x != math.Trunc(x) || math.Abs(x) > MaxLength {
-			return 0, fmt.Errorf("expected a positive integer, got %q", s)
+			return 0, fmt.Errorf("expected a positive integer, got %s", quoted(s))
 		}
 		n = int64(x)
 	}
 	if n < 1 || n > MaxLength {
-		return 0, fmt.Errorf("expected a positive integer ≤ %d, got %q", MaxLength, s)
+		return 0, fmt.Errorf("expected a positive integer ≤ %d, got %s", MaxLength, quoted(s))
 	}
 	return int32(n), nil
 }

@@ -184,19 +184,19 @@ func (m *ServeGen) parseTrace(r io.Reader, name string) error {
 			}
 			x, err := strconv.ParseFloat(strings.TrimSpace(rec[i]), 64)
 			if err != nil || !(x >= 0) || math.IsInf(x, 1) {
-				return bad(field, "expected a finite number ≥ 0, got %q", rec[i])
+				return bad(field, "expected a finite number ≥ 0, got %s", quoted(rec[i]))
 			}
 			num[i] = x
 		}
 		ts := num[0]
 		if ts != math.Trunc(ts) || ts > maxHorizonS {
-			return bad("ts_s", "expected whole seconds in [0, %g], got %q", float64(maxHorizonS), rec[0])
+			return bad("ts_s", "expected whole seconds in [0, %g], got %s", float64(maxHorizonS), quoted(rec[0]))
 		}
 		start := int64(ts) * 1e9
 		if n := len(m.windows); n > 0 {
 			prev := &m.windows[n-1]
 			if start <= prev.start {
-				return bad("ts_s", "windows must start in increasing order, got %q after %d", rec[0], prev.start/1e9)
+				return bad("ts_s", "windows must start in increasing order, got %s after %d", quoted(rec[0]), prev.start/1e9)
 			}
 			prev.end = start
 		}
@@ -208,20 +208,20 @@ func (m *ServeGen) parseTrace(r io.Reader, name string) error {
 			// idle
 		case strings.EqualFold(pattern, "Gamma"):
 			if !(shape >= 1e-3 && shape <= 1e4) {
-				return bad("arg1", "Gamma shape must be in [0.001, 10000], got %q", rec[4])
+				return bad("arg1", "Gamma shape must be in [0.001, 10000], got %s", quoted(rec[4]))
 			}
 			w.gaps = gammaGaps{k: shape}
 		case strings.EqualFold(pattern, "Weibull"):
 			if !(shape >= 0.05 && shape <= 100) {
-				return bad("arg1", "Weibull shape must be in [0.05, 100], got %q", rec[4])
+				return bad("arg1", "Weibull shape must be in [0.05, 100], got %s", quoted(rec[4]))
 			}
 			lg, _ := math.Lgamma(1 + 1/shape)
 			w.gaps = weibullGaps{c: shape, scale: math.Exp(-lg)}
 		default:
-			return bad("pattern", "expected Gamma, Weibull or empty, got %q", rec[3])
+			return bad("pattern", "expected Gamma, Weibull or empty, got %s", quoted(rec[3]))
 		}
 		if w.gaps != nil && w.rate < 1e-9 {
-			return bad("rate_rps", "an active window needs a rate ≥ 1e-9 requests/s, got %q", rec[1])
+			return bad("rate_rps", "an active window needs a rate ≥ 1e-9 requests/s, got %s", quoted(rec[1]))
 		}
 		m.windows = append(m.windows, w)
 	}

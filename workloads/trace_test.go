@@ -288,7 +288,7 @@ func TestTraceErrors(t *testing.T) {
 		name, content string
 		want          string // after "PATH:"
 	}{
-		{"a1.csv", "TIMESTAMP,ContextTokens\n2023-11-16 18:15:46,1\n", "1: missing column GeneratedTokens (the header has TIMESTAMP,ContextTokens)"},
+		{"a1.csv", "TIMESTAMP,ContextTokens\n2023-11-16 18:15:46,1\n", `1: missing column GeneratedTokens (the header is "TIMESTAMP,ContextTokens")`},
 		{"a2.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,1,1\n2023-11-16 25:15:46,1,1\n",
 			`3: TIMESTAMP: expected a time like "2023-11-16 18:15:46.6805900" or "2024-05-10 00:00:00.009930+00:00", got "2023-11-16 25:15:46"`},
 		{"a3.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,-5,1\n", `2: ContextTokens: expected a positive integer ≤ 2147483647, got "-5"`},
