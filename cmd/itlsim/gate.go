@@ -82,7 +82,7 @@ Metrics:
 			return o.run(cmd)
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{gateBadInput, err} })
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{gateBadInput, flagError(err)} })
 	f := cmd.Flags()
 	f.StringVar(&o.baseline, "baseline", "", "baseline: a --json result or a measured stream file (required)")
 	f.StringVar(&o.candidate, "candidate", "", "candidate: a --json result or a measured stream file (required)")
@@ -94,7 +94,7 @@ Metrics:
 	f.IntVar(&o.opts.Bootstrap, "bootstrap", o.opts.Bootstrap, "bootstrap resamples of streams (0: judge the point change alone)")
 	f.Uint64Var(&o.opts.Seed, "seed", o.opts.Seed, "seed of the bootstrap's resampling")
 	f.Float64Var(&o.opts.Confidence, "confidence", o.opts.Confidence, "coverage of the change's interval")
-	f.IntVar(&o.opts.Block, "block", 0, "streams resampled together, consecutive by arrival (0: the mean number in flight; 1: independent streams)")
+	f.IntVar(&o.opts.Block, "block", 0, "streams resampled together, consecutive by arrival (0: the mean number in flight; 1: independent streams; at most half the streams)")
 	f.StringVar(&o.format, "format", "table", "stdout form: table, markdown or json")
 	f.StringVar(&o.jsonPath, "json", "", "also write the report as JSON to this file")
 	f.StringVar(&o.htmlPath, "html", "", "also write an HTML report comparing baseline and candidate to this file")
@@ -263,7 +263,7 @@ func loadGateInput(path, run, runFlag string, in ingest.Format) (*gateInput, err
 func loadDocument(path string, data []byte, run, runFlag string) (*gateInput, error) {
 	var doc reports.Document
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: not an itlsim --json result: %w", path, err)
+		return nil, fmt.Errorf("%s: not an itlsim --json result: %w", path, ingest.JSONError(data, err))
 	}
 	var names []string
 	for _, r := range doc.Runs {

@@ -171,6 +171,10 @@ func (o *replayOptions) mitigations() ([]mitigation, error) {
 		set  func(c *delivery.Config)
 	}
 	parse := func(flag string, vals []string, one func(string) (func(c *delivery.Config), error)) ([]value, error) {
+		if len(vals) == 0 {
+			// --network "" gives no values: no column to show.
+			return nil, fmt.Errorf("--%s: expected a value, got \"\" (none: without it)", flag)
+		}
 		var out []value
 		for _, v := range vals {
 			v = strings.TrimSpace(v)

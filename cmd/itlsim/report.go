@@ -12,6 +12,7 @@ import (
 
 	"github.com/itlsim/itlsim/reports"
 	reporthtml "github.com/itlsim/itlsim/reports/html"
+	"github.com/itlsim/itlsim/reports/ingest"
 )
 
 type reportOptions struct {
@@ -82,6 +83,10 @@ func readDocument(path string) (reports.Document, error) {
 	}
 	defer f.Close()
 	if err := json.NewDecoder(bufio.NewReaderSize(f, 1<<20)).Decode(&doc); err != nil {
+		// Read the file again, on this error path only, to say where.
+		if data, rerr := os.ReadFile(path); rerr == nil {
+			err = ingest.JSONError(data, err)
+		}
 		return doc, fmt.Errorf("%s: not an itlsim --json result: %w", path, err)
 	}
 	if len(doc.Runs) == 0 {

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // exitError carries a specific exit status (gate uses 1 for a failed gate
@@ -47,6 +48,7 @@ of every stall.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	// One command per line; each lives in its own file.
 	root.AddCommand(newRunCmd())
 	root.AddCommand(newPresetsCmd())
@@ -57,4 +59,31 @@ of every stall.`,
 	root.AddCommand(newGateCmd())
 	root.AddCommand(newReplayCmd())
 	return root
+}
+
+// flagError rewrites the flag library's message for a mistyped value
+// ("invalid argument "-1" for "--seed" flag: strconv.ParseUint: parsing
+// "-1": invalid syntax") as what the flag expects; other errors pass as
+// they are.
+func flagError(err error) error {
+	var iv *pflag.InvalidValueError
+	if !errors.As(err, &iv) {
+		return err
+	}
+	var want string
+	switch iv.GetFlag().Value.Type() {
+	case "uint", "uint8", "uint16", "uint32", "uint64":
+		want = "a whole number ≥ 0"
+	case "int", "int8", "int16", "int32", "int64":
+		want = "a whole number"
+	case "float32", "float64":
+		want = "a number"
+	case "bool":
+		want = "true or false"
+	case "duration":
+		want = "a duration such as 500ms or 2s"
+	default:
+		return err
+	}
+	return fmt.Errorf("--%s: expected %s, got %s", iv.GetFlag().Name, want, iv.GetValue())
 }

@@ -32,7 +32,8 @@ type Options struct {
 	// Streams that overlap in time share the server's steps — one long
 	// prefill stalls every stream decoding beside it — so they are not
 	// independent draws; resampling them in blocks keeps such an event one
-	// event, and the interval honest. 1 resamples streams independently.
+	// event, and the interval honest. 1 resamples streams independently;
+	// at most half of each side's streams (Compare refuses more).
 	Block int
 }
 
@@ -160,6 +161,13 @@ func Compare(base, cand Sample, o Options) (Report, error) {
 	for _, s := range []*Sample{&base, &cand} {
 		if s.Streams() == 0 {
 			return Report{}, fmt.Errorf("%s has no streams to compare", s.Name)
+		}
+		// A block longer than half the streams leaves fewer than two
+		// blocks: every resample is (nearly) the sample itself, and an
+		// interval of no width would pass or fail on the point change alone.
+		if limit := max(1, s.Streams()/2); o.Bootstrap > 0 && o.Block > limit {
+			return Report{}, fmt.Errorf("block: %d streams is more than half of the %d streams of %s: with fewer than two blocks a resample is "+
+				"(nearly) the sample itself and the interval has (nearly) no width; give at most %d (0: automatic)", o.Block, s.Streams(), s.Name, limit)
 		}
 	}
 	m := base.Metrics

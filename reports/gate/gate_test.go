@@ -170,6 +170,42 @@ func TestCompareErrors(t *testing.T) {
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
+// TestCompareBlockAtMostHalf: a block longer than half a side's streams
+// leaves fewer than two blocks, so every resample is (nearly) the sample
+// and the interval has no width: refused, not reported as certainty.
+func TestCompareBlockAtMostHalf(t *testing.T) {
+	a, b := synth("a", 100, 1, 20, 0, 0), synth("b", 60, 2, 30, 0, 0)
+	for _, c := range []struct {
+		block int
+		want  string
+	}{
+		{31, "of the 60 streams of b: with fewer than two blocks"},
+		{100, "of the 100 streams of a"},
+		{100_000_000, "give at most 50"},
+	} {
+		o := DefaultOptions()
+		o.Block = c.block
+		_, err := Compare(a, b, o)
+		if err == nil || !contains(err.Error(), "block: ") || !contains(err.Error(), c.want) {
+			t.Errorf("block %d: error %v, want %q", c.block, err, c.want)
+		}
+	}
+	o := DefaultOptions()
+	o.Block = 30
+	rep, err := Compare(a, b, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.Rows[0]; !(r.Low < r.High) {
+		t.Errorf("block 30: interval [%g, %g] has no width", r.Low, r.High)
+	}
+	// Without resampling the block is not used.
+	o.Block, o.Bootstrap = 1000, 0
+	if _, err := Compare(a, b, o); err != nil {
+		t.Errorf("block with no bootstrap: %v", err)
+	}
+}
+
 // TestFromRunRoundTrip: a document's run, rebuilt from its stream rows,
 // summarizes to the document's own per-stream figures.
 func TestFromRunRoundTrip(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -123,8 +124,25 @@ func Parse(name string, data []byte, f Format) ([]Recording, error) {
 	}
 	for i := range recs {
 		recs[i].File, recs[i].Format = name, f
+		// A run of no requests would show a table of zeros, as if
+		// measured: say so instead.
+		if len(recs[i].Streams) == 0 && len(recs[i].Failed) == 0 {
+			what := name
+			if len(recs) > 1 {
+				what += " (" + recs[i].Name + ")"
+			}
+			return nil, fmt.Errorf("%s: no requests: the file records none, so there is nothing to analyze", what)
+		}
 	}
 	return recs, nil
+}
+
+// JSONError rewrites an error of encoding/json decoding data (a whole
+// file) in plain words, with the line and column it refers to and the JSON
+// path of a mistyped field: "line 3, column 12: runs.streams: expected a
+// list, got JSON object". Other errors are returned as they are.
+func JSONError(data []byte, err error) error {
+	return jsonError(data, 0, err)
 }
 
 // jsonError rewrites an encoding/json error with the line and column it
@@ -140,7 +158,7 @@ func jsonError(data []byte, base int64, err error) error {
 		if field == "" {
 			field = "value"
 		}
-		return fmt.Errorf("%s: %s: expected %s, got JSON %s", position(data, base+typ.Offset), field, goType(typ.Type.String()), typ.Value)
+		return fmt.Errorf("%s: %s: expected %s, got JSON %s", position(data, base+typ.Offset), field, goType(typ.Type), typ.Value)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("%s: truncated JSON: the file ends inside a value", position(data, int64(len(data))))
 	}
@@ -184,22 +202,26 @@ func nonBlankLines(data []byte) iter.Seq[textLine] {
 }
 
 // goType names a Go type for a reader of JSON.
-func goType(t string) string {
-	switch {
-	case strings.HasPrefix(t, "[]"):
+func goType(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
 		return "a list"
-	case strings.HasPrefix(t, "map["), strings.HasPrefix(t, "struct"), strings.HasPrefix(t, "ingest."):
+	case reflect.Map, reflect.Struct:
 		return "an object"
-	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return "an integer"
-	case strings.HasPrefix(t, "float"):
+	case reflect.Float32, reflect.Float64:
 		return "a number"
-	case t == "string":
+	case reflect.String:
 		return "a string"
-	case t == "bool":
+	case reflect.Bool:
 		return "true or false"
 	}
-	return t
+	return "a " + t.Kind().String()
 }
 
 func firstRunes(b []byte, n int) string {

@@ -1,6 +1,7 @@
 package ingest_test
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -169,6 +170,8 @@ func TestBadInput(t *testing.T) {
 		{"guidellm no times", `{"benchmarks": [{"requests": {"successful": [{"output_tokens": 3}]}}]}`, "", []string{"benchmarks[0].requests.successful[0]", "first_token_time"}},
 		{"guidellm backwards", `{"benchmarks": [{"requests": {"successful": [{"output_tokens": 3, "start_time": 5, "first_token_time": 6, "last_token_time": 5.5}]}}]}`, "", []string{"successful[0]", "before the first"}},
 		{"forced wrong format", `{"ttfts": [0.1], "itls": [[]], "output_lens": [1]}`, ingest.FormatGuideLLM, []string{"not a GuideLLM benchmark file"}},
+		{"vllm no requests", `{"duration": 2.0, "completed": 0, "ttfts": [], "itls": [], "output_lens": [], "errors": []}`, "", []string{"no requests"}},
+		{"guidellm no requests", `{"benchmarks": [{"requests": {"successful": []}}]}`, "", []string{"no requests"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -204,5 +207,22 @@ func TestParseFormat(t *testing.T) {
 	}
 	if _, err := ingest.ParseFormat("json"); err == nil || !strings.Contains(err.Error(), "aiperf, guidellm, itlsim, vllm") {
 		t.Errorf("ParseFormat(json) error %v does not list the formats", err)
+	}
+}
+
+// TestJSONError: a mistyped field of an itlsim results document is named by
+// its JSON path and position, in plain words, never by Go types.
+func TestJSONError(t *testing.T) {
+	data := []byte("{\"scenario\": {},\n \"runs\": [{\"name\": \"x\", \"streams\": {\"a\": 1}}]}")
+	var doc reports.Document
+	err := ingest.JSONError(data, json.Unmarshal(data, &doc))
+	want := "line 2, column 37: runs.streams: expected a list, got JSON object"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+	data = []byte(`{"runs": [{"summary": {"requests": "many"}}]}`)
+	err = ingest.JSONError(data, json.Unmarshal(data, &doc))
+	if err == nil || !strings.Contains(err.Error(), "runs.summary.requests: expected an integer, got JSON string") || strings.Contains(err.Error(), "Go ") {
+		t.Errorf("got %v", err)
 	}
 }
