@@ -155,14 +155,23 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 			if err != nil {
 				return fmt.Errorf("%s: compare: %w", args[0], err)
 			}
+			cmp.Origin = args[0] + ": compare: " + c
 			cmps = append(cmps, cmp)
 		}
 	}
+	// setBy records which flag set each field on the command line, so that
+	// a field set twice (--seed 5 --set seed=6) is an error rather than one
+	// value silently replacing the other. A comparison of a set field
+	// replaces the value in every run, and its labels say so.
+	setBy := map[string]string{}
 	for _, s := range shorthands {
 		if !cmd.Flags().Changed(s.flag) {
 			continue
 		}
 		v := *o.values[s.flag]
+		if strings.TrimSpace(v) == "" {
+			return fmt.Errorf("--%s: %s: expected a value, got %q%s", s.flag, s.path, v, offHint(s.path))
+		}
 		if strings.HasSuffix(s.path, "_ms") {
 			v = durationsAsMS(v)
 		}
@@ -171,15 +180,30 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 			if err != nil {
 				return fmt.Errorf("--%s: %w", s.flag, err)
 			}
+			cmp.Origin = "--" + s.flag + " " + *o.values[s.flag]
 			cmps = append(cmps, cmp)
 			continue
 		}
 		if err := scenario.Set(&base, s.path, v); err != nil {
 			return fmt.Errorf("--%s: %w", s.flag, err)
 		}
+		setBy[s.path] = "--" + s.flag + " " + *o.values[s.flag]
 	}
 	if o.skipBadRows {
 		base.Workload.SkipBadRows = true
+	}
+	for _, s := range o.sets {
+		path, val, ok := strings.Cut(s, "=")
+		if !ok {
+			continue // ApplySets names the malformed entry
+		}
+		if strings.TrimSpace(val) == "" {
+			return fmt.Errorf("--set %s: %s: expected a value, got %q%s", s, path, val, offHint(path))
+		}
+		if by, ok := setBy[path]; ok {
+			return fmt.Errorf("--set %s: %s is already set (by %s)", s, path, by)
+		}
+		setBy[path] = "--set " + s
 	}
 	if err := scenario.ApplySets(&base, o.sets); err != nil {
 		return err
@@ -189,6 +213,7 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 		if err != nil {
 			return fmt.Errorf("--vary: %w", err)
 		}
+		cmp.Origin = "--vary " + s
 		cmps = append(cmps, cmp)
 	}
 	variants, err := scenario.Expand(base, cmps)
@@ -386,6 +411,21 @@ func showProgress(w io.Writer, variants []scenario.Variant, engines []*sim.Engin
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// offHint tells how to turn off a field that an empty value was meant to
+// clear.
+func offHint(path string) string {
+	switch path {
+	case "delivery.network.profile":
+		return " (none: no network profile)"
+	case "delivery.coalescing.preset":
+		return " (none: no coalescing)"
+	}
+	if strings.HasPrefix(path, "delivery.") && strings.HasSuffix(path, "_ms") {
+		return " (0: off)"
+	}
+	return ""
 }
 
 // durationsAsMS lets a millisecond flag take durations with a unit, as
