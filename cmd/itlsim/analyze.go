@@ -29,6 +29,7 @@ func (mf *metricFlags) bind(cmd *cobra.Command) {
 }
 
 type analyzeOptions struct {
+	temps *tempFiles
 	measuredFlags
 	metrics     metricFlags
 	streamsPath string
@@ -36,8 +37,8 @@ type analyzeOptions struct {
 	echartsJS   string
 }
 
-func newAnalyzeCmd() *cobra.Command {
-	o := &analyzeOptions{}
+func newAnalyzeCmd(temps *tempFiles) *cobra.Command {
+	o := &analyzeOptions{temps: temps}
 	cmd := &cobra.Command{
 		Use:   "analyze FILE...",
 		Short: "Compute the per-stream ITL metrics of measured streams (vLLM, AIPerf, GuideLLM, itlsim stream files)",
@@ -92,18 +93,23 @@ func (o *analyzeOptions) run(cmd *cobra.Command, args []string) error {
 	if err := m.Validate(); err != nil {
 		return err
 	}
-	var html *htmlOutput
-	if o.htmlPath != "" {
-		if html, err = newHTMLOutput(o.htmlPath, o.echartsJS); err != nil {
+	files := newOutputs(o.temps)
+	defer files.discard()
+	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), streams: files.add("--streams", o.streamsPath), format: out}
+	if h := files.add("--html", o.htmlPath); h != nil {
+		if outs.html, err = newHTMLOutput(h, o.echartsJS); err != nil {
 			return err
 		}
+	}
+	if err := files.check(); err != nil {
+		return err
 	}
 	recs, err := readRecordings(args, in)
 	if err != nil {
 		return err
 	}
 	runs := analyzeRuns(recs, m, true)
-	return runOutputs{jsonPath: o.jsonPath, streamsPath: o.streamsPath, html: html, format: out}.write(cmd.OutOrStdout(), runs)
+	return outs.write(cmd.OutOrStdout(), runs)
 }
 
 // readRecordings reads every file; a file holding several runs gives

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,38 +11,6 @@ import (
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/ingest"
 )
-
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory and a rename, so a failed run never leaves a partial file.
-func writeFileAtomic(path string, write func(f *os.File) error) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(name)
-		}
-	}()
-	if err := write(tmp); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := os.Chmod(name, 0o644); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	ok = true
-	return nil
-}
 
 // stdoutFormat checks a stdout form given with flag (--format or --output).
 func stdoutFormat(flag, v string) (reports.Format, error) {
@@ -70,24 +37,26 @@ func (m *measuredFlags) bind(cmd *cobra.Command) {
 }
 
 // runOutputs is where a command writes its runs: the --json document, the
-// --streams CSV and the --html report (each atomically; empty: not
-// written), then stdout in the chosen form, with any measured file's notes
-// under a table. run, analyze and replay share it.
+// --streams CSV and the --html report (nil: not written), committed all
+// together with any other file of files (run's --timelines), then stdout in
+// the chosen form, with any measured file's notes under a table. run,
+// analyze and replay share it.
 type runOutputs struct {
-	jsonPath, streamsPath string
-	html                  *htmlOutput
-	format                reports.Format
+	files         *outputs
+	json, streams *outFile
+	html          *htmlOutput
+	format        reports.Format
 }
 
 func (o runOutputs) write(w io.Writer, runs []reports.Run) error {
 	doc := reports.Document{Scenario: runs[0].Config, Runs: runs}
-	if o.jsonPath != "" {
-		if err := writeFileAtomic(o.jsonPath, func(f *os.File) error { return writeJSON(f, doc) }); err != nil {
+	if o.json != nil {
+		if err := o.json.write(func(f *os.File) error { return writeJSON(f, doc) }); err != nil {
 			return err
 		}
 	}
-	if o.streamsPath != "" {
-		if err := writeFileAtomic(o.streamsPath, func(f *os.File) error { return reports.WriteStreamsCSV(f, runs) }); err != nil {
+	if o.streams != nil {
+		if err := o.streams.write(func(f *os.File) error { return reports.WriteStreamsCSV(f, runs) }); err != nil {
 			return err
 		}
 	}
@@ -95,6 +64,9 @@ func (o runOutputs) write(w io.Writer, runs []reports.Run) error {
 		if err := o.html.write(runs); err != nil {
 			return err
 		}
+	}
+	if err := o.files.commit(); err != nil {
+		return err
 	}
 	if o.format == reports.FormatJSON {
 		return writeJSON(w, doc)

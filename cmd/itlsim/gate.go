@@ -23,6 +23,7 @@ const (
 )
 
 type gateOptions struct {
+	temps        *tempFiles
 	metrics      metricFlags
 	baseline     string
 	candidate    string
@@ -38,8 +39,8 @@ type gateOptions struct {
 	echartsJS    string
 }
 
-func newGateCmd() *cobra.Command {
-	o := &gateOptions{opts: gate.DefaultOptions()}
+func newGateCmd(temps *tempFiles) *cobra.Command {
+	o := &gateOptions{temps: temps, opts: gate.DefaultOptions()}
 	cmd := &cobra.Command{
 		Use:   "gate --baseline A --candidate B",
 		Short: "Fail (exit 1) when the candidate's streams regress beyond a tolerance against the baseline's",
@@ -155,6 +156,19 @@ func (o *gateOptions) run(cmd *cobra.Command) error {
 	if err := o.opts.Validate(); err != nil {
 		return badInput(fmt.Errorf("--%s", err))
 	}
+	files := newOutputs(o.temps)
+	defer files.discard()
+	jsonOut := files.add("--json", o.jsonPath)
+	var html *htmlOutput
+	if h := files.add("--html", o.htmlPath); h != nil {
+		if html, err = newHTMLOutput(h, o.echartsJS); err != nil {
+			return badInput(err)
+		}
+		html.opts.Title = "itlsim gate: baseline against candidate"
+	}
+	if err := files.check(); err != nil {
+		return badInput(err)
+	}
 
 	base, err := loadGateInput(o.baseline, o.baselineRun, "--baseline-run", in)
 	if err != nil {
@@ -173,20 +187,18 @@ func (o *gateOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return badInput(err)
 	}
-	if o.jsonPath != "" {
-		if err := writeFileAtomic(o.jsonPath, func(f *os.File) error { return gate.Write(f, &rep, reports.FormatJSON) }); err != nil {
+	if jsonOut != nil {
+		if err := jsonOut.write(func(f *os.File) error { return gate.Write(f, &rep, reports.FormatJSON) }); err != nil {
 			return badInput(err)
 		}
 	}
-	if o.htmlPath != "" {
-		h, err := newHTMLOutput(o.htmlPath, o.echartsJS)
-		if err != nil {
+	if html != nil {
+		if err := html.write([]reports.Run{base.run("baseline", m), cand.run("candidate", m)}); err != nil {
 			return badInput(err)
 		}
-		h.opts.Title = "itlsim gate: baseline against candidate"
-		if err := h.write([]reports.Run{base.run("baseline", m), cand.run("candidate", m)}); err != nil {
-			return badInput(err)
-		}
+	}
+	if err := files.commit(); err != nil {
+		return badInput(err)
 	}
 	if err := gate.Write(cmd.OutOrStdout(), &rep, format); err != nil {
 		return err

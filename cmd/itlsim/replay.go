@@ -22,6 +22,7 @@ const (
 )
 
 type replayOptions struct {
+	temps *tempFiles
 	measuredFlags
 	metrics   metricFlags
 	pauses    int
@@ -34,8 +35,8 @@ type replayOptions struct {
 	frameMS   float64
 }
 
-func newReplayCmd() *cobra.Command {
-	o := &replayOptions{}
+func newReplayCmd(temps *tempFiles) *cobra.Command {
+	o := &replayOptions{temps: temps}
 	cmd := &cobra.Command{
 		Use:   "replay FILE...",
 		Short: "Replay measured streams with injected pauses through client mitigations and score what the client sees",
@@ -116,6 +117,12 @@ func (o *replayOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	files := newOutputs(o.temps)
+	defer files.discard()
+	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), format: out}
+	if err := files.check(); err != nil {
+		return err
+	}
 	recs, err := readRecordings(args, in)
 	if err != nil {
 		return err
@@ -139,7 +146,7 @@ func (o *replayOptions) run(cmd *cobra.Command, args []string) error {
 		}
 	}
 	runs := analyzeRuns(replayed, m, true)
-	return runOutputs{jsonPath: o.jsonPath, format: out}.write(cmd.OutOrStdout(), runs)
+	return outs.write(cmd.OutOrStdout(), runs)
 }
 
 func (o *replayOptions) pausePlan() (pausePlan, error) {

@@ -16,13 +16,14 @@ import (
 )
 
 type reportOptions struct {
+	temps     *tempFiles
 	out       string
 	echartsJS string
 	title     string
 }
 
-func newReportCmd() *cobra.Command {
-	o := &reportOptions{}
+func newReportCmd(temps *tempFiles) *cobra.Command {
+	o := &reportOptions{temps: temps}
 	cmd := &cobra.Command{
 		Use:   "report RESULT.json...",
 		Short: "Write one self-contained HTML report comparing every run of the given --json results",
@@ -54,8 +55,13 @@ and needs the network for its charts (the tables never do).
 }
 
 func (o *reportOptions) run(cmd *cobra.Command, args []string) error {
-	h, err := newHTMLOutput(o.out, o.echartsJS)
+	files := newOutputs(o.temps)
+	defer files.discard()
+	h, err := newHTMLOutput(files.add("-o", o.out), o.echartsJS)
 	if err != nil {
+		return err
+	}
+	if err := files.check(); err != nil {
 		return err
 	}
 	h.opts.Title = o.title
@@ -68,10 +74,13 @@ func (o *reportOptions) run(cmd *cobra.Command, args []string) error {
 		docs = append(docs, doc.Runs)
 	}
 	runs := mergeRuns(args, docs)
-	if o.out == "" {
+	if h.out == nil {
 		return reporthtml.Write(cmd.OutOrStdout(), runs, h.opts)
 	}
-	return h.write(runs)
+	if err := h.write(runs); err != nil {
+		return err
+	}
+	return files.commit()
 }
 
 // readDocument decodes one --json result file.
@@ -125,16 +134,17 @@ func mergeRuns(paths []string, docs [][]reports.Run) []reports.Run {
 	return out
 }
 
-// htmlOutput is an HTML report to write: its path and options, the ECharts
+// htmlOutput is an HTML report to write: its file and options, the ECharts
 // build read (and checked) up front so a long run never fails at the end
 // on a bad --echarts-js.
 type htmlOutput struct {
-	path string
+	out  *outFile
 	opts reporthtml.Options
 }
 
-func newHTMLOutput(path, echartsJS string) (*htmlOutput, error) {
-	h := &htmlOutput{path: path}
+// newHTMLOutput plans the report to out (report's stdout: nil).
+func newHTMLOutput(out *outFile, echartsJS string) (*htmlOutput, error) {
+	h := &htmlOutput{out: out}
 	if echartsJS == "" {
 		return h, nil
 	}
@@ -149,7 +159,7 @@ func newHTMLOutput(path, echartsJS string) (*htmlOutput, error) {
 	return h, nil
 }
 
-// write writes the report of runs to the output path atomically.
+// write writes the report of runs to its file (committed with the others).
 func (h *htmlOutput) write(runs []reports.Run) error {
-	return writeFileAtomic(h.path, func(f *os.File) error { return reporthtml.Write(f, runs, h.opts) })
+	return h.out.write(func(f *os.File) error { return reporthtml.Write(f, runs, h.opts) })
 }

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -21,8 +24,16 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // Main runs the command line and returns the process exit status. Tests
 // call it in-process.
+//
+// The temporary files the command creates are registered in temps: Main
+// removes what is left of them when the command returns, and on SIGINT or
+// SIGTERM removes them and exits at once with 130 or 143.
 func Main(args []string, stdout, stderr io.Writer) int {
-	root := newRootCmd(stdout, stderr)
+	temps := newTempFiles()
+	defer temps.removeAll()
+	stop := removeTempsOnSignal(temps, stderr)
+	defer stop()
+	root := newRootCmd(stdout, stderr, temps)
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintf(stderr, "itlsim: %v\n", err)
@@ -35,7 +46,38 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+// removeTempsOnSignal exits on SIGINT or SIGTERM, as the default action
+// would, but first removes the temporary files in temps. Call stop when the
+// command is done.
+func removeTempsOnSignal(temps *tempFiles, stderr io.Writer) (stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			os.Exit(interrupted(s, temps, stderr))
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+	}
+}
+
+// interrupted removes the temporary files after signal s and returns the
+// exit status of a process killed by s: 130 for SIGINT, 143 for SIGTERM.
+func interrupted(s os.Signal, temps *tempFiles, stderr io.Writer) int {
+	temps.removeAll()
+	fmt.Fprintf(stderr, "itlsim: stopped (%v)\n", s)
+	if s == os.Interrupt {
+		return 128 + 2
+	}
+	return 128 + 15
+}
+
+func newRootCmd(stdout, stderr io.Writer, temps *tempFiles) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "itlsim",
 		Short: "Simulate per-stream inter-token latency of an LLM inference server",
@@ -50,14 +92,15 @@ of every stall.`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	// One command per line; each lives in its own file.
-	root.AddCommand(newRunCmd())
+	// Commands that write files get the invocation's temps.
+	root.AddCommand(newRunCmd(temps))
 	root.AddCommand(newPresetsCmd())
 	root.AddCommand(newCostCmd())
-	root.AddCommand(newWorkloadCmd())
-	root.AddCommand(newReportCmd())
-	root.AddCommand(newAnalyzeCmd())
-	root.AddCommand(newGateCmd())
-	root.AddCommand(newReplayCmd())
+	root.AddCommand(newWorkloadCmd(temps))
+	root.AddCommand(newReportCmd(temps))
+	root.AddCommand(newAnalyzeCmd(temps))
+	root.AddCommand(newGateCmd(temps))
+	root.AddCommand(newReplayCmd(temps))
 	return root
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -79,6 +78,7 @@ var shorthands = []shorthand{
 }
 
 type runOptions struct {
+	temps         *tempFiles
 	values        map[string]*string // shorthand flag → value
 	sets          []string
 	vary          []string
@@ -92,8 +92,8 @@ type runOptions struct {
 	skipBadRows   bool
 }
 
-func newRunCmd() *cobra.Command {
-	o := &runOptions{values: map[string]*string{}}
+func newRunCmd(temps *tempFiles) *cobra.Command {
+	o := &runOptions{temps: temps, values: map[string]*string{}}
 	cmd := &cobra.Command{
 		Use:   "run [SCENARIO.yaml]",
 		Short: "Simulate a scenario (the built-in default without a file) and print its metrics",
@@ -225,11 +225,18 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 		return printConfigs(cmd.OutOrStdout(), variants)
 	}
 
-	var html *htmlOutput
-	if o.htmlPath != "" {
-		if html, err = newHTMLOutput(o.htmlPath, o.echartsJS); err != nil {
+	// Every output path is checked before the simulation, which may be long.
+	files := newOutputs(o.temps)
+	defer files.discard()
+	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), streams: files.add("--streams", o.streamsPath), format: format}
+	timelines := files.add("--timelines", o.timelinesPath)
+	if h := files.add("--html", o.htmlPath); h != nil {
+		if outs.html, err = newHTMLOutput(h, o.echartsJS); err != nil {
 			return err
 		}
+	}
+	if err := files.check(); err != nil {
+		return err
 	}
 	start := time.Now()
 	stderr := cmd.ErrOrStderr()
@@ -237,17 +244,8 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	if f, ok := stderr.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
 		tty = true
 	}
-	needStreams := o.jsonPath != "" || o.streamsPath != "" || html != nil || format == reports.FormatJSON
-	var runs []reports.Run
-	if o.timelinesPath != "" {
-		err = writeFileAtomic(o.timelinesPath, func(f *os.File) error {
-			var serr error
-			runs, serr = simulate(variants, needStreams, f, progressTo(tty, stderr))
-			return serr
-		})
-	} else {
-		runs, err = simulate(variants, needStreams, nil, progressTo(tty, stderr))
-	}
+	needStreams := outs.json != nil || outs.streams != nil || outs.html != nil || format == reports.FormatJSON
+	runs, err := simulate(variants, needStreams, timelines, progressTo(tty, stderr))
 	if err != nil {
 		return err
 	}
@@ -258,7 +256,7 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 		fmt.Fprintf(stderr, "itlsim: skipped %d malformed row(s) of %s (--skip-bad-rows)\n", n, runs[0].Config.Workload.Trace)
 	}
 
-	return runOutputs{jsonPath: o.jsonPath, streamsPath: o.streamsPath, html: html, format: format}.write(cmd.OutOrStdout(), runs)
+	return outs.write(cmd.OutOrStdout(), runs)
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -274,7 +272,7 @@ func writeJSON(w io.Writer, v any) error {
 // With timelines non-nil, every finished stream's chunk times are written
 // there, run after run in order: each run writes to its own temporary file
 // (its streams can be many) and the files are concatenated at the end.
-func simulate(variants []scenario.Variant, withStreams bool, timelines *os.File, progress io.Writer) ([]reports.Run, error) {
+func simulate(variants []scenario.Variant, withStreams bool, timelines *outFile, progress io.Writer) ([]reports.Run, error) {
 	engines := make([]*sim.Engine, len(variants))
 	for i, v := range variants {
 		e, err := sim.New(v.Config)
@@ -291,12 +289,11 @@ func simulate(variants []scenario.Variant, withStreams bool, timelines *os.File,
 	if timelines != nil {
 		defer func() {
 			for _, p := range parts {
-				p.Close()
-				os.Remove(p.Name())
+				timelines.removeScratch(p)
 			}
 		}()
 		for i, v := range variants {
-			p, err := os.CreateTemp(filepath.Dir(timelines.Name()), ".itlsim-timelines-*")
+			p, err := timelines.scratchFile(".itlsim-timelines-")
 			if err != nil {
 				return nil, err
 			}
@@ -336,14 +333,24 @@ func simulate(variants []scenario.Variant, withStreams bool, timelines *os.File,
 			return nil, fmt.Errorf("run %s: %w", variants[i].Name, err)
 		}
 	}
-	for i, w := range writers {
+	for _, w := range writers {
 		if err := w.Flush(); err != nil {
-			return nil, err
+			return nil, timelines.fail(err)
 		}
-		if _, err := parts[i].Seek(0, io.SeekStart); err != nil {
-			return nil, err
-		}
-		if _, err := io.Copy(timelines, parts[i]); err != nil {
+	}
+	if timelines != nil {
+		err := timelines.write(func(f *os.File) error {
+			for _, p := range parts {
+				if _, err := p.Seek(0, io.SeekStart); err != nil {
+					return err
+				}
+				if _, err := io.Copy(f, p); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -18,12 +18,12 @@ import (
 	"github.com/itlsim/itlsim/workloads"
 )
 
-func newWorkloadCmd() *cobra.Command {
+func newWorkloadCmd(temps *tempFiles) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "workload",
 		Short: "Inspect a trace or a scenario's workload, or write it as a trace",
 	}
-	cmd.AddCommand(newWorkloadInspectCmd(), newWorkloadGenerateCmd())
+	cmd.AddCommand(newWorkloadInspectCmd(), newWorkloadGenerateCmd(temps))
 	return cmd
 }
 
@@ -162,7 +162,7 @@ either:
 	return cmd
 }
 
-func newWorkloadGenerateCmd() *cobra.Command {
+func newWorkloadGenerateCmd(temps *tempFiles) *cobra.Command {
 	var o sourceOptions
 	var out string
 	cmd := &cobra.Command{
@@ -182,17 +182,26 @@ run leaves no partial file.
 			if out == "" {
 				return fmt.Errorf("-o FILE: required")
 			}
+			files := newOutputs(temps)
+			defer files.discard()
+			file := files.add("-o", out)
+			if err := files.check(); err != nil {
+				return err
+			}
 			src, _, err := o.open(cmd, args[0])
 			if err != nil {
 				return err
 			}
 			var n int
-			err = writeFileAtomic(out, func(f *os.File) error {
+			err = file.write(func(f *os.File) error {
 				var werr error
 				n, werr = workloads.WriteRequests(workloads.NewRequestWriterFor(f, out), src)
 				return werr
 			})
 			if err != nil {
+				return err
+			}
+			if err := files.commit(); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d requests to %s\n", n, out)
