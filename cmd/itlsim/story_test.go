@@ -287,4 +287,3 @@ func TestStoryDelivery(t *testing.T) {
 			sNone.Cancelled, sFail.Cancelled, fail.Delivery.Failovers, sFail.TTFT.P50, sNone.TTFT.P50)
 	}
 }
-
