@@ -532,11 +532,13 @@ func (e *Engine) endStep(r *Replica) {
 			p[CauseSpecRejection] = rej
 			q.acc.add(&p)
 		}
-		if e.watchNS > 0 && e.now > e.deadline(q) {
-			// The watchdog fired during the step: the stream is aborted
-			// before its tokens are seen.
-			e.cancel(r, q, e.deadline(q))
-			continue
+		if e.watchNS > 0 {
+			if d := e.deadline(q); e.now > d {
+				// The watchdog fired during the step: the stream is aborted
+				// before its tokens are seen.
+				e.cancel(r, q, d)
+				continue
+			}
 		}
 		if k > 0 {
 			a := r.accepted[i]

@@ -28,45 +28,55 @@ func (a *event) before(b *event) bool {
 	return a.seq < b.seq
 }
 
-// eventQueue is a binary min-heap of events by (time, class, sequence).
-// It holds a handful of events (the next arrival, one step per replica), so
-// pushes and pops are cheap and allocate nothing once it has grown.
-type eventQueue struct{ items []event }
+// eventQueue holds the engine's events by (time, class, sequence). It
+// holds a handful (the next arrival, one step per replica), so pushes and
+// pops are cheap and allocate nothing once it has grown.
+type eventQueue = minHeap[event, *event]
 
-func (q *eventQueue) Len() int { return len(q.items) }
+// minHeap is a binary min-heap of T ordered by P's before. It is the
+// engine's one heap: the event queue and the failover watchdog's deadlines.
+type minHeap[T any, P interface {
+	*T
+	before(*T) bool
+}] struct{ items []T }
 
-func (q *eventQueue) push(e event) {
-	q.items = append(q.items, e)
-	i := len(q.items) - 1
-	for i > 0 {
+func (h *minHeap[T, P]) Len() int { return len(h.items) }
+
+// peek returns the first item; the heap must not be empty.
+func (h *minHeap[T, P]) peek() *T { return &h.items[0] }
+
+func (h *minHeap[T, P]) push(x T) {
+	h.items = append(h.items, x)
+	s := h.items
+	for i := len(s) - 1; i > 0; {
 		p := (i - 1) / 2
-		if !q.items[i].before(&q.items[p]) {
+		if !P(&s[i]).before(&s[p]) {
 			break
 		}
-		q.items[i], q.items[p] = q.items[p], q.items[i]
+		s[i], s[p] = s[p], s[i]
 		i = p
 	}
 }
 
-func (q *eventQueue) pop() event {
-	top := q.items[0]
-	n := len(q.items) - 1
-	q.items[0] = q.items[n]
-	q.items = q.items[:n]
-	i := 0
-	for {
+func (h *minHeap[T, P]) pop() T {
+	s := h.items
+	top, n := s[0], len(s)-1
+	s[0] = s[n]
+	s = s[:n]
+	h.items = s
+	for i := 0; ; {
 		l := 2*i + 1
 		if l >= n {
 			break
 		}
 		m := l
-		if r := l + 1; r < n && q.items[r].before(&q.items[l]) {
+		if r := l + 1; r < n && P(&s[r]).before(&s[l]) {
 			m = r
 		}
-		if !q.items[m].before(&q.items[i]) {
+		if !P(&s[m]).before(&s[i]) {
 			break
 		}
-		q.items[i], q.items[m] = q.items[m], q.items[i]
+		s[i], s[m] = s[m], s[i]
 		i = m
 	}
 	return top

@@ -49,8 +49,8 @@ type Replica struct {
 	slots []*request
 	free  []int
 
-	watch      watchHeap // failover watchdog deadlines (see watchdog.go)
-	busy       bool      // a step is running or about to start
+	watch      minHeap[watchEntry, *watchEntry] // failover watchdog deadlines (see watchdog.go)
+	busy       bool                             // a step is running or about to start
 	plan       *scheduler.Plan
 	batch      cost.Batch
 	decBatch   cost.Batch // the step without its prefill, for attribution

@@ -25,47 +25,9 @@ type watchEntry struct {
 	slot int32
 }
 
-// watchHeap is a min-heap of entries by time (then ID, for determinism).
-type watchHeap []watchEntry
-
-func (h watchHeap) less(i, j int) bool {
-	return h[i].at < h[j].at || (h[i].at == h[j].at && h[i].id < h[j].id)
-}
-
-func (h *watchHeap) push(w watchEntry) {
-	*h = append(*h, w)
-	s := *h
-	for i := len(s) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !s.less(i, p) {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
-	}
-}
-
-func (h *watchHeap) pop() watchEntry {
-	s := *h
-	top, n := s[0], len(s)-1
-	s[0] = s[n]
-	s = s[:n]
-	for i := 0; ; {
-		l, m := 2*i+1, i
-		if l < n && s.less(l, m) {
-			m = l
-		}
-		if r := l + 1; r < n && s.less(r, m) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
-	}
-	*h = s
-	return top
+// before orders entries by time, then ID (for determinism).
+func (a *watchEntry) before(b *watchEntry) bool {
+	return a.at < b.at || (a.at == b.at && a.id < b.id)
 }
 
 // deadline is when the watchdog gives up on q if it shows nothing more.
@@ -84,7 +46,7 @@ func (e *Engine) watch(r *Replica, q *request) {
 // checkWatchdog aborts, before a step, every request whose deadline has
 // passed, and re-arms the entries of those that emitted since.
 func (e *Engine) checkWatchdog(r *Replica) {
-	for len(r.watch) > 0 && r.watch[0].at < e.now {
+	for r.watch.Len() > 0 && r.watch.peek().at < e.now {
 		w := r.watch.pop()
 		q := r.slots[w.slot]
 		if !q.live || q.seq.ID != w.id {
