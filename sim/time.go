@@ -1,8 +1,9 @@
 package sim
 
 import (
-	"hash/fnv"
 	"math/rand/v2"
+
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // Time is simulated time in integer nanoseconds since the start of a run.
@@ -28,20 +29,11 @@ func FromMS(ms float64) Time { return Time(ms*1e6 + 0.5) }
 // seed seed: a SplitMix64 mix of the seed and the name's FNV-1a hash. Each
 // subsystem draws from its own stream, so adding draws to one never shifts
 // another's.
-func Stream(seed uint64, name string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	return mix(seed ^ mix(h.Sum64()))
+func Stream(s uint64, name string) uint64 {
+	return seed.Mix(s ^ seed.Mix(seed.Hash(name)))
 }
 
-func mix(z uint64) uint64 {
-	z += 0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
-func newRand(seed uint64, name string) *rand.Rand {
-	s := Stream(seed, name)
-	return rand.New(rand.NewPCG(s, mix(s)))
+func newRand(s uint64, name string) *rand.Rand {
+	x := Stream(s, name)
+	return rand.New(rand.NewPCG(x, seed.Mix(x)))
 }

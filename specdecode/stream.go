@@ -1,11 +1,15 @@
 package specdecode
 
-import "math"
+import (
+	"math"
+
+	"github.com/itlsim/itlsim/workloads/seed"
+)
 
 // Stream is one request's speculation state. The engine keeps it by value
 // with the request and reuses it; drawing allocates nothing.
 type Stream struct {
-	state     uint64 // SplitMix64 state: the request's own random stream
+	rng       seed.Rand // the request's own random stream
 	alpha     float64
 	ood       bool // regime: in the out-of-distribution phase; ood-share: an OOD request
 	phaseLeft int  // regime: tokens left in the current phase
@@ -36,16 +40,8 @@ func New(cfg Config) *Model { return &Model{cfg: cfg, acc: cfg.Acceptance} }
 // Config returns the model's configuration.
 func (m *Model) Config() Config { return m.cfg }
 
-func (s *Stream) next() uint64 {
-	s.state += 0x9e3779b97f4a7c15
-	z := s.state
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
 // uniform returns a float in [0,1).
-func (s *Stream) uniform() float64 { return float64(s.next()>>11) * (1.0 / (1 << 53)) }
+func (s *Stream) uniform() float64 { return s.rng.Float64() }
 
 func (s *Stream) normal() float64 {
 	u1 := 1 - s.uniform() // (0,1]
@@ -90,8 +86,8 @@ func (s *Stream) geometric(mean float64) int {
 // Start resets st for a new request with its own seed and response length.
 // Every configuration seeds the same stream from the request's seed, so
 // compared runs see the same acceptance luck.
-func (m *Model) Start(st *Stream, seed uint64, output int) {
-	*st = Stream{state: seed ^ 0x5be0cd19137e2179, output: max(output, 1)}
+func (m *Model) Start(st *Stream, reqSeed uint64, output int) {
+	*st = Stream{rng: seed.FromState(reqSeed ^ 0x5be0cd19137e2179), output: max(output, 1)}
 	a := &m.acc
 	switch a.kind {
 	case Beta:

@@ -1,6 +1,10 @@
 package workloads
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+
+	"github.com/itlsim/itlsim/workloads/seed"
+)
 
 // Request is one generated request. Times are integer nanoseconds from the
 // start of the run.
@@ -74,36 +78,16 @@ func Collect(s Source, limit int) []Request {
 }
 
 // RequestSeed returns the seed of request id in a workload generated with
-// seed: a splitmix64 mix of the two. It depends on nothing else, so changing
+// runSeed: a SplitMix64 mix of the two. It depends on nothing else, so changing
 // lengths, rates or arrival processes never changes a request's seed.
-func RequestSeed(seed uint64, id int) uint64 {
-	return splitmix64(seed ^ splitmix64(uint64(id)))
+func RequestSeed(runSeed uint64, id int) uint64 {
+	return seed.Mix(runSeed ^ seed.Mix(uint64(id)))
 }
 
-// stream returns the random stream named name under seed. Streams with
+// stream returns the random stream named name under runSeed. Streams with
 // different names are independent, so adding draws to one never shifts
 // another.
-func stream(seed uint64, name string) *rand.Rand {
-	s := splitmix64(seed ^ fnv1a(name))
-	return rand.New(rand.NewPCG(s, splitmix64(s)))
-}
-
-// splitmix64 is the finalizer of Steele, Lea and Flood's SplitMix64: a
-// bijection on uint64 whose output bits each depend on every input bit.
-func splitmix64(z uint64) uint64 {
-	z += 0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
-// fnv1a is the 64-bit FNV-1a hash of s, used to turn a stream name into a
-// number.
-func fnv1a(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h
+func stream(runSeed uint64, name string) *rand.Rand {
+	s := seed.Mix(runSeed ^ seed.Hash(name))
+	return rand.New(rand.NewPCG(s, seed.Mix(s)))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/itlsim/itlsim/reports/ingest"
 	"github.com/itlsim/itlsim/sim/delivery"
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // Where injected pauses go in a stream.
@@ -302,13 +303,13 @@ func parseMS(s string) (float64, error) {
 // streamSeed derives a stream's seed for one purpose from the replay seed,
 // the recording and the stream, so every compared mitigation sees the same
 // pauses and the same network draws.
-func streamSeed(seed, rec, stream uint64, purpose string) uint64 {
-	r := delivery.NewRand(seed ^ rec<<40 ^ stream)
+func streamSeed(runSeed, rec, stream uint64, purpose string) uint64 {
+	r := seed.New(runSeed ^ rec<<40 ^ stream)
 	x := r.Uint64()
 	for _, b := range []byte(purpose) {
 		x = (x ^ uint64(b)) * 0x100000001b3
 	}
-	r = delivery.NewRand(x)
+	r = seed.New(x)
 	return r.Uint64()
 }
 
@@ -345,7 +346,7 @@ func replayRecording(rec *ingest.Recording, recIdx uint64, plan pausePlan, mit m
 			exact = append(exact, t)
 		}
 		if plan.n > 0 && n > 1 {
-			r := delivery.NewRand(streamSeed(plan.seed, recIdx, uint64(si), "replay/pauses"))
+			r := seed.New(streamSeed(plan.seed, recIdx, uint64(si), "replay/pauses"))
 			for j := range plan.n {
 				gap := pauseGap(plan.at, j, plan.n, n-1, &r)
 				d := float64(plan.dist.SampleNS(&r))
@@ -418,7 +419,7 @@ func replayRecording(rec *ingest.Recording, recIdx uint64, plan pausePlan, mit m
 }
 
 // pauseGap is the gap (0-based, of gaps gaps) pause j of n goes into.
-func pauseGap(at string, j, n, gaps int, r *delivery.Rand) int {
+func pauseGap(at string, j, n, gaps int, r *seed.Rand) int {
 	switch at {
 	case pauseAtStart:
 		return min(j, gaps-1)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // MaxMS bounds every value a Dist can name or draw, in milliseconds: about
@@ -287,7 +289,7 @@ func (d Dist) Mean() float64 {
 }
 
 // sampleMS draws one value in milliseconds.
-func (d *Dist) sampleMS(r *Rand) float64 {
+func (d *Dist) sampleMS(r *seed.Rand) float64 {
 	var v float64
 	switch d.kind {
 	case kindNone:
@@ -295,22 +297,22 @@ func (d *Dist) sampleMS(r *Rand) float64 {
 	case kindFixed:
 		return d.a
 	case kindUniform:
-		v = d.lo + (d.hi-d.lo)*r.float()
+		v = d.lo + (d.hi-d.lo)*r.Float64()
 	case kindExp:
-		v = d.a * r.exp()
+		v = d.a * r.Exp()
 	case kindNormal:
-		v = d.a + d.b*r.normal()
+		v = d.a + d.b*r.Normal()
 	case kindLognormal:
-		v = math.Exp(d.mu + d.sigma*r.normal())
+		v = math.Exp(d.mu + d.sigma*r.Normal())
 	case kindPareto:
-		v = d.a * math.Exp(r.exp()/d.b) // U^(−1/α) = e^(E/α) with E = −ln U exponential: no Pow
+		v = d.a * math.Exp(r.Exp()/d.b) // U^(−1/α) = e^(E/α) with E = −ln U exponential: no Pow
 	}
 	return min(max(v, d.lo), d.hi)
 }
 
 // sample draws one value in integer nanoseconds (draws are ≥ 0, so adding
 // a half and truncating rounds them).
-func (d *Dist) sample(r *Rand) int64 {
+func (d *Dist) sample(r *seed.Rand) int64 {
 	if d.kind == kindNone {
 		return 0
 	}
@@ -318,7 +320,7 @@ func (d *Dist) sample(r *Rand) int64 {
 }
 
 // SampleNS draws one value from r, in integer nanoseconds.
-func (d *Dist) SampleNS(r *Rand) int64 { return d.sample(r) }
+func (d *Dist) SampleNS(r *seed.Rand) int64 { return d.sample(r) }
 
 // msToNS converts milliseconds to integer nanoseconds, rounding.
 func msToNS(ms float64) int64 { return int64(math.Round(ms * 1e6)) }

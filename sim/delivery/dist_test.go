@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 func TestParseDist(t *testing.T) {
@@ -72,7 +74,7 @@ func TestDistSamples(t *testing.T) {
 		{"pareto:1,1.1,50", math.NaN(), 1, 50},
 	} {
 		d := MustParseDist(c.spec)
-		r := NewRand(1)
+		r := seed.New(1)
 		const n = 200_000
 		var sum float64
 		for range n {

@@ -3,6 +3,8 @@ package delivery
 import (
 	"math"
 	"testing"
+
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // FuzzParseDist: any spec either fails with an error or parses to a Dist
@@ -21,7 +23,7 @@ func FuzzParseDist(f *testing.F) {
 		if err != nil || again != d {
 			t.Fatalf("%q → %q does not round-trip: %v", spec, d.String(), err)
 		}
-		r := NewRand(uint64(len(spec)))
+		r := seed.New(uint64(len(spec)))
 		for range 100 {
 			v := d.sampleMS(&r)
 			if !(v >= 0 && v <= MaxMS) || math.IsNaN(v) {

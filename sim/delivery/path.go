@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/itlsim/itlsim/sim/cost"
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // Chunk is one visible update of a stream: Tokens tokens at At, integer
@@ -202,7 +203,7 @@ func New(cfg Config) (*Path, error) {
 		p.sameModel = f.PrimaryModel != "" && strings.EqualFold(f.PrimaryModel, b.Model)
 	}
 	for i, name := range streamNames {
-		p.salts[i] = mix(salt(name))
+		p.salts[i] = seed.Mix(seed.Hash(name))
 	}
 	return p, nil
 }
@@ -263,7 +264,7 @@ func (p *Path) backupStep(b *cost.Batch, ctx int) int64 {
 // it; Deliver overwrites it and allocates nothing once its lists have grown
 // to the longest stream delivered.
 type Stream struct {
-	lat, loss, conn, frame Rand
+	lat, loss, conn, frame seed.Rand
 	batch                  cost.Batch
 
 	merged   []serverUnit
@@ -328,10 +329,10 @@ func (p *Path) Deliver(st *Stream, req Request, out *Result) {
 	if req.CancelledAt != 0 && req.CancelledAt < last {
 		panic(fmt.Sprintf("delivery: stream cancelled at %d ns, before its last chunk at %d ns", req.CancelledAt, last))
 	}
-	st.lat.seed(req.Seed, p.salts[streamLatency])
-	st.loss.seed(req.Seed, p.salts[streamLoss])
-	st.conn.seed(req.Seed, p.salts[streamConnection])
-	st.frame.seed(req.Seed, p.salts[streamFrame])
+	st.lat = streamFor(req.Seed, p.salts[streamLatency])
+	st.loss = streamFor(req.Seed, p.salts[streamLoss])
+	st.conn = streamFor(req.Seed, p.salts[streamConnection])
+	st.frame = streamFor(req.Seed, p.salts[streamFrame])
 
 	p.failover(st, &req, out)
 	p.flush(st)

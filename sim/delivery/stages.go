@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // The stages of the path, in the order Deliver runs them. Each reads the
@@ -262,7 +264,7 @@ func (p *Path) lossDelay(st *Stream, out *Result) int64 {
 	}
 	var lossNS int64
 	rto := p.rtoNS
-	for a := 0; a < maxAttempts && st.loss.float() < p.loss; a++ {
+	for a := 0; a < maxAttempts && st.loss.Float64() < p.loss; a++ {
 		out.Losses++
 		lossNS += rto
 		rto = min(2*rto, rtoMaxNS)
@@ -271,8 +273,8 @@ func (p *Path) lossDelay(st *Stream, out *Result) int64 {
 }
 
 // dropInterval draws the time to the next connection drop, ns.
-func (p *Path) dropInterval(r *Rand) int64 {
-	return int64(min(r.exp()/p.dropPerNS, 1e17))
+func (p *Path) dropInterval(r *seed.Rand) int64 {
+	return int64(min(r.Exp()/p.dropPerNS, 1e17))
 }
 
 // horizonFactor sets how fast the smoothing buffer corrects its depth: a
@@ -364,7 +366,7 @@ func (p *Path) smooth(st *Stream, out *Result) {
 func (p *Path) render(st *Stream, out *Result) {
 	var phase int64
 	if p.frameNS > 0 {
-		phase = int64(st.frame.float() * float64(p.frameNS))
+		phase = int64(st.frame.Float64() * float64(p.frameNS))
 	}
 	client := out.Client // local until the end, as in failover
 	prev := 0

@@ -1,4 +1,4 @@
-package delivery
+package seed
 
 import (
 	"math"
@@ -35,12 +35,12 @@ func TestZigguratDistributions(t *testing.T) {
 		sd    float64
 		lower float64 // the support's lower end
 	}{
-		{"normal", (*Rand).normal, func(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) },
+		{"normal", (*Rand).Normal, func(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) },
 			zigNormalR, math.Erfc(zigNormalR / math.Sqrt2), 0, 1, math.Inf(-1)},
-		{"exp", (*Rand).exp, func(x float64) float64 { return -math.Expm1(-x) },
+		{"exp", (*Rand).Exp, func(x float64) float64 { return -math.Expm1(-x) },
 			zigExpR, math.Exp(-zigExpR), 1, 1, 0},
 	} {
-		r := NewRand(42)
+		r := New(42)
 		xs := make([]float64, n)
 		var sum, beyond float64
 		for i := range xs {
@@ -86,19 +86,19 @@ func TestZigguratTablesClose(t *testing.T) {
 }
 
 func BenchmarkNormal(b *testing.B) {
-	r := NewRand(1)
+	r := New(1)
 	var s float64
 	for b.Loop() {
-		s += r.normal()
+		s += r.Normal()
 	}
 	_ = s
 }
 
 func BenchmarkExp(b *testing.B) {
-	r := NewRand(1)
+	r := New(1)
 	var s float64
 	for b.Loop() {
-		s += r.exp()
+		s += r.Exp()
 	}
 	_ = s
 }

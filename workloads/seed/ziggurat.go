@@ -1,4 +1,4 @@
-package delivery
+package seed
 
 import "math"
 
@@ -10,7 +10,7 @@ import "math"
 // accepted at once in about 99 % of draws, with no logarithm and no
 // rejection loop, which makes them several times faster than the polar
 // method (a logarithm and a square root per pair, a 21 % rejection and a
-// branch on the kept spare) on the per-packet jitter path.
+// branch on the kept spare), as the delivery path's per-packet jitter needs.
 //
 // A ziggurat covers the density f (decreasing on [0, ∞)) with n layers of
 // equal area v: layer 0 is the base, a rectangle of width R under f(R)
@@ -77,11 +77,11 @@ var (
 		func(y float64) float64 { return -math.Log(y) })
 )
 
-// normal returns a standard normal draw.
-func (r *Rand) normal() float64 {
+// Normal returns a standard normal draw.
+func (r *Rand) Normal() float64 {
 	z := zigNormal
 	for {
-		u := r.next()
+		u := r.Uint64()
 		i := u & (zigLayers - 1)
 		j := u >> 11 // 53 bits; bit zigBits of u (below them) is the sign
 		x := float64(j) * z.w[i]
@@ -103,23 +103,23 @@ func (r *Rand) normal() float64 {
 func (r *Rand) normalSlow(z *ziggurat, i uint64, x float64) (float64, bool) {
 	if i == 0 {
 		for {
-			a := -math.Log(r.open()) / zigNormalR
-			b := -math.Log(r.open())
+			a := -math.Log(r.Open()) / zigNormalR
+			b := -math.Log(r.Open())
 			if 2*b >= a*a {
 				return zigNormalR + a, true
 			}
 		}
 	}
-	y := z.f[i] + r.float()*(z.f[i+1]-z.f[i])
+	y := z.f[i] + r.Float64()*(z.f[i+1]-z.f[i])
 	return x, y < math.Exp(-x*x/2)
 }
 
-// exp returns a draw of the unit exponential distribution.
-func (r *Rand) exp() float64 {
+// Exp returns a draw of the unit exponential distribution.
+func (r *Rand) Exp() float64 {
 	z := zigExp
 	var base float64 // the tail is the distribution again, shifted by R
 	for {
-		u := r.next()
+		u := r.Uint64()
 		i := u & (zigLayers - 1)
 		j := u >> 11
 		x := float64(j) * z.w[i]
@@ -130,7 +130,7 @@ func (r *Rand) exp() float64 {
 			base += zigExpR
 			continue
 		}
-		if z.f[i]+r.float()*(z.f[i+1]-z.f[i]) < math.Exp(-x) {
+		if z.f[i]+r.Float64()*(z.f[i+1]-z.f[i]) < math.Exp(-x) {
 			return base + x
 		}
 	}
