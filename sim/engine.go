@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 
+	"github.com/itlsim/itlsim/scheduler/router"
 	"github.com/itlsim/itlsim/workloads"
 )
 
@@ -21,6 +22,18 @@ type Engine struct {
 	rec     *recording // what the replicas' recorders share
 	res     *Result    // the cluster's results, merged when the run ends (one replica: its own)
 	done    bool
+	workAt  Time // the last event that was not a snapshot: the run's end
+
+	// Routing (clusters of more than one replica; see route.go).
+	router      router.Router
+	state       router.State // the loads the router sees
+	engineState bool         // the router reads engine-reported load
+	staleness   Time         // snapshot period; 0 reads live state
+	ticking     bool         // a snapshot event is scheduled
+	inflight    []int        // per replica: routed and not ended
+	routed      []int        // per replica: requests routed
+	reasons     [router.NumReasons]int
+	routeReq    router.Request
 
 	classIndex     map[string]int16
 	classNames     []string
@@ -52,30 +65,46 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 	}
 	e := &Engine{setup: s, src: src, classIndex: map[string]int16{}}
 	e.rec = &recording{stall: FromMS(c.Metrics.StallThresholdMS), worstK: c.Metrics.WorstStreams}
-	var watchNS Time
-	if s.Delivery != nil {
-		if f := s.Delivery.Config().Failover; f.WatchdogMS > 0 && !f.KeepPrimary {
-			watchNS = FromMS(f.WatchdogMS)
+	pools := s.Pools
+	if len(pools) == 0 { // a Setup built by hand: one replica of itself
+		pools = []Pool{{Replicas: 1, Setup: s}}
+	}
+	var infos []router.Replica
+	for _, p := range pools {
+		for j := range p.Replicas {
+			i := len(e.reps)
+			name := fmt.Sprintf("replica-%d", i)
+			if p.Name != "" {
+				name = fmt.Sprintf("%s-%d", p.Name, j)
+			}
+			r, err := newReplica(i, name, p.Name, p.Setup, c.Seed, e.newRecorder(p.Setup))
+			if err != nil {
+				return nil, err
+			}
+			if d := p.Setup.Delivery; d != nil {
+				if f := d.Config().Failover; f.WatchdogMS > 0 && !f.KeepPrimary {
+					r.watchNS = FromMS(f.WatchdogMS)
+				}
+			}
+			r.ended = func(id int) { e.inflight[i]--; e.ended(id) }
+			e.reps = append(e.reps, r)
+			infos = append(infos, router.Replica{KVTokens: p.Setup.Blocks * p.Setup.Config.KVCache.BlockSize})
 		}
 	}
-	rec := recorder{res: newResult(Time(c.Metrics.TimeseriesIntervalS * 1e9)), recording: e.rec}
-	if s.Delivery != nil {
-		rec.client = newClientView(s.Delivery, rec.res.Series.Interval)
+	e.inflight = make([]int, len(e.reps))
+	e.routed = make([]int, len(e.reps))
+	if len(e.reps) > 1 {
+		rc := c.Cluster.Router
+		var err error
+		if e.router, err = router.New(rc, infos, Stream(c.Seed, "router")); err != nil {
+			return nil, err
+		}
+		e.state.Loads = make([]router.Load, len(e.reps))
+		if rc.UsesEngineState() {
+			e.engineState = true
+			e.staleness = FromMS(rc.Staleness())
+		}
 	}
-	res := rec.res
-	res.Name = c.Name
-	res.WorstK = c.Metrics.WorstStreams
-	if c.SpecDecode.Enabled() {
-		res.SpecMethod, res.SpecK = c.SpecDecode.Method, c.SpecDecode.K
-	}
-	res.KVBlocks = s.Blocks
-	r, err := newReplica(0, "replica-0", "", s, c.Seed, rec)
-	if err != nil {
-		return nil, err
-	}
-	r.watchNS = watchNS
-	r.ended = e.ended
-	e.reps = []*Replica{r}
 	for _, cl := range s.Classes { // configured classes first, in order
 		e.classOf(cl.Name)
 	}
@@ -146,6 +175,9 @@ func (e *Engine) Step() bool {
 		panic(fmt.Sprintf("sim: time went backwards from %d to %d", e.now, ev.at))
 	}
 	e.now = ev.at
+	if ev.class != evSnapshot {
+		e.workAt = ev.at
+	}
 	switch ev.class {
 	case evArrival:
 		e.arrive()
@@ -157,6 +189,8 @@ func (e *Engine) Step() bool {
 	case evStepEnd:
 		e.reps[ev.replica].endStep(e.now)
 		e.push(e.now, evStepStart, ev.replica)
+	case evSnapshot:
+		e.snapshot()
 	}
 	return true
 }
@@ -202,7 +236,7 @@ func (e *Engine) finishRun() {
 	}
 	e.done = true
 	for i, r := range e.reps {
-		r.finish(e.now)
+		r.finish(e.workAt)
 		if i == 0 {
 			r.rec.res.SkippedRows = workloads.SkippedRows(e.src)
 		}
@@ -238,6 +272,12 @@ func (e *Engine) arrive() {
 	}
 	p := &e.pending
 	r := e.reps[0]
+	if e.router != nil {
+		r = e.reps[e.route(p)]
+	} else {
+		e.inflight[0]++
+		e.routed[0]++
+	}
 	q := r.alloc()
 	q.arrival = Time(p.Arrival)
 	q.seed = p.Seed
