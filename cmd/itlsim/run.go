@@ -329,6 +329,7 @@ func simulate(variants []scenario.Variant, withStreams bool, timelines *outFile,
 			if srv := engines[i].ServerResult(); srv != res {
 				runs[i].AddServerView(srv)
 			}
+			runs[i].AddCluster(engines[i].ReplicaReports(), engines[i].Routing())
 		}()
 	}
 	wg.Wait()
