@@ -301,6 +301,31 @@ func (c Config) CapAtContext(maxModelLen int) Config {
 	return c
 }
 
+// Files lists the files c reads: the trace, the lengths file and the FILE
+// of every empirical length distribution, its classes' included, in that
+// order. A command checks its outputs against them.
+func (c Config) Files() []string {
+	var files []string
+	add := func(p string) {
+		if p != "" {
+			files = append(files, p)
+		}
+	}
+	add(c.Trace)
+	add(c.LengthsFile)
+	dists := []Dist{c.InputLen, c.OutputLen}
+	for _, cl := range c.Classes {
+		dists = append(dists, cl.InputLen, cl.OutputLen)
+	}
+	for _, d := range dists {
+		if d.kind == kindEmpirical {
+			p, _ := d.empiricalParts()
+			add(p)
+		}
+	}
+	return files
+}
+
 // ResolvePaths returns c with its relative file paths (lengths_file,
 // trace, and the FILE of empirical length distributions) resolved against
 // dir, as a scenario file's paths are against the scenario's folder.

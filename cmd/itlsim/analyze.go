@@ -101,6 +101,8 @@ func (o *analyzeOptions) run(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	}
+	files.reads("FILE", args...)
+	files.reads("--echarts-js", o.echartsJS)
 	if err := files.check(); err != nil {
 		return err
 	}

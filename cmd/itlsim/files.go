@@ -10,6 +10,7 @@ import (
 
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/ingest"
+	"github.com/itlsim/itlsim/sim"
 )
 
 // stdoutFormat checks a stdout form given with flag (--format or --output).
@@ -75,4 +76,15 @@ func (o runOutputs) write(w io.Writer, runs []reports.Run) error {
 		return err
 	}
 	return writeNotes(w, runs, o.format)
+}
+
+// readsConfig registers the files a run of cfg reads (its trace, lengths
+// file, empirical length files, a model's config.json) as inputs of files.
+func readsConfig(files *outputs, cfg sim.Config) {
+	files.reads("", cfg.Workload.Files()...)
+	for _, m := range []string{cfg.Model, cfg.SpecDecode.DraftModel} {
+		if strings.HasSuffix(m, ".json") {
+			files.reads("", m)
+		}
+	}
 }

@@ -166,6 +166,9 @@ func (o *gateOptions) run(cmd *cobra.Command) error {
 		}
 		html.opts.Title = "itlsim gate: baseline against candidate"
 	}
+	files.reads("--baseline", o.baseline)
+	files.reads("--candidate", o.candidate)
+	files.reads("--echarts-js", o.echartsJS)
 	if err := files.check(); err != nil {
 		return badInput(err)
 	}

@@ -61,6 +61,8 @@ func (o *reportOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	files.reads("RESULT.json", args...)
+	files.reads("--echarts-js", o.echartsJS)
 	if err := files.check(); err != nil {
 		return err
 	}

@@ -235,6 +235,11 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	}
+	files.reads("SCENARIO", args...)
+	files.reads("--echarts-js", o.echartsJS)
+	for _, v := range variants {
+		readsConfig(files, v.Config)
+	}
 	if err := files.check(); err != nil {
 		return err
 	}

@@ -56,6 +56,20 @@ func (o *sourceOptions) bind(cmd *cobra.Command) {
 // trace — exactly as `itlsim run` would simulate them: the same resolved
 // configuration and the same workload seed.
 func (o *sourceOptions) open(cmd *cobra.Command, source string) (workloads.Source, sim.Config, error) {
+	cfg, err := o.config(cmd, source)
+	if err != nil {
+		return nil, cfg, err
+	}
+	src, err := workloads.New(cfg.Workload, sim.Stream(cfg.Seed, "workload"))
+	if err != nil {
+		return nil, cfg, err
+	}
+	return src, cfg, nil
+}
+
+// config returns the resolved configuration whose workload open reads,
+// without reading the workload's files.
+func (o *sourceOptions) config(cmd *cobra.Command, source string) (sim.Config, error) {
 	cfg := sim.DefaultConfig()
 	isScenario := false
 	switch strings.ToLower(filepath.Ext(source)) {
@@ -63,11 +77,11 @@ func (o *sourceOptions) open(cmd *cobra.Command, source string) (workloads.Sourc
 		isScenario = true
 		data, err := os.ReadFile(source)
 		if err != nil {
-			return nil, cfg, err
+			return cfg, err
 		}
 		f, err := scenario.Parse(source, data)
 		if err != nil {
-			return nil, cfg, err
+			return cfg, err
 		}
 		cfg = f.Config
 		// Files a scenario names are relative to the scenario.
@@ -92,25 +106,20 @@ func (o *sourceOptions) open(cmd *cobra.Command, source string) (workloads.Sourc
 			continue
 		}
 		if s.flag == "format" && isScenario && cfg.Workload.Trace == "" {
-			return nil, cfg, fmt.Errorf("--format: %s generates its requests; --format applies to a trace", source)
+			return cfg, fmt.Errorf("--format: %s generates its requests; --format applies to a trace", source)
 		}
 		if err := scenario.Set(&cfg, s.path, s.value); err != nil {
-			return nil, cfg, fmt.Errorf("--%s: %w", s.flag, err)
+			return cfg, fmt.Errorf("--%s: %w", s.flag, err)
 		}
 	}
 	if err := scenario.ApplySets(&cfg, o.sets); err != nil {
-		return nil, cfg, err
+		return cfg, err
 	}
 	setup, err := cfg.Resolve()
 	if err != nil {
-		return nil, cfg, err
+		return cfg, err
 	}
-	cfg = setup.Config
-	src, err := workloads.New(cfg.Workload, sim.Stream(cfg.Seed, "workload"))
-	if err != nil {
-		return nil, cfg, err
-	}
-	return src, cfg, nil
+	return setup.Config, nil
 }
 
 func newWorkloadInspectCmd() *cobra.Command {
@@ -185,10 +194,16 @@ run leaves no partial file.
 			files := newOutputs(temps)
 			defer files.discard()
 			file := files.add("-o", out)
+			cfg, err := o.config(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			files.reads("SOURCE", args[0])
+			readsConfig(files, cfg)
 			if err := files.check(); err != nil {
 				return err
 			}
-			src, _, err := o.open(cmd, args[0])
+			src, err := workloads.New(cfg.Workload, sim.Stream(cfg.Seed, "workload"))
 			if err != nil {
 				return err
 			}
