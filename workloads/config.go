@@ -128,6 +128,29 @@ const (
 	maxHorizonS = 1e8 // about 3 years of arrivals
 )
 
+// checkCount is the one bound on the requests a workload creates, whatever
+// creates them: the generator (rate × duration, under a rate curve), a
+// ServeGen client's windows (Σ rate_rps × window), and, as each request is
+// made, every source New returns (capped). what says what the count comes
+// from.
+func checkCount(what string, n float64) error {
+	if n > maxRequests {
+		return fmt.Errorf("%s: about %.3g requests, more than %d (the simulator's limit): lower the rate or the duration", what, n, maxRequests)
+	}
+	return nil
+}
+
+// expectedRequests is the expected number of requests a generator bounded
+// by DurationS creates: Rate × DurationS, times the rate curve's mean
+// multiplier over the duration.
+func (c Config) expectedRequests() float64 {
+	n := c.Rate * c.DurationS
+	if cv, err := parseCurve(c.RateCurve); err == nil && cv != nil {
+		n *= meanMultiplier(cv, c.DurationS*1e9)
+	}
+	return n
+}
+
 // DefaultConfig returns a ShareGPT-like chat workload: Poisson arrivals at
 // 10 requests/s (a placeholder: scenarios set the rate they study), 1,000
 // requests, prompts lognormal:1024,1024,16,3072 and outputs
@@ -232,9 +255,14 @@ func (c Config) Validate() error {
 			float64(c.Requests-1)/c.Rate, maxHorizonS)
 	case c.Requests == 0 && c.DurationS > maxHorizonS:
 		bad("duration_s", "must be ≤ %.0g s, got %g", maxHorizonS, c.DurationS)
-	case bounded && c.Requests == 0 && rateOK && c.Rate*c.DurationS > maxRequests:
-		bad("duration_s", "%g s at %g/s is about %.3g requests, more than %d", c.DurationS, c.Rate,
-			c.Rate*c.DurationS, maxRequests)
+	case bounded && c.Requests == 0 && rateOK:
+		what := fmt.Sprintf("workload.duration_s: %g s at %g/s", c.DurationS, c.Rate)
+		if c.RateCurve != "" {
+			what += " under rate_curve " + c.RateCurve
+		}
+		if err := checkCount(what, c.expectedRequests()); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	switch {
 	case c.Trace != "" && strings.TrimSpace(c.Trace) == "":
