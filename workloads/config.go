@@ -135,7 +135,7 @@ const (
 // from.
 func checkCount(what string, n float64) error {
 	if n > maxRequests {
-		return fmt.Errorf("%s: about %.3g requests, more than %d (the simulator's limit): lower the rate or the duration", what, n, maxRequests)
+		return fmt.Errorf("%s is about %.3g requests, more than %d (the simulator's limit): lower the rate or the duration", what, n, maxRequests)
 	}
 	return nil
 }

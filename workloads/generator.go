@@ -113,7 +113,7 @@ func (c *capped) Next(r *Request) bool {
 		return false
 	}
 	if c.n++; c.n > maxRequests {
-		c.err = checkCount("the workload", float64(c.n))
+		c.err = fmt.Errorf("the workload gives more than %d requests (the simulator's limit): shorten it (workload.window_s, workload.sample)", maxRequests)
 		return false
 	}
 	return true
