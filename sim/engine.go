@@ -352,6 +352,9 @@ func (e *Engine) reject(r *Replica, q *request, why scheduler.Reason) {
 	if e.client != nil {
 		e.client.res.Streams = append(e.client.res.Streams, rs)
 	}
+	if e.sink != nil {
+		e.sinkNoChunks(q, StatusRejected, why)
+	}
 	r.release(q)
 }
 

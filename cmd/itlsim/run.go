@@ -131,7 +131,7 @@ Field paths: ` + strings.Join(scenario.Paths(), ", "),
 	f.BoolVar(&o.printConfig, "print-config", false, "print each run's resolved scenario as YAML (every default filled in) and exit without simulating")
 	f.StringVar(&o.jsonPath, "json", "", "write the full results (scenario, runs, streams, time series) as JSON to this file")
 	f.StringVar(&o.streamsPath, "streams", "", "write one CSV row per request and run to this file")
-	f.StringVar(&o.timelinesPath, "timelines", "", "write every finished stream's chunk times as JSON lines (itlsim's stream format) to this file")
+	f.StringVar(&o.timelinesPath, "timelines", "", "write every request as JSON lines (itlsim's stream format) to this file: its outcome and a stream's chunk times")
 	f.StringVar(&o.htmlPath, "html", "", "write the HTML report (the page itlsim report makes from --json) to this file")
 	f.StringVar(&o.echartsJS, "echarts-js", "", "with --html: ECharts build to inline (echarts.min.js) so the report draws offline")
 	return cmd

@@ -84,7 +84,7 @@ func Detect(name string, data []byte) (Format, error) {
 		return FormatVLLM, nil
 	case has("benchmarks"):
 		return FormatGuideLLM, nil
-	case has("chunk_times_s"):
+	case has("chunk_times_s"), has("rejected") && has("arrival_s"):
 		return FormatStreams, nil
 	case has("metrics") && (has("metadata") || has("error")):
 		return FormatAIPerf, nil

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/itlsim/itlsim/scheduler"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/quantile"
 )
@@ -23,8 +24,16 @@ type Recording struct {
 	Format Format
 	// Streams are the requests that produced at least one chunk, in file order.
 	Streams []Stream
+	// FailedStreams are failed requests whose file records the chunks they
+	// showed before failing (itlsim's stream format); they are counted in
+	// Failed too. Their tokens and stalls count in the run's totals, as a
+	// simulation counts them, and nowhere else.
+	FailedStreams []Stream
 	// Failed counts requests that ended in an error, by the error's kind.
 	Failed map[string]int
+	// Rejected counts requests the server refused, by reason (itlsim's
+	// stream format records them).
+	Rejected [scheduler.NumReasons]int
 	// Duration is the run's length in ns (the tool's benchmark duration
 	// when it records one).
 	Duration float64
@@ -147,6 +156,10 @@ func (r *Recording) Result(m sim.MetricsConfig) *sim.Result {
 		res.Measured.Failed[k] = n
 		res.Requests += n
 	}
+	for why, n := range r.Rejected {
+		res.Rejected[why] += n
+		res.Requests += n
+	}
 	stall := float64(sim.FromMS(m.StallThresholdMS))
 	res.Streams = make([]sim.StreamSummary, len(r.Streams))
 	res.Measured.Streams = make([]sim.MeasuredStream, len(r.Streams))
@@ -183,6 +196,20 @@ func (r *Recording) Result(m sim.MetricsConfig) *sim.Result {
 		}
 		res.Streams[i], res.Measured.Streams[i] = st, ms
 		res.InputTokens += int64(s.InputTokens)
+		res.OutputTokens += int64(s.OutputTokens)
+	}
+	for i := range r.FailedStreams {
+		s := &r.FailedStreams[i]
+		st := sim.StreamSummary{ID: s.ID, Arrival: toTime(s.Arrival), InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
+			Status: sim.StatusFailed, TTFT: toTime(s.TTFT), E2EL: toTime(s.E2EL), Chunks: len(s.Gaps) + 1}
+		for _, g := range s.Gaps {
+			if g > stall {
+				st.Stalls++
+				st.StallTime += toTime(g)
+			}
+		}
+		res.Streams = append(res.Streams, st)
+		res.Measured.Streams = append(res.Measured.Streams, sim.MeasuredStream{TTFT: s.TTFT, E2EL: s.E2EL, Gaps: s.Gaps})
 		res.OutputTokens += int64(s.OutputTokens)
 	}
 	if !r.NoGaps {
