@@ -126,7 +126,8 @@ func Parse(name string, data []byte, f Format) ([]Recording, error) {
 		recs[i].File, recs[i].Format = name, f
 		// A run of no requests would show a table of zeros, as if
 		// measured: say so instead.
-		if len(recs[i].Streams) == 0 && len(recs[i].Failed) == 0 {
+		recs[i].noteTokenCounts()
+		if len(recs[i].Streams) == 0 && len(recs[i].Failed) == 0 && recs[i].rejected() == 0 {
 			what := name
 			if len(recs) > 1 {
 				what += " (" + recs[i].Name + ")"

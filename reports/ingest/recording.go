@@ -117,6 +117,55 @@ func checkStream(what string, s *Stream) error {
 	return nil
 }
 
+// rejected is the number of requests the server refused.
+func (r *Recording) rejected() int {
+	n := 0
+	for _, v := range r.Rejected {
+		n += v
+	}
+	return n
+}
+
+// noteTokenCounts says, in a counted note, when streams record output
+// token counts that their chunks contradict: more tokens than chunks (TPOT
+// divides the decode time by tokens, so it falls far below the stream's
+// gaps: 50 tokens in 2 chunks 100 ms apart give a TPOT of 2 ms), or fewer
+// (a chunk with no token, or a wrong count). A difference of one token is
+// common and harmless (vLLM and AIPerf files often count a first chunk of
+// two tokens, or a last chunk with none) and passes. Streams that record
+// each chunk's tokens, and sources without gaps, are not judged.
+func (r *Recording) noteTokenCounts() {
+	if r.NoGaps {
+		return
+	}
+	more, fewer, most := 0, 0, 0.0
+	for i := range r.Streams {
+		s := &r.Streams[i]
+		if s.ChunkTokens != nil || s.Chunks == 0 {
+			continue
+		}
+		switch {
+		case s.OutputTokens > s.Chunks+1:
+			more++
+			most = max(most, float64(s.OutputTokens)/float64(s.Chunks))
+		case s.OutputTokens < s.Chunks-1:
+			fewer++
+		}
+	}
+	streams := func(n int) string {
+		if n == 1 {
+			return "1 stream records"
+		}
+		return fmt.Sprintf("%d streams record", n)
+	}
+	if more > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%s more output tokens than chunks (up to %.3g tokens a chunk): TPOT divides by tokens, so it is below those streams' gaps", streams(more), most))
+	}
+	if fewer > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%s fewer output tokens than chunks: chunks without a token, or wrong token counts", streams(fewer)))
+	}
+}
+
 // fail counts one failed request.
 func (r *Recording) fail(kind string) {
 	if r.Failed == nil {

@@ -125,16 +125,21 @@ func parseStreams(name string, data []byte) ([]Recording, error) {
 			}
 			s.Gaps[j-1] = times[j] - times[j-1]
 		}
+		sum := 0
+		for j, n := range l.ChunkTokens {
+			if n < 0 {
+				return nil, fmt.Errorf("%s: %s: chunk_tokens[%d]: negative count %d", name, where, j, n)
+			}
+			sum += n
+		}
 		switch {
+		case l.OutputTokens != nil && l.ChunkTokens != nil && *l.OutputTokens != sum && !failed:
+			return nil, fmt.Errorf("%s: %s: output_tokens %d but chunk_tokens sum to %d: the counts contradict each other",
+				name, where, *l.OutputTokens, sum)
 		case l.OutputTokens != nil:
 			s.OutputTokens = *l.OutputTokens
 		case l.ChunkTokens != nil:
-			for j, n := range l.ChunkTokens {
-				if n < 0 {
-					return nil, fmt.Errorf("%s: %s: chunk_tokens[%d]: negative count %d", name, where, j, n)
-				}
-				s.OutputTokens += n
-			}
+			s.OutputTokens = sum
 		default:
 			s.OutputTokens = len(times)
 		}
