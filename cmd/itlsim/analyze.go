@@ -162,7 +162,7 @@ func writeNotes(w io.Writer, runs []reports.Run, f reports.Format) error {
 			continue
 		}
 		for _, n := range r.Source.Notes {
-			lines = append(lines, r.Name+" ("+r.Source.Format+"): "+n)
+			lines = append(lines, reports.Printable(r.Name+" ("+r.Source.Format+"): "+n))
 		}
 	}
 	if len(lines) == 0 {

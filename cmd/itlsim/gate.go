@@ -272,7 +272,7 @@ func loadGateInput(path, run, runFlag string, in ingest.Format) (*gateInput, err
 	if len(recs) > 1 {
 		name += " (" + recs[k].Name + ")"
 	}
-	return &gateInput{name: name, record: &recs[k]}, nil
+	return &gateInput{name: reports.Printable(name), record: &recs[k]}, nil
 }
 
 func loadDocument(path string, data []byte, run, runFlag string) (*gateInput, error) {
@@ -292,6 +292,7 @@ func loadDocument(path string, data []byte, run, runFlag string) (*gateInput, er
 	if len(doc.Runs) > 1 {
 		name += " (" + doc.Runs[k].Name + ")"
 	}
+	name = reports.Printable(name)
 	s, err := gate.FromRun(name, &doc.Runs[k])
 	if err != nil {
 		return nil, err

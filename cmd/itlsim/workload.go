@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/quantile"
 	"github.com/itlsim/itlsim/sim/scenario"
@@ -373,7 +374,7 @@ func lengthsOf(v []int64) lengthSummary {
 func (s *workloadSummary) write(w io.Writer) error {
 	var b strings.Builder
 	f1 := func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
-	fmt.Fprintf(&b, "source      %s (%s)\n", s.Source, s.Format)
+	fmt.Fprintf(&b, "source      %s (%s)\n", reports.Printable(s.Source), s.Format)
 	fmt.Fprintf(&b, "requests    %d\n", s.Requests)
 	fmt.Fprintf(&b, "duration    %.1f s (first to last arrival)\n", s.DurationS)
 	fmt.Fprintf(&b, "rate        %.3f requests/s\n", s.RatePerS)
@@ -390,7 +391,7 @@ func (s *workloadSummary) write(w io.Writer) error {
 	add("input", s.Input)
 	add("output", s.Output)
 	for _, c := range s.Classes {
-		name := c.Class
+		name := reports.Printable(c.Class)
 		if name == "" {
 			name = "no class"
 		}
