@@ -32,8 +32,10 @@ type Config struct {
 	// RateCurve multiplies it over time.
 	Rate float64 `yaml:"rate" json:"rate"`
 	// Requests is how many requests to generate. 0 means the workload is
-	// bounded by DurationS instead; when Requests > 0, DurationS is ignored.
-	// A trace with its own arrival times ignores both.
+	// bounded by DurationS instead; setting both is an error (one would be
+	// ignored). A scenario file or a flag that sets duration_s and not
+	// requests sets requests to 0. A trace with its own arrival times
+	// ignores both.
 	Requests int `yaml:"requests" json:"requests"`
 	// DurationS is the arrival window in seconds when Requests is 0: every
 	// request arriving before it is generated.
@@ -248,6 +250,9 @@ func (c Config) Validate() error {
 		bad("requests", "must be in [0, %d], got %d", maxRequests, c.Requests)
 	case !(c.DurationS >= 0) || math.IsInf(c.DurationS, 1):
 		bad("duration_s", "must be a finite number ≥ 0 (seconds), got %g", c.DurationS)
+	case c.Requests > 0 && c.DurationS > 0:
+		bad("duration_s", "set requests or duration_s, not both: %d requests would end the run and %g s be ignored "+
+			"(requests 0 runs for duration_s)", c.Requests, c.DurationS)
 	case bounded && c.Requests == 0 && c.DurationS == 0:
 		bad("requests", "one of requests and duration_s must be > 0, got requests=0 and duration_s=0")
 	case bounded && c.Requests > 0 && rateOK && float64(c.Requests-1)/c.Rate > maxHorizonS:

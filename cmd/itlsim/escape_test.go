@@ -29,8 +29,8 @@ func TestNamesFromFilesAreEscaped(t *testing.T) {
 		{"analyze", streams},
 		{"analyze", streams, "--output", "markdown"},
 		{"workload", "inspect", trace},
-		{"run", "--workload", trace, "--requests", "0", "--format", "markdown"},
-		{"run", "--workload", trace, "--requests", "0"},
+		{"run", "--workload", trace, "--format", "markdown"},
+		{"run", "--workload", trace},
 	} {
 		r := mustRunCLI(t, args...)
 		name := strings.Join(args, " ")

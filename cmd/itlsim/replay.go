@@ -114,6 +114,13 @@ func (o *replayOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	if o.pauses == 0 {
+		for _, name := range []string{"pause-ms", "pause-at"} {
+			if cmd.Flags().Changed(name) {
+				return fmt.Errorf("--%s: applies to injected pauses, and --pauses is 0: give --pauses N (per stream) or drop --%s", name, name)
+			}
+		}
+	}
 	mits, err := o.mitigations()
 	if err != nil {
 		return err

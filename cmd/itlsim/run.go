@@ -18,6 +18,7 @@ import (
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/scenario"
+	"github.com/itlsim/itlsim/workloads"
 )
 
 // shorthand is a flag that sets one scenario field. A list flag given
@@ -42,7 +43,7 @@ var shorthands = []shorthand{
 	{"long-prefill-threshold", "scheduler.long_prefill_token_threshold", "max prefill tokens per request per step (chunked)", true},
 	{"rate", "workload.rate", "arrival rate, requests/s", true},
 	{"requests", "workload.requests", "number of requests", true},
-	{"duration", "workload.duration_s", "seconds of arrivals when --requests is 0", true},
+	{"duration", "workload.duration_s", "seconds of arrivals (sets --requests to 0 unless it is given)", true},
 	{"arrival", "workload.arrival", "arrival process: poisson, constant, gamma, weibull (with --set workload.cv=…) or closed (with workload.users, think_s)", true},
 	{"input-len", "workload.input_len", "prompt lengths: fixed:N, uniform:MIN,MAX, normal:MEAN,SD,MIN,MAX, lognormal:MEAN,SD[,MIN,MAX], pareto:MIN,ALPHA[,MAX], table:LEN=P,…, empirical:FILE:COLUMN", false},
 	{"output-len", "workload.output_len", "output lengths (same forms as --input-len)", false},
@@ -216,8 +217,27 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 		cmp.Origin = "--vary " + s
 		cmps = append(cmps, cmp)
 	}
+	setsField := func(path string) bool {
+		if _, ok := setBy[path]; ok {
+			return true
+		}
+		for _, c := range cmps {
+			if c.Path == path {
+				return true
+			}
+		}
+		return false
+	}
+	if setsField("workload.duration_s") && !setsField("workload.requests") {
+		// A duration given on the command line means the run to last that
+		// long, not to stop at the default (or the file's) request count.
+		base.Workload.Requests = 0
+	}
 	variants, err := scenario.Expand(base, cmps)
 	if err != nil {
+		return err
+	}
+	if err := o.checkTraceFlags(cmd, variants); err != nil {
 		return err
 	}
 
@@ -262,6 +282,39 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	}
 
 	return outs.write(cmd.OutOrStdout(), runs)
+}
+
+// generatorFlags set how generated requests arrive and how long they are:
+// a trace with its own arrival times has no use for them.
+var generatorFlags = []string{"requests", "rate", "duration", "arrival", "input-len", "output-len"}
+
+// checkTraceFlags refuses generator flags given with a trace that has its
+// own arrival times (every format but lengths), which would ignore them.
+func (o *runOptions) checkTraceFlags(cmd *cobra.Command, variants []scenario.Variant) error {
+	for _, v := range variants {
+		trace := v.Config.Workload.Trace
+		if trace == "" {
+			continue
+		}
+		format := v.Config.Workload.Format
+		if format == "" {
+			var err error
+			if format, err = workloads.DetectFormat(trace); err != nil {
+				continue // reading the trace will say what is wrong
+			}
+		}
+		if format == workloads.FormatLengths {
+			continue
+		}
+		for _, name := range generatorFlags {
+			if cmd.Flags().Changed(name) {
+				return fmt.Errorf("--%s: the trace %s (%s) has its own arrival times and lengths, so --%s would be ignored; "+
+					"change a trace's load with --set workload.target_rate=R, workload.time_scale, workload.window_s or workload.sample",
+					name, trace, format, name)
+			}
+		}
+	}
+	return nil
 }
 
 func writeJSON(w io.Writer, v any) error {

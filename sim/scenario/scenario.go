@@ -75,6 +75,11 @@ func Parse(name string, data []byte) (File, error) {
 		}
 		return File{}, yamlError(name, &root, err)
 	}
+	if hasKey(&root, "workload", "duration_s") && !hasKey(&root, "workload", "requests") {
+		// A file that gives a duration means the run to last that long,
+		// not to stop at the default request count.
+		f.Workload.Requests = 0
+	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		line := extra.Line
@@ -84,6 +89,30 @@ func Parse(name string, data []byte) (File, error) {
 		return File{}, locate(name, &root, err)
 	}
 	return f, nil
+}
+
+// hasKey tells whether the document sets the field at path (mapping keys).
+func hasKey(root *yaml.Node, path ...string) bool {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	for _, k := range path {
+		if n.Kind != yaml.MappingNode {
+			return false
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == k {
+				next = n.Content[i+1]
+			}
+		}
+		if next == nil {
+			return false
+		}
+		n = next
+	}
+	return true
 }
 
 // notScenario ends the message for a file that is not a scenario.
