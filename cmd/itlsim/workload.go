@@ -161,6 +161,9 @@ either:
 			if s.Format == "" {
 				s.Format = "generated"
 			}
+			if err := s.describeLengthsFile(cfg.Workload); err != nil {
+				return err
+			}
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), s)
 			}
@@ -243,6 +246,51 @@ type workloadSummary struct {
 	Output  lengthSummary  `json:"output_tokens"`
 	Classes []classSummary `json:"classes,omitempty"`
 	Prefix  *prefixSummary `json:"prefix_blocks,omitempty"`
+	// File describes a length-only file (a lengths trace or lengths_file),
+	// which holds no arrival times: the figures above are of the requests
+	// generated from it, which Generated describes.
+	File      *lengthsFileSummary `json:"file,omitempty"`
+	Generated string              `json:"generated,omitempty"`
+}
+
+// lengthsFileSummary is what a length-only file holds.
+type lengthsFileSummary struct {
+	Pairs  int           `json:"pairs"`
+	Input  lengthSummary `json:"input_tokens"`
+	Output lengthSummary `json:"output_tokens"`
+}
+
+// describeLengthsFile fills File and Generated when the workload draws its
+// lengths from a length-only file.
+func (s *workloadSummary) describeLengthsFile(w workloads.Config) error {
+	path := w.LengthsFile
+	if w.Trace != "" && s.Format == workloads.FormatLengths {
+		path = w.Trace
+	}
+	if path == "" {
+		return nil
+	}
+	l, err := workloads.ReadLengths(path)
+	if err != nil {
+		return err
+	}
+	in, out := make([]int64, l.Len()), make([]int64, l.Len())
+	for i := range l.Len() {
+		a, b := l.At(i)
+		in[i], out[i] = int64(a), int64(b)
+	}
+	s.File = &lengthsFileSummary{Pairs: l.Len(), Input: lengthsOf(in), Output: lengthsOf(out)}
+	arrival := w.Arrival
+	if arrival == "" {
+		arrival = workloads.ArrivalPoisson
+	}
+	bound := fmt.Sprintf("%d requests", w.Requests)
+	if w.Requests == 0 {
+		bound = fmt.Sprintf("%g s of requests", w.DurationS)
+	}
+	s.Generated = fmt.Sprintf("%s, %s arrivals at %g/s, each drawing one of the file's pairs at random (set by workload.requests or duration_s, arrival, rate)",
+		bound, arrival, w.Rate)
+	return nil
 }
 
 type lengthSummary struct {
@@ -375,6 +423,10 @@ func (s *workloadSummary) write(w io.Writer) error {
 	var b strings.Builder
 	f1 := func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
 	fmt.Fprintf(&b, "source      %s (%s)\n", reports.Printable(s.Source), s.Format)
+	if f := s.File; f != nil {
+		fmt.Fprintf(&b, "file        %d length pairs (prompt, output tokens), no arrival times\n", f.Pairs)
+		fmt.Fprintf(&b, "generated   %s; the figures below are of those requests\n", s.Generated)
+	}
 	fmt.Fprintf(&b, "requests    %d\n", s.Requests)
 	fmt.Fprintf(&b, "duration    %.1f s (first to last arrival)\n", s.DurationS)
 	fmt.Fprintf(&b, "rate        %.3f requests/s\n", s.RatePerS)
@@ -387,6 +439,10 @@ func (s *workloadSummary) write(w io.Writer) error {
 	rows := [][]string{{"tokens", "mean", "p50", "p90", "p99", "max"}}
 	add := func(label string, l lengthSummary) {
 		rows = append(rows, []string{label, f1(l.Mean), f1(l.P50), f1(l.P90), f1(l.P99), strconv.FormatInt(l.Max, 10)})
+	}
+	if f := s.File; f != nil {
+		add("file input", f.Input)
+		add("file output", f.Output)
 	}
 	add("input", s.Input)
 	add("output", s.Output)
