@@ -251,6 +251,7 @@ func loadGateInput(path, run, runFlag string, in ingest.Format) (*gateInput, err
 	if err != nil {
 		return nil, err
 	}
+	data = ingest.TrimBOM(data)
 	if in == "" {
 		if _, derr := ingest.Detect(path, data); errors.Is(derr, ingest.ErrDocument) {
 			return loadDocument(path, data, run, runFlag)

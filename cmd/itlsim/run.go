@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -277,6 +278,7 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	if tty {
 		fmt.Fprintf(stderr, "simulated %d run(s) in %.2f s wall time\n", len(runs), time.Since(start).Seconds())
 	}
+	noteIdentical(stderr, runs)
 	if n := runs[0].Summary.SkippedRows; n > 0 {
 		fmt.Fprintf(stderr, "itlsim: skipped %d malformed row(s) of %s (--skip-bad-rows)\n", n, runs[0].Config.Workload.Trace)
 	}
@@ -315,6 +317,30 @@ func (o *runOptions) checkTraceFlags(cmd *cobra.Command, variants []scenario.Var
 		}
 	}
 	return nil
+}
+
+// noteIdentical says on stderr which compared runs came out identical: the
+// setting they differ in made no difference (a smoothing depth without a
+// cadence, a limit the load never reaches), which two equal columns would
+// otherwise leave the reader to discover.
+func noteIdentical(w io.Writer, runs []reports.Run) {
+	same := make([]bool, len(runs))
+	for i := range runs {
+		if same[i] {
+			continue
+		}
+		var group []string
+		for j := i + 1; j < len(runs); j++ {
+			if !same[j] && reflect.DeepEqual(runs[i].Summary, runs[j].Summary) {
+				same[j] = true
+				group = append(group, reports.Printable(runs[j].Name))
+			}
+		}
+		if len(group) > 0 {
+			fmt.Fprintf(w, "itlsim: note: runs %s and %s give identical results: what they differ in makes no difference here\n",
+				reports.Printable(runs[i].Name), strings.Join(group, ", "))
+		}
+	}
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -66,7 +66,7 @@ var ErrDocument = errors.New("an itlsim results document (itlsim run --json), no
 // Detect names the format of data from its content: the keys of its first
 // JSON value. name is used in messages only.
 func Detect(name string, data []byte) (Format, error) {
-	trimmed := bytes.TrimSpace(data)
+	trimmed := bytes.TrimSpace(TrimBOM(data))
 	if len(trimmed) == 0 {
 		return "", fmt.Errorf("%s: empty file", name)
 	}
@@ -108,6 +108,7 @@ func Detect(name string, data []byte) (Format, error) {
 // A file may hold several runs (a GuideLLM sweep, a stream file of a
 // comparison): one Recording each.
 func Parse(name string, data []byte, f Format) ([]Recording, error) {
+	data = TrimBOM(data)
 	if f == "" {
 		var err error
 		if f, err = Detect(name, data); err != nil {
@@ -128,15 +129,18 @@ func Parse(name string, data []byte, f Format) ([]Recording, error) {
 		// measured: say so instead.
 		recs[i].noteTokenCounts()
 		if len(recs[i].Streams) == 0 && len(recs[i].Failed) == 0 && recs[i].rejected() == 0 {
-			what := name
 			if len(recs) > 1 {
-				what += " (" + recs[i].Name + ")"
+				return nil, fmt.Errorf("%s: run %q: no requests: the file records none for it, so there is nothing to analyze", name, recs[i].Name)
 			}
-			return nil, fmt.Errorf("%s: no requests: the file records none, so there is nothing to analyze", what)
+			return nil, fmt.Errorf("%s: no requests: the file records none, so there is nothing to analyze", name)
 		}
 	}
 	return recs, nil
 }
+
+// TrimBOM drops a UTF-8 byte-order mark at the start of data, which
+// editors on Windows write and the trace readers accept too.
+func TrimBOM(data []byte) []byte { return bytes.TrimPrefix(data, []byte("\ufeff")) }
 
 // JSONError rewrites an error of encoding/json decoding data (a whole
 // file) in plain words, with the line and column it refers to and the JSON
