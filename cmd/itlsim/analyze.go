@@ -95,7 +95,8 @@ func (o *analyzeOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	files := newOutputs(o.temps)
 	defer files.discard()
-	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), streams: files.add("--streams", o.streamsPath), format: out}
+	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), streams: files.add("--streams", o.streamsPath),
+		summaryCSV: files.add("--summary-csv", o.summaryCSV), format: out}
 	if h := files.add("--html", o.htmlPath); h != nil {
 		if outs.html, err = newHTMLOutput(h, o.echartsJS); err != nil {
 			return err

@@ -25,9 +25,10 @@ func stdoutFormat(flag, v string) (reports.Format, error) {
 // measuredFlags are the flags of the commands that read measured streams
 // (analyze, replay): the files' format and where the results go.
 type measuredFlags struct {
-	format   string // input format: auto or an ingest.Format
-	output   string // stdout form
-	jsonPath string
+	format     string // input format: auto or an ingest.Format
+	output     string // stdout form
+	jsonPath   string
+	summaryCSV string
 }
 
 func (m *measuredFlags) bind(cmd *cobra.Command) {
@@ -35,19 +36,24 @@ func (m *measuredFlags) bind(cmd *cobra.Command) {
 	f.StringVar(&m.format, "format", "auto", "input format: auto, "+strings.Join(ingest.Formats(), ", "))
 	f.StringVar(&m.output, "output", "table", "stdout form: table, markdown or json")
 	f.StringVar(&m.jsonPath, "json", "", "write the full results (runs, streams, time series) as JSON to this file")
+	f.StringVar(&m.summaryCSV, "summary-csv", "", summaryCSVUsage)
 }
 
 // runOutputs is where a command writes its runs: the --json document, the
-// --streams CSV and the --html report (nil: not written), committed all
+// --streams and --summary-csv CSVs and the --html report (nil: not written), committed all
 // together with any other file of files (run's --timelines), then stdout in
 // the chosen form, with any measured file's notes under a table. run,
 // analyze and replay share it.
 type runOutputs struct {
-	files         *outputs
-	json, streams *outFile
-	html          *htmlOutput
-	format        reports.Format
+	files                     *outputs
+	json, streams, summaryCSV *outFile
+	html                      *htmlOutput
+	format                    reports.Format
 }
+
+// summaryCSVUsage is the help of --summary-csv, which run, analyze and
+// replay share.
+const summaryCSVUsage = "write one CSV row per run (the summary's figures, columns named as in the JSON) to this file"
 
 func (o runOutputs) write(w io.Writer, runs []reports.Run) error {
 	doc := reports.Document{Scenario: runs[0].Config, Runs: runs}
@@ -58,6 +64,11 @@ func (o runOutputs) write(w io.Writer, runs []reports.Run) error {
 	}
 	if o.streams != nil {
 		if err := o.streams.write(func(f *os.File) error { return reports.WriteStreamsCSV(f, runs) }); err != nil {
+			return err
+		}
+	}
+	if o.summaryCSV != nil {
+		if err := o.summaryCSV.write(func(f *os.File) error { return reports.WriteSummaryCSV(f, runs) }); err != nil {
 			return err
 		}
 	}

@@ -127,7 +127,7 @@ func (o *replayOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	files := newOutputs(o.temps)
 	defer files.discard()
-	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), format: out}
+	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), summaryCSV: files.add("--summary-csv", o.summaryCSV), format: out}
 	files.reads("FILE", args...)
 	if err := files.check(); err != nil {
 		return err

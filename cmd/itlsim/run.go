@@ -87,6 +87,7 @@ type runOptions struct {
 	format        string
 	jsonPath      string
 	streamsPath   string
+	summaryCSV    string
 	timelinesPath string
 	htmlPath      string
 	echartsJS     string
@@ -133,6 +134,7 @@ Field paths: ` + strings.Join(scenario.Paths(), ", "),
 	f.BoolVar(&o.printConfig, "print-config", false, "print each run's resolved scenario as YAML (every default filled in) and exit without simulating")
 	f.StringVar(&o.jsonPath, "json", "", "write the full results (scenario, runs, streams, time series) as JSON to this file")
 	f.StringVar(&o.streamsPath, "streams", "", "write one CSV row per request and run to this file")
+	f.StringVar(&o.summaryCSV, "summary-csv", "", summaryCSVUsage)
 	f.StringVar(&o.timelinesPath, "timelines", "", "write every request as JSON lines (itlsim's stream format) to this file: its outcome and a stream's chunk times")
 	f.StringVar(&o.htmlPath, "html", "", "write the HTML report (the page itlsim report makes from --json) to this file")
 	f.StringVar(&o.echartsJS, "echarts-js", "", "with --html: ECharts build to inline (echarts.min.js) so the report draws offline")
@@ -249,7 +251,8 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	// Every output path is checked before the simulation, which may be long.
 	files := newOutputs(o.temps)
 	defer files.discard()
-	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), streams: files.add("--streams", o.streamsPath), format: format}
+	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), streams: files.add("--streams", o.streamsPath),
+		summaryCSV: files.add("--summary-csv", o.summaryCSV), format: format}
 	timelines := files.add("--timelines", o.timelinesPath)
 	if h := files.add("--html", o.htmlPath); h != nil {
 		if outs.html, err = newHTMLOutput(h, o.echartsJS); err != nil {
