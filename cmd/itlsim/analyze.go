@@ -20,12 +20,12 @@ type metricFlags struct {
 func (mf *metricFlags) bind(cmd *cobra.Command) {
 	mf.m = sim.DefaultConfig().Metrics
 	f := cmd.Flags()
-	f.Float64Var(&mf.m.StallThresholdMS, "stall-threshold", mf.m.StallThresholdMS, "gaps above this many ms are stalls")
-	f.Float64Var(&mf.m.ITLGoodputMS, "itl-goodput", mf.m.ITLGoodputMS, "ITL goodput threshold θ, ms")
+	f.Var(newMS(&mf.m.StallThresholdMS), "stall-threshold", "gaps above this are stalls, ms or with a unit (250ms, 1s)")
+	f.Var(newMS(&mf.m.ITLGoodputMS), "itl-goodput", "ITL goodput threshold θ, ms or with a unit")
 	f.Float64Var(&mf.m.UnstableJitter, "unstable-jitter", mf.m.UnstableJitter, "a stream whose p99/p50 gap ratio exceeds this is unstable")
-	f.Float64Var(&mf.m.SLO.TTFTMS, "slo-ttft", mf.m.SLO.TTFTMS, "TTFT limit for SLO goodput, ms (0: none)")
-	f.Float64Var(&mf.m.SLO.TPOTMS, "slo-tpot", mf.m.SLO.TPOTMS, "TPOT limit for SLO goodput, ms (0: none)")
-	f.Float64Var(&mf.m.SLO.E2ELMS, "slo-e2el", mf.m.SLO.E2ELMS, "E2EL limit for SLO goodput, ms (0: none)")
+	f.Var(newMS(&mf.m.SLO.TTFTMS), "slo-ttft", "TTFT limit for SLO goodput, ms or with a unit (2s); 0: none")
+	f.Var(newMS(&mf.m.SLO.TPOTMS), "slo-tpot", "TPOT limit for SLO goodput, ms or with a unit; 0: none")
+	f.Var(newMS(&mf.m.SLO.E2ELMS), "slo-e2el", "E2EL limit for SLO goodput, ms or with a unit; 0: none")
 }
 
 type analyzeOptions struct {

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -99,3 +101,35 @@ func readsConfig(files *outputs, cfg sim.Config) {
 		}
 	}
 }
+
+// msValue is a flag holding milliseconds that also takes a duration with a
+// unit, as people write times: "250" and "250ms" are 250, "2s" is 2000.
+type msValue struct{ ms *float64 }
+
+func newMS(p *float64) *msValue { return &msValue{p} }
+
+func (v *msValue) String() string {
+	if v.ms == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(*v.ms, 'g', -1, 64)
+}
+
+// Set takes any number, negative too, so that the field's own check names
+// a value out of range.
+func (v *msValue) Set(s string) error {
+	t := strings.TrimSpace(s)
+	x, err := strconv.ParseFloat(t, 64)
+	if err != nil {
+		d, derr := time.ParseDuration(t)
+		if derr != nil {
+			return fmt.Errorf("expected milliseconds or a duration such as 250ms or 2s, got %q", s)
+		}
+		x = float64(d) / 1e6
+	}
+	*v.ms = x
+	return nil
+}
+
+// Type names the flag's kind in --help and in flagError.
+func (v *msValue) Type() string { return "ms" }

@@ -77,7 +77,7 @@ Durations take a unit (33ms, 0.5s) or are milliseconds.
 	f.StringSliceVar(&o.smoothing, "smoothing", []string{"none"}, "client smoothing buffers to compare: none or CADENCE[/DEPTH]")
 	f.StringSliceVar(&o.flush, "flush", []string{"none"}, "server flush windows to compare: none or WINDOW")
 	f.StringSliceVar(&o.network, "network", []string{"none"}, "network profiles to compare: none, "+strings.Join(delivery.ProfileNames(), ", "))
-	f.Float64Var(&o.frameMS, "frame-ms", 0, "renderer frame period in ms (16.7 for 60 Hz); 0 shows chunks on arrival")
+	f.Var(newMS(&o.frameMS), "frame-ms", "renderer frame period, ms or with a unit (16.7 or 16.7ms for 60 Hz); 0 shows chunks on arrival")
 	o.metrics.bind(cmd)
 	return cmd
 }

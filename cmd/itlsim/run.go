@@ -176,8 +176,11 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 		if strings.TrimSpace(v) == "" {
 			return fmt.Errorf("--%s: %s: expected a value, got %q%s", s.flag, s.path, v, offHint(s.path))
 		}
-		if strings.HasSuffix(s.path, "_ms") {
-			v = durationsAsMS(v)
+		switch {
+		case strings.HasSuffix(s.path, "_ms"):
+			v = durationsIn(v, time.Millisecond)
+		case strings.HasSuffix(s.path, "_s"):
+			v = durationsIn(v, time.Second)
 		}
 		if s.list && strings.Contains(v, ",") {
 			cmp, err := scenario.ParseComparison(s.path + "=" + v)
@@ -522,16 +525,17 @@ func offHint(path string) string {
 	return ""
 }
 
-// durationsAsMS lets a millisecond flag take durations with a unit, as
-// people write them: "33ms", "1.5s" (and lists of them) become "33", "1500".
-// Plain numbers pass unchanged; anything else is left for the field's own
-// check to reject.
-func durationsAsMS(v string) string {
+// durationsIn lets a flag in milliseconds or seconds (unit) take durations
+// with a unit, as people write them: for milliseconds "33ms", "1.5s" (and
+// lists of them) become "33", "1500"; for seconds "2m" becomes "120". Plain
+// numbers pass unchanged; anything else is left for the field's own check
+// to reject.
+func durationsIn(v string, unit time.Duration) string {
 	parts := strings.Split(v, ",")
 	for i, p := range parts {
 		p = strings.TrimSpace(p)
 		if d, err := time.ParseDuration(p); err == nil && strings.ContainsAny(p, "hmsµun") {
-			parts[i] = strconv.FormatFloat(float64(d)/1e6, 'g', -1, 64)
+			parts[i] = strconv.FormatFloat(float64(d)/float64(unit), 'g', -1, 64)
 		}
 	}
 	return strings.Join(parts, ",")
