@@ -47,7 +47,8 @@ as a simulation, one run per file (or per run of a file), so measured and
 simulated results compare directly. The metrics are computed by the same code
 as a simulation's; pooled ITL percentiles are exact (every gap is kept).
 
-Formats, detected from the content or forced with --format:
+Formats, detected from the content or forced with --input-format (--format
+picks stdout's form: table, markdown or json):
   vllm      vLLM benchmark results (benchmark_serving.py --save-result,
             vllm bench serve --save-result): ttfts, itls, output_lens, errors
   aiperf    AIPerf profile_export.jsonl: metrics.ttft,
@@ -77,15 +78,7 @@ table and in the JSON's runs[].source.notes.
 }
 
 func (o *analyzeOptions) run(cmd *cobra.Command, args []string) error {
-	in, err := ingest.ParseFormat(o.format)
-	if err != nil {
-		switch o.format {
-		case "table", "markdown", "json":
-			return fmt.Errorf("--format: %w (--format names the input; for %s on stdout use --output %s)", err, o.format, o.format)
-		}
-		return fmt.Errorf("--format: %w", err)
-	}
-	out, err := stdoutFormat("output", o.output)
+	in, out, err := o.formats(cmd)
 	if err != nil {
 		return err
 	}

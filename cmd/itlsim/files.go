@@ -26,19 +26,68 @@ func stdoutFormat(flag, v string) (reports.Format, error) {
 
 // measuredFlags are the flags of the commands that read measured streams
 // (analyze, replay): the files' format and where the results go.
+//
+// One meaning per flag name across commands: --format is stdout's form
+// (as in run and gate) and --input-format the files' format (as in gate).
+// The old spellings, --format for the input and --output for stdout's
+// form, still work and print a note with the new one.
 type measuredFlags struct {
-	format     string // input format: auto or an ingest.Format
-	output     string // stdout form
-	jsonPath   string
-	summaryCSV string
+	inputFormat string // auto or an ingest.Format
+	format      string // stdout form; the old spelling of --input-format when it names one
+	output      string // the old spelling of --format
+	jsonPath    string
+	summaryCSV  string
 }
 
 func (m *measuredFlags) bind(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&m.format, "format", "auto", "input format: auto, "+strings.Join(ingest.Formats(), ", "))
-	f.StringVar(&m.output, "output", "table", "stdout form: table, markdown or json")
+	f.StringVar(&m.inputFormat, "input-format", "auto", "format of the files: auto, "+strings.Join(ingest.Formats(), ", "))
+	f.StringVar(&m.format, "format", "table", "stdout form: table, markdown or json")
+	f.StringVar(&m.output, "output", "", "the old spelling of --format")
+	_ = f.MarkHidden("output")
 	f.StringVar(&m.jsonPath, "json", "", "write the full results (runs, streams, time series) as JSON to this file")
 	f.StringVar(&m.summaryCSV, "summary-csv", "", summaryCSVUsage)
+}
+
+// formats settles the input format and stdout's form from the flags,
+// printing a note on stderr for an old spelling.
+func (m *measuredFlags) formats(cmd *cobra.Command) (ingest.Format, reports.Format, error) {
+	fl := cmd.Flags()
+	stderr := cmd.ErrOrStderr()
+	input, form, formFlag := m.inputFormat, m.format, "format"
+	if fl.Changed("output") {
+		if fl.Changed("format") {
+			if _, err := ingest.ParseFormat(m.format); err != nil || m.format == "auto" {
+				return "", "", fmt.Errorf("--output is the old spelling of --format: give one of them")
+			}
+		}
+		fmt.Fprintf(stderr, "itlsim: note: --output %s is spelled --format %s now (as in run and gate)\n", m.output, m.output)
+		form, formFlag = m.output, "output"
+	}
+	if fl.Changed("format") {
+		if _, err := stdoutFormat("format", m.format); err != nil {
+			if _, ierr := ingest.ParseFormat(m.format); ierr == nil {
+				if fl.Changed("input-format") {
+					return "", "", fmt.Errorf("--format %s names an input format, and --input-format %s another: give --input-format alone", m.format, m.inputFormat)
+				}
+				fmt.Fprintf(stderr, "itlsim: note: --format %s names the input format, which is --input-format %s now; --format names stdout's form (table, markdown, json), as in run and gate\n",
+					m.format, m.format)
+				input = m.format
+				if !fl.Changed("output") {
+					form = "table"
+				}
+			}
+		}
+	}
+	in, err := ingest.ParseFormat(input)
+	if err != nil {
+		return "", "", fmt.Errorf("--input-format: %w", err)
+	}
+	out, err := stdoutFormat(formFlag, form)
+	if err != nil {
+		return "", "", fmt.Errorf("%w (the files' format is --input-format: auto, %s)", err, strings.Join(ingest.Formats(), ", "))
+	}
+	return in, out, nil
 }
 
 // runOutputs is where a command writes its runs: the --json document, the

@@ -98,11 +98,7 @@ type pausePlan struct {
 }
 
 func (o *replayOptions) run(cmd *cobra.Command, args []string) error {
-	in, err := ingest.ParseFormat(o.format)
-	if err != nil {
-		return fmt.Errorf("--format: %w", err)
-	}
-	out, err := stdoutFormat("output", o.output)
+	in, out, err := o.formats(cmd)
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ func newWorkloadCmd(temps *tempFiles) *cobra.Command {
 // sourceOptions are the flags that say which requests a workload command
 // reads: a trace file or a scenario's workload, transformed.
 type sourceOptions struct {
-	format     string
+	format     string // --workload-format (or its old spelling --format)
 	seed       string
 	timeScale  string
 	window     string
@@ -43,7 +43,11 @@ type sourceOptions struct {
 
 func (o *sourceOptions) bind(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.format, "format", "", "trace format: "+strings.Join(workloads.Formats(), ", ")+" (default: detected from the file)")
+	f.StringVar(&o.format, "workload-format", "", "trace format: "+strings.Join(workloads.Formats(), ", ")+" (default: detected from the file)")
+	// The old spelling: --format names stdout's form in run, gate, analyze
+	// and replay, so a trace's format is --workload-format, as in run.
+	f.StringVar(&o.format, "format", "", "the old spelling of --workload-format")
+	_ = f.MarkHidden("format")
 	f.StringVar(&o.seed, "seed", "", "seed of the generated or sampled requests (default: the scenario's, 1)")
 	f.StringVar(&o.timeScale, "time-scale", "", "divide arrival times by this (2 replays twice as fast)")
 	f.StringVar(&o.window, "window", "", "keep requests arriving in START,END seconds of the source, shifted to start at 0")
@@ -94,8 +98,16 @@ func (o *sourceOptions) config(cmd *cobra.Command, source string) (sim.Config, e
 	default:
 		cfg.Workload.Trace = source
 	}
+	flagName := "workload-format"
+	if cmd.Flags().Changed("format") {
+		if cmd.Flags().Changed("workload-format") {
+			return cfg, fmt.Errorf("--format is the old spelling of --workload-format: give one of them")
+		}
+		flagName = "format"
+		fmt.Fprintf(cmd.ErrOrStderr(), "itlsim: note: --format %s is spelled --workload-format %s now (as in run; --format names stdout's form)\n", o.format, o.format)
+	}
 	for _, s := range []struct{ flag, path, value string }{
-		{"format", "workload.format", o.format},
+		{flagName, "workload.format", o.format},
 		{"seed", "seed", o.seed},
 		{"time-scale", "workload.time_scale", o.timeScale},
 		{"window", "workload.window_s", o.window},
@@ -106,8 +118,8 @@ func (o *sourceOptions) config(cmd *cobra.Command, source string) (sim.Config, e
 		if !cmd.Flags().Changed(s.flag) {
 			continue
 		}
-		if s.flag == "format" && isScenario && cfg.Workload.Trace == "" {
-			return cfg, fmt.Errorf("--format: %s generates its requests; --format applies to a trace", source)
+		if s.flag == flagName && isScenario && cfg.Workload.Trace == "" {
+			return cfg, fmt.Errorf("--%s: %s generates its requests; --%s applies to a trace", flagName, source, flagName)
 		}
 		if err := scenario.Set(&cfg, s.path, s.value); err != nil {
 			return cfg, fmt.Errorf("--%s: %w", s.flag, err)
@@ -136,7 +148,7 @@ percentiles of prompt and output lengths, per class when the requests have
 classes, and the prefix block ids they carry.
 
 SOURCE is a trace (its format detected from its name and first line, or
-given with --format) or a scenario file (.yaml), whose workload is generated
+given with --workload-format) or a scenario file (.yaml), whose workload is generated
 exactly as 'itlsim run' would generate it. The transformation flags apply to
 either:
 
