@@ -14,6 +14,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/itlsim/itlsim/reports"
@@ -113,19 +114,24 @@ the compared setting alone. --vary compares any field by its YAML path:
   itlsim run --vary scheduler.max_num_batched_tokens=512,2048
   itlsim run --vary "workload.input_len=fixed:512;fixed:4096"
 
-Field paths: ` + strings.Join(scenario.Paths(), ", "),
+Field paths, by section (` + "`itlsim run --print-config`" + ` prints them all with their values):
+` + fieldPathsHelp(scenario.Paths(), 80),
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd, args)
 		},
 	}
 	f := cmd.Flags()
+	defaults := sim.DefaultConfig()
 	for _, s := range shorthands {
 		usage := s.usage
 		if s.list {
 			usage += " (comma list compares)"
 		}
-		o.values[s.flag] = f.String(s.flag, "", usage)
+		// The flag holds text (a list compares, a duration takes a unit);
+		// its type and default in --help are the field's.
+		o.values[s.flag] = new(string)
+		bindField(f, o.values[s.flag], s.flag, s.path, usage, defaults)
 	}
 	f.StringArrayVar(&o.sets, "set", nil, "set any field: path=value (repeatable), e.g. --set cost.roofline.overhead_us=3000")
 	f.StringArrayVar(&o.vary, "vary", nil, "compare any field: path=v1,v2 (repeatable; separate values by ';' when they contain commas)")
@@ -290,6 +296,61 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	}
 
 	return outs.write(cmd.OutOrStdout(), runs)
+}
+
+// fieldFlag is the value of a flag that sets a scenario field: the text
+// given, checked when it is set on the scenario (so that a list compares
+// and a duration takes a unit). Its Type is the field's, for --help.
+type fieldFlag struct {
+	p   *string
+	typ string
+}
+
+func (f *fieldFlag) String() string     { return *f.p }
+func (f *fieldFlag) Set(s string) error { *f.p = s; return nil }
+func (f *fieldFlag) Type() string       { return f.typ }
+
+// bindField defines a flag that sets the field at path into p, shown in
+// --help with the field's type and its value in defaults.
+func bindField(f *pflag.FlagSet, p *string, name, path, usage string, defaults sim.Config) {
+	def, typ, _ := scenario.Field(defaults, path)
+	f.Var(&fieldFlag{p: p, typ: typ}, name, usage)
+	f.Lookup(name).DefValue = def
+}
+
+// fieldPathsHelp lists the field paths one section a line ("workload:
+// arrival, rate, …"), wrapped at width, for run --help.
+func fieldPathsHelp(paths []string, width int) string {
+	var b strings.Builder
+	var section string
+	var line strings.Builder
+	flush := func() {
+		if line.Len() > 0 {
+			b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+			line.Reset()
+		}
+	}
+	for _, p := range paths {
+		sec, name, ok := strings.Cut(p, ".")
+		if !ok {
+			sec, name = "top level", p
+		}
+		if sec != section {
+			flush()
+			section = sec
+			line.WriteString("  " + sec + ": ")
+		} else {
+			line.WriteString(", ")
+			if line.Len()+len(name) > width {
+				b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+				line.Reset()
+				line.WriteString("      ")
+			}
+		}
+		line.WriteString(name)
+	}
+	flush()
+	return strings.TrimRight(b.String(), "\n")
 }
 
 // generatorFlags set how generated requests arrive and how long they are:

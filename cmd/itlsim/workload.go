@@ -48,12 +48,13 @@ func (o *sourceOptions) bind(cmd *cobra.Command) {
 	// and replay, so a trace's format is --workload-format, as in run.
 	f.StringVar(&o.format, "format", "", "the old spelling of --workload-format")
 	_ = f.MarkHidden("format")
-	f.StringVar(&o.seed, "seed", "", "seed of the generated or sampled requests (default: the scenario's, 1)")
-	f.StringVar(&o.timeScale, "time-scale", "", "divide arrival times by this (2 replays twice as fast)")
-	f.StringVar(&o.window, "window", "", "keep requests arriving in START,END seconds of the source, shifted to start at 0")
-	f.StringVar(&o.sample, "sample", "", "keep each request with this probability")
-	f.StringVar(&o.targetRate, "target-rate", "", "rescale time to this mean rate, requests/s")
-	f.StringVar(&o.capTokens, "cap-tokens", "", "cap prompt + output at this many tokens")
+	d := sim.DefaultConfig()
+	bindField(f, &o.seed, "seed", "seed", "seed of the generated or sampled requests (a scenario's own by default)", d)
+	bindField(f, &o.timeScale, "time-scale", "workload.time_scale", "divide arrival times by this (2 replays twice as fast; 0: as recorded)", d)
+	bindField(f, &o.window, "window", "workload.window_s", "keep requests arriving in START,END seconds of the source, shifted to start at 0", d)
+	bindField(f, &o.sample, "sample", "workload.sample", "keep each request with this probability (0: all)", d)
+	bindField(f, &o.targetRate, "target-rate", "workload.target_rate", "rescale time to this mean rate, requests/s (0: off)", d)
+	bindField(f, &o.capTokens, "cap-tokens", "workload.cap_tokens", "cap prompt + output at this many tokens (0: no cap)", d)
 	f.StringArrayVar(&o.sets, "set", nil, "set any scenario field: path=value (repeatable), e.g. --set workload.rate=8")
 }
 

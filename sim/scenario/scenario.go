@@ -406,6 +406,44 @@ func Paths() []string {
 	return out
 }
 
+// Field returns the value of the scalar field at path in c as a file
+// writes it (a distribution as its spec, a number in Go's shortest form)
+// and the word for its type in help: int, uint, float, bool, string, or
+// spec for a field written as text (a length distribution). ok is false
+// for a section, a list or an unknown path.
+func Field(c sim.Config, path string) (value, typ string, ok bool) {
+	t, ok := leafType(path)
+	if !ok {
+		return "", "", false
+	}
+	v := reflect.ValueOf(c)
+	for _, key := range strings.Split(path, ".") {
+		for i := range v.NumField() {
+			if strings.Split(v.Type().Field(i).Tag.Get("yaml"), ",")[0] == key {
+				v = v.Field(i)
+				break
+			}
+		}
+	}
+	if m, isText := v.Interface().(interface{ MarshalText() ([]byte, error) }); isText {
+		b, err := m.MarshalText()
+		return string(b), "spec", err == nil
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.FormatInt(v.Int(), 10), "int", true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return strconv.FormatUint(v.Uint(), 10), "uint", true
+	case reflect.Float32, reflect.Float64:
+		return strconv.FormatFloat(v.Float(), 'g', -1, 64), "float", true
+	case reflect.Bool:
+		return strconv.FormatBool(v.Bool()), "bool", true
+	case reflect.String:
+		return v.String(), "string", true
+	}
+	return "", "", false
+}
+
 func implementsText(t reflect.Type) bool {
 	type textUnmarshaler interface{ UnmarshalText([]byte) error }
 	return reflect.PointerTo(t).Implements(reflect.TypeOf((*textUnmarshaler)(nil)).Elem())
