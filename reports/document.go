@@ -36,6 +36,10 @@ type Run struct {
 	WorstStreams  []WorstStream       `json:"worst_streams"`
 	// Source is set on runs read from measured files (`itlsim analyze`).
 	Source *Source `json:"source,omitempty"`
+	// SLO holds the run's SLO terms judged (--slo, a scenario's slo:);
+	// SLOPass is whether all passed (both absent without terms).
+	SLO     []SLOOutcome `json:"slo,omitempty"`
+	SLOPass *bool        `json:"slo_pass,omitempty"`
 }
 
 // StreamRow is one request's summary (finished or rejected), times in ms.
@@ -113,7 +117,7 @@ func NewRunOptions(name string, overrides map[string]string, cfg sim.Config, r *
 		Name:          name,
 		Overrides:     overrides,
 		Config:        cfg,
-		Summary:       Summarize(r, cfg.Metrics),
+		Summary:       SummarizeWith(r, cfg.Metrics, Options{ClassSLO: ClassSLOs(r, cfg)}),
 		Streams:       []StreamRow{},
 		Timeseries:    Timeseries(r),
 		ITLByPosition: ITLByPosition(r),
@@ -226,4 +230,22 @@ func ITLByPosition(r *sim.Result) []PositionRow {
 		rows = []PositionRow{}
 	}
 	return rows
+}
+
+// SLOOutcome is one SLO term judged on a run (package reports/slo makes
+// them): the term as written, the run's value and the limit in the term's
+// unit (ms for times, tokens/s for speeds, a fraction for shares and
+// scores, a ratio for jitter), whether it passed, and the margin (limit −
+// value for an upper limit, value − limit for a lower one: negative when
+// it failed). Value and Margin are nil when the run's value is undefined
+// (an empty population), and the term fails.
+type SLOOutcome struct {
+	Term   string   `json:"term"`
+	Unit   string   `json:"unit"`
+	Value  *float64 `json:"value"`
+	Limit  float64  `json:"limit"`
+	Pass   bool     `json:"pass"`
+	Margin *float64 `json:"margin"`
+	// Note says why a value is undefined.
+	Note string `json:"note,omitempty"`
 }

@@ -339,6 +339,13 @@ func (o *gateOptions) thresholds(cmd *cobra.Command, base, cand *gateInput) (sim
 	set("slo-ttft", &m.SLO.TTFTMS, f.SLO.TTFTMS)
 	set("slo-tpot", &m.SLO.TPOTMS, f.SLO.TPOTMS)
 	set("slo-e2el", &m.SLO.E2ELMS, f.SLO.E2ELMS)
+	if o.metrics.percentiles != "" {
+		ps, err := sim.ParsePercentiles(o.metrics.percentiles)
+		if err != nil {
+			return m, fmt.Errorf("--percentiles: %w", err)
+		}
+		m.Percentiles = ps
+	}
 	if err := m.Validate(); err != nil {
 		return m, err
 	}

@@ -34,7 +34,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	stop := removeTempsOnSignal(temps, stderr)
 	defer stop()
 	root := newRootCmd(stdout, stderr, temps)
-	root.SetArgs(args)
+	root.SetArgs(vllmGoodputArgs(args))
 	if err := root.Execute(); err != nil {
 		fmt.Fprintf(stderr, "itlsim: %v\n", err)
 		var ee *exitError

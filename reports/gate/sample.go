@@ -20,6 +20,9 @@ type Sample struct {
 	// AllGaps is true when every gap of every stream is in
 	// Result.Measured (stream files), so pooled ITL can be resampled.
 	AllGaps bool
+	// ClassSLO are the SLO limits of the result's classes (by index into
+	// Result.ClassNames; see reports.Options).
+	ClassSLO []sim.SLO
 }
 
 // Streams is the number of request rows the bootstrap resamples.
