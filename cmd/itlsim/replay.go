@@ -440,4 +440,3 @@ func pauseGap(at string, j, n, gaps int, r *seed.Rand) int {
 	}
 	return r.IntN(gaps)
 }
-
