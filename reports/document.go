@@ -64,6 +64,13 @@ type StreamRow struct {
 	StallMS      float64  `json:"stall_ms"`
 	StallCauses  []string `json:"stall_causes"`
 	Preemptions  int      `json:"preemptions"`
+	// Class is the request's traffic class ("" without classes).
+	Class string `json:"class,omitempty"`
+	// QoE, Fluidity and FluidRate are the stream's perceived scores
+	// (absent when not scored: rejected, or no chunk times).
+	QoE       *float64 `json:"qoe,omitempty"`
+	Fluidity  *float64 `json:"fluidity,omitempty"`
+	FluidRate *float64 `json:"fluid_tokens_per_s,omitempty"`
 }
 
 // Point is one time-series bucket. Gauges are time-weighted means over the
@@ -163,11 +170,18 @@ func StreamRows(r *sim.Result) []StreamRow {
 			row.ITLMeanMS, row.ITLP50MS, row.ITLP90MS, row.ITLP99MS = ms(st.GapMean), ms(st.GapP50), ms(st.GapP90), ms(st.GapP99)
 			row.MaxGapMS, row.JitterRatio = ms(t.maxGap), st.Jitter()
 			row.Stalls, row.StallMS = st.Stalls, ms(float64(st.StallTime))
+			if st.Scored {
+				q, f, fr := float64(st.QoE), float64(st.Fluidity), float64(st.FluidRate)
+				row.QoE, row.Fluidity, row.FluidRate = &q, &f, &fr
+			}
 			for _, c := range sim.Causes() {
 				if st.Causes&(1<<c) != 0 {
 					row.StallCauses = append(row.StallCauses, c.String())
 				}
 			}
+		}
+		if c := int(st.Class); c >= 0 && c < len(r.ClassNames) {
+			row.Class = r.ClassNames[c]
 		}
 		rows[i] = row
 	}
