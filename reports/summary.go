@@ -515,8 +515,8 @@ func finite(v float64) float64 {
 // waiting queue of its last quarter against its second quarter. In a
 // steady state the two counts differ only by the change of the number in
 // flight, whose standard deviation is about √(2L) for L in flight on
-// average (Little's law, Poisson arrivals), so a shortfall counts only when
-// it is also beyond 3√(2L). Runs of fewer than 40 admitted arrivals in that
+// average (Little's law, Poisson arrivals; batching adds to it), so a
+// shortfall counts only when it is also beyond 4√(2L). Runs of fewer than 40 admitted arrivals in that
 // half are too short to judge and count as stable.
 func (s *Summary) stability(r *sim.Result) {
 	s.Stable = true
@@ -560,7 +560,7 @@ func (s *Summary) stability(r *sim.Result) {
 		return
 	}
 	inFlight := busy / float64(last-mid)
-	if short := float64(arrived - done); float64(done) < 0.95*float64(arrived) && short > 3*math.Sqrt(2*max(inFlight, 1)) {
+	if short := float64(arrived - done); float64(done) < 0.95*float64(arrived) && short > 4*math.Sqrt(2*max(inFlight, 1)) {
 		s.Stable = false
 		s.StableNote = fmt.Sprintf("over the second half of the arrivals %.2f requests/s finished, below 95 %% of the %.2f/s that arrived: the backlog grew",
 			s.AchievedRPS, s.OfferedRPS)
