@@ -10,6 +10,8 @@ import (
 // Document is the JSON written by `itlsim run --json`: the scenario and
 // one entry per compared configuration.
 type Document struct {
+	// SchemaVersion is SchemaVersion: what the keys below mean.
+	SchemaVersion int `json:"schema_version"`
 	// Scenario is the resolved configuration of the first run, every default filled in.
 	Scenario sim.Config `json:"scenario"`
 	Runs     []Run      `json:"runs"`
@@ -40,6 +42,8 @@ type Run struct {
 	// SLOPass is whether all passed (both absent without terms).
 	SLO     []SLOOutcome `json:"slo,omitempty"`
 	SLOPass *bool        `json:"slo_pass,omitempty"`
+	// VLLM is the summary under the keys of `vllm bench serve` results.
+	VLLM VLLM `json:"vllm"`
 }
 
 // StreamRow is one request's summary (finished or rejected), times in ms.
@@ -130,6 +134,7 @@ func NewRunOptions(name string, overrides map[string]string, cfg sim.Config, r *
 		ITLByPosition: ITLByPosition(r),
 		WorstStreams:  WorstStreams(r),
 	}
+	run.VLLM = vllmBlock(&run.Summary, r.Pooled)
 	run.Summary.ByClass = ClassSummaries(r, cfg)
 	run.Classes = run.Summary.ByClass
 	if withStreams {

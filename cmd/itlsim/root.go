@@ -87,7 +87,9 @@ streams feel: per-stream ITL percentiles, jitter, ITL goodput and the causes
 of every stall.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionText(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
@@ -101,6 +103,7 @@ of every stall.`,
 	root.AddCommand(newAnalyzeCmd(temps))
 	root.AddCommand(newGateCmd(temps))
 	root.AddCommand(newReplayCmd(temps))
+	root.AddCommand(newVersionCmd())
 	return root
 }
 

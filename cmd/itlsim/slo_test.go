@@ -287,3 +287,44 @@ func TestQoESeparatesHangs(t *testing.T) {
 		t.Errorf("gate on fluidity: exit %d, rows %+v", r.code, rep.Rows)
 	}
 }
+
+// TestVersionAndSchema: itlsim --version and itlsim version describe the
+// build; every JSON document starts with schema_version; runs carry the
+// keys vllm bench serve writes.
+func TestVersionAndSchema(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		r := mustRunCLI(t, args...)
+		if !strings.HasPrefix(r.stdout, "itlsim ") || !strings.Contains(r.stdout, "revision") || !strings.Contains(r.stdout, "JSON schema "+strconv.Itoa(reports.SchemaVersion)) {
+			t.Errorf("itlsim %v: %q", args, r.stdout)
+		}
+	}
+	out := mustRunCLI(t, "run", "--requests", "60", "--percentiles", "50,99.9", "--format", "json").stdout
+	if !strings.HasPrefix(strings.TrimSpace(out), `{
+  "schema_version": `+strconv.Itoa(reports.SchemaVersion)) {
+		t.Errorf("run JSON does not open with schema_version: %.80s", out)
+	}
+	var doc struct {
+		Runs []struct {
+			VLLM    map[string]float64 `json:"vllm"`
+			Summary struct {
+				TTFT map[string]*float64 `json:"ttft_ms"`
+			} `json:"summary"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	v := doc.Runs[0].VLLM
+	for _, k := range []string{"mean_ttft_ms", "median_ttft_ms", "std_ttft_ms", "p99.9_ttft_ms", "p50_tpot_ms", "std_itl_ms", "mean_e2el_ms",
+		"request_throughput", "output_throughput", "total_token_throughput", "request_goodput", "completed", "duration"} {
+		if _, ok := v[k]; !ok {
+			t.Errorf("runs[].vllm lacks %s: %v", k, v)
+		}
+	}
+	if p := doc.Runs[0].Summary.TTFT["p99.9"]; p == nil || *p != v["p99.9_ttft_ms"] || doc.Runs[0].Summary.TTFT["p95"] != nil {
+		t.Errorf("--percentiles 50,99.9: summary.ttft_ms %v, vllm p99.9 %v", doc.Runs[0].Summary.TTFT, v["p99.9_ttft_ms"])
+	}
+	if r := mustRunCLI(t, "workload", "inspect", "testdata/workload/bursty.yaml", "--json"); !strings.Contains(r.stdout, `"schema_version": `+strconv.Itoa(reports.SchemaVersion)) {
+		t.Errorf("workload inspect --json: no schema_version\n%.200s", r.stdout)
+	}
+}

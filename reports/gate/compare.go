@@ -111,6 +111,8 @@ type Row struct {
 
 // Report is a gate's outcome.
 type Report struct {
+	// SchemaVersion is reports.SchemaVersion.
+	SchemaVersion    int     `json:"schema_version"`
 	Baseline         string  `json:"baseline"`
 	Candidate        string  `json:"candidate"`
 	BaselineStreams  int     `json:"baseline_streams"`
@@ -202,7 +204,7 @@ func Compare(base, cand Sample, o Options) (Report, error) {
 		return out
 	}
 	bv, cv := values(base.Result, base.ClassSLO), values(cand.Result, cand.ClassSLO)
-	rep := Report{Baseline: base.Name, Candidate: cand.Name, BaselineStreams: base.Streams(), CandidateStreams: cand.Streams(),
+	rep := Report{SchemaVersion: reports.SchemaVersion, Baseline: base.Name, Candidate: cand.Name, BaselineStreams: base.Streams(), CandidateStreams: cand.Streams(),
 		Tolerance: o.Tolerance, Bootstrap: o.Bootstrap, Seed: o.Seed, Confidence: o.Confidence, Pass: true,
 		BaselineBlock: blockLen(base.Result, o.Block), CandidateBlock: blockLen(cand.Result, o.Block)}
 

@@ -197,7 +197,7 @@ func Absolute(cand Sample, terms []slo.Term) (Report, error) {
 	if cand.Streams() == 0 {
 		return Report{}, fmt.Errorf("%s has no streams to judge", cand.Name)
 	}
-	rep := Report{Candidate: cand.Name, CandidateStreams: cand.Streams(), Pass: true, Rows: []Row{}}
+	rep := Report{SchemaVersion: reports.SchemaVersion, Candidate: cand.Name, CandidateStreams: cand.Streams(), Pass: true, Rows: []Row{}}
 	rep.SLO = Judge(cand, terms)
 	rep.Pass = slo.Pass(rep.SLO)
 	return rep, nil
