@@ -155,26 +155,35 @@ func summaryRows(runs []Run) []row {
 	}
 	slices.Sort(classNames)
 	if len(classNames) > 0 {
-		rows = append(rows, section("BY CLASS: n, TTFT p99, SLO goodput | streams: p99 of stream p99 ITL, p99 of max gap, ITL goodput, QoE mean | pooled ITL p99"))
+		rows = append(rows, section("BY CLASS (ms)"))
 		for _, name := range classNames {
-			rows = append(rows, row{name, func(s *Summary) string {
-				c := s.ByClass[name]
-				if c == nil {
-					return "-"
-				}
-				gap := func(f func() string) string {
-					if c.GapsUnavailable {
-						return "n/a"
+			cls := func(f func(c *Summary) string) func(s *Summary) string {
+				return func(s *Summary) string {
+					c := s.ByClass[name]
+					if c == nil {
+						return "-"
 					}
-					return f()
+					return f(c)
 				}
-				return fmt.Sprintf("%d, %s, %s | %s, %s, %s, %s | %s", c.Requests, opt1(c.TTFT.P99, c.TTFT.N > 0), pctOf(c.SLOGoodput, c.Requests > 0),
-					gap(func() string { return opt1(c.StreamP99ITL.P99, c.StreamP99ITL.N > 0) }),
-					gap(func() string { return opt1(c.StreamMaxGap.P99, c.StreamMaxGap.N > 0) }),
-					gap(func() string { return pctOf(c.ITLGoodput, c.Served() > 0) }),
-					opt2(c.QoE.Mean, c.QoE.N > 0),
-					gap(func() string { return opt1(c.ITLPooled.P99, c.ITLPooled.N > 0) }))
-			}})
+			}
+			gap := func(c *Summary, f func() string) string {
+				if c.GapsUnavailable {
+					return NA
+				}
+				return f()
+			}
+			rows = append(rows,
+				row{name, cls(func(c *Summary) string {
+					return fmt.Sprintf("%d requests, TTFT p99 %s, SLO goodput %s", c.Requests, opt1(c.TTFT.P99, c.TTFT.N > 0), pctOf(c.SLOGoodput, c.Requests > 0))
+				})},
+				row{name + " streams", cls(func(c *Summary) string {
+					return fmt.Sprintf("stream p99 ITL p99 %s, max gap p99 %s, ITL goodput %s, QoE mean %s; pooled ITL p99 %s",
+						gap(c, func() string { return opt1(c.StreamP99ITL.P99, c.StreamP99ITL.N > 0) }),
+						gap(c, func() string { return opt1(c.StreamMaxGap.P99, c.StreamMaxGap.N > 0) }),
+						gap(c, func() string { return pctOf(c.ITLGoodput, c.Served() > 0) }),
+						opt2(c.QoE.Mean, c.QoE.N > 0),
+						gap(c, func() string { return opt1(c.ITLPooled.P99, c.ITLPooled.N > 0) }))
+				})})
 		}
 	}
 	anyDelivery := false

@@ -183,11 +183,11 @@ func TestByClassRowsShowStalls(t *testing.T) {
 		c := cls[name]
 		var line string
 		for _, l := range strings.Split(out, "\n") {
-			if cells := splitCells(l); len(cells) > 1 && cells[0] == name {
+			if cells := splitCells(l); len(cells) > 1 && cells[0] == name+" streams" {
 				line = cells[1]
 			}
 		}
-		want := fmt.Sprintf("%.1f, %.1f%%", c.StreamMaxGap.P99, c.ITLGoodput*100)
+		want := fmt.Sprintf("max gap p99 %.1f, ITL goodput %.1f%%", c.StreamMaxGap.P99, c.ITLGoodput*100)
 		if !strings.Contains(line, want) {
 			t.Errorf("class %s row %q lacks max gap p99 and ITL goodput %q", name, line, want)
 		}
