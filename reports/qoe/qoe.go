@@ -87,30 +87,36 @@ func Andes(e Expectation, at []float64, tokens []int) float64 {
 
 // Fluidity is Etalon's fluidity index of the stream with the first
 // token's deadline ttft and a period between deadlines, in ns. Tokens of
-// one chunk arrive together: the second and later ones at no interval.
+// one chunk arrive together: the second and later ones at no interval, so
+// each meets its deadline and adds a period of slack.
 func Fluidity(ttft, period float64, at []float64, tokens []int) float64 {
+	return fluidity(ttft, period, at, tokens, math.Inf(1))
+}
+
+// fluidity is Fluidity that stops once more than budget deadlines are
+// missed (returning the index so far, already below the target).
+func fluidity(ttft, period float64, at []float64, tokens []int, budget float64) float64 {
 	var total, missed, slack, prev float64
-	deadline := func(interval, d float64) {
+	for k, t := range at {
+		interval, d := t-prev, period
+		if k == 0 {
+			interval, d = t, ttft
+		}
 		if interval <= d+slack {
 			slack += d - interval
 			total++
-			return
-		}
-		misses := math.Floor((interval-slack-d)/period) + 1
-		missed += misses
-		total += misses
-		slack = 0
-	}
-	for k, t := range at {
-		for j := range max(tokens[k], 1) {
-			switch {
-			case k == 0 && j == 0:
-				deadline(t, ttft)
-			case j == 0:
-				deadline(t-prev, period)
-			default:
-				deadline(0, period)
+		} else {
+			misses := math.Floor((interval-slack-d)/period) + 1
+			missed += misses
+			total += misses
+			slack = 0
+			if missed > budget {
+				break
 			}
+		}
+		if rest := float64(max(tokens[k], 1) - 1); rest > 0 {
+			total += rest
+			slack += rest * period
 		}
 		prev = t
 	}
@@ -120,21 +126,51 @@ func Fluidity(ttft, period float64, at []float64, tokens []int) float64 {
 	return clamp01(1 - missed/total)
 }
 
-// FluidRate is the highest token rate (tokens/s, found to within 1 % by
-// bisection on a log scale between 0.01 and 100000 tokens/s) at which the
-// stream meets FluidTarget of its deadlines, the first deadline held at
-// ttft ns; 0 when it misses the target even at the slowest rate (a short
-// stream whose first token came late).
+// FluidRate is the highest token rate (tokens/s) at which the stream
+// meets FluidTarget of its deadlines, the first deadline held at ttft ns;
+// 0 when it misses the target even at the slowest rate searched (a short
+// stream whose first token came late). It is found by bisection on a log
+// scale to within 5 %, between 0.01 and 100000 tokens/s, starting from the
+// bracket the stream's gaps set: at one period per largest gap no decode
+// deadline is missed, and above one token per mean gap the deadlines
+// outrun the stream.
 func FluidRate(ttft float64, at []float64, tokens []int) float64 {
-	ok := func(rate float64) bool { return Fluidity(ttft, 1e9/rate, at, tokens) >= FluidTarget }
+	// A pass stops once it has missed more deadlines than the target
+	// allows: met ≤ tokens, and the index is ≥ FluidTarget only while
+	// missed ≤ met·(1 − FluidTarget)/FluidTarget.
+	n := 0
+	for _, k := range tokens {
+		n += max(k, 1)
+	}
+	budget := float64(n) * (1 - FluidTarget) / FluidTarget
+	ok := func(rate float64) bool { return fluidity(ttft, 1e9/rate, at, tokens, budget) >= FluidTarget }
 	lo, hi := math.Log(0.01), math.Log(1e5)
+	if m := len(at); m >= 2 {
+		var maxGap float64
+		toks := 0
+		for k := 1; k < m; k++ {
+			maxGap = max(maxGap, at[k]-at[k-1])
+			toks += max(tokens[k], 1)
+		}
+		if maxGap > 0 {
+			lo = max(lo, min(hi, math.Log(1e9/maxGap)))
+		}
+		if span := at[m-1] - at[0]; span > 0 {
+			hi = min(hi, max(lo, math.Log(1.05*1e9*float64(toks)/span)))
+		}
+	}
 	if !ok(math.Exp(lo)) {
-		return 0
+		lo = math.Log(0.01)
+		if !ok(math.Exp(lo)) {
+			return 0
+		}
 	}
 	if ok(math.Exp(hi)) {
-		return math.Exp(hi)
+		if hi = math.Log(1e5); ok(math.Exp(hi)) {
+			return math.Exp(hi)
+		}
 	}
-	for hi-lo > 0.01 {
+	for hi-lo > 0.05 {
 		mid := (lo + hi) / 2
 		if ok(math.Exp(mid)) {
 			lo = mid
