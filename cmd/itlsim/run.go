@@ -19,6 +19,7 @@ import (
 
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/scheduler/router"
+	"github.com/itlsim/itlsim/reports/qoe"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/scenario"
 	"github.com/itlsim/itlsim/workloads"
@@ -82,6 +83,7 @@ var shorthands = []shorthand{
 	{"slo-ttft", "metrics.slo.ttft_ms", "TTFT limit for SLO goodput, ms (0: none)", false},
 	{"slo-tpot", "metrics.slo.tpot_ms", "TPOT limit for SLO goodput, ms (0: none)", false},
 	{"slo-e2el", "metrics.slo.e2el_ms", "E2EL limit for SLO goodput, ms (0: none)", false},
+	{"percentiles", "metrics.percentiles", "percentiles shown in tables, the JSON summary and gate metric names (default 50,90,95,99)", false},
 }
 
 type runOptions struct {
@@ -98,6 +100,7 @@ type runOptions struct {
 	echartsJS     string
 	printConfig   bool
 	skipBadRows   bool
+	slo           sloFlags
 }
 
 func newRunCmd(temps *tempFiles) *cobra.Command {
@@ -148,6 +151,7 @@ Field paths, by section (` + "`itlsim run --print-config`" + ` prints them all w
 	f.StringVar(&o.timelinesPath, "timelines", "", "write every request as JSON lines (itlsim's stream format) to this file: its outcome and a stream's chunk times")
 	f.StringVar(&o.htmlPath, "html", "", "write the HTML report (the page itlsim report makes from --json) to this file")
 	f.StringVar(&o.echartsJS, "echarts-js", "", "with --html: ECharts build to inline (echarts.min.js) so the report draws offline")
+	o.slo.bind(cmd)
 	return cmd
 }
 
@@ -158,12 +162,16 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	base := sim.DefaultConfig()
 	var cmps []scenario.Comparison
+	var fileTerms []string
+	var fileLines []int
+	file := ""
 	if len(args) == 1 {
 		f, err := scenario.Load(args[0])
 		if err != nil {
 			return err
 		}
 		base = f.Config
+		file, fileTerms, fileLines = args[0], f.SLO, f.SLOLines
 		for _, c := range f.Compare {
 			cmp, err := scenario.ParseComparison(c)
 			if err != nil {
@@ -223,6 +231,13 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 		setBy[path] = "--set " + s
 	}
 	if err := scenario.ApplySets(&base, o.sets); err != nil {
+		return err
+	}
+	if err := o.slo.applyGoodput(cmd, &base.Metrics); err != nil {
+		return err
+	}
+	terms, err := o.slo.parse(file, fileTerms, fileLines)
+	if err != nil {
 		return err
 	}
 	for _, s := range o.vary {
@@ -295,6 +310,7 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 		fmt.Fprintf(stderr, "simulated %d run(s) in %.2f s wall time\n", len(runs), time.Since(start).Seconds())
 	}
 	noteIdentical(stderr, runs)
+	judge(runs, terms)
 	if n := runs[0].Summary.SkippedRows; n > 0 {
 		fmt.Fprintf(stderr, "itlsim: skipped %d malformed row(s) of %s (--skip-bad-rows)\n", n, runs[0].Config.Workload.Trace)
 	}
@@ -441,13 +457,14 @@ func simulate(variants []scenario.Variant, withStreams bool, timelines *outFile,
 	}
 	var parts []*os.File
 	var writers []*reports.TimelineWriter
+	sinks := make([]*qoe.Sink, len(engines))
 	if timelines != nil {
 		defer func() {
 			for _, p := range parts {
 				timelines.removeScratch(p)
 			}
 		}()
-		for i, v := range variants {
+		for _, v := range variants {
 			p, err := timelines.scratchFile(".itlsim-timelines-")
 			if err != nil {
 				return nil, err
@@ -455,8 +472,18 @@ func simulate(variants []scenario.Variant, withStreams bool, timelines *outFile,
 			parts = append(parts, p)
 			w := reports.NewTimelineWriter(p, v.Name)
 			writers = append(writers, w)
-			engines[i].SetTimelineSink(w)
 		}
+	}
+	// Every finished stream is scored (QoE, fluidity) from its timeline,
+	// which then goes on to --timelines.
+	for i, e := range engines {
+		cfg := e.Setup().Config
+		var next sim.TimelineSink
+		if writers != nil {
+			next = writers[i]
+		}
+		sinks[i] = qoe.NewSink(cfg.Metrics.QoE, reports.ClassQoEs(cfg), next)
+		e.SetTimelineSink(sinks[i])
 	}
 	runs := make([]reports.Run, len(variants))
 	if progress != nil {
@@ -471,6 +498,7 @@ func simulate(variants []scenario.Variant, withStreams bool, timelines *outFile,
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			res := engines[i].Run()
+			sinks[i].Apply(res)
 			v := variants[i]
 			ov := map[string]string{}
 			for _, o := range v.Overrides {
