@@ -279,7 +279,8 @@ func (e *Engine) arrive() {
 	q.seed = p.Seed
 	q.seq.ID, q.seq.Arrival, q.seq.Priority = p.ID, p.Arrival, p.Priority
 	q.seq.Prompt, q.seq.Output = p.InputTokens, p.OutputTokens
-	q.seq.Prefix, q.seq.PrefixUnit = p.PrefixBlocks, p.PrefixBlockTokens
+	q.seq.Content = kvcache.Content{Units: p.PrefixBlocks, UnitTokens: p.PrefixBlockTokens, Prompt: p.InputTokens,
+		SharedKey: p.SharedKey, SharedTokens: p.SharedTokens, Key: p.Key(), OutKey: p.OutputKey}
 	q.class = e.classOf(p.Class)
 	q.specModel = e.setup.Spec
 	if q.class >= 0 && int(q.class) < len(e.setup.ClassSpec) && e.setup.ClassSpec[q.class] != nil {
@@ -544,6 +545,7 @@ func (e *Engine) endStep(r *Replica) {
 			a := r.accepted[i]
 			n := en.Seq.Verify(a)
 			r.kv.Shrink(&en.Seq.KV, en.Seq.Computed)
+			r.sched.CacheComputed(en.Seq)
 			st := &e.res.Spec
 			st.Steps++
 			st.Drafted += int64(k)
@@ -559,13 +561,12 @@ func (e *Engine) endStep(r *Replica) {
 			st.DecodeTokens += int64(n)
 			q.specModel.Record(&q.spec, k, n-1, n)
 			e.emit(r, q, n)
-		} else if sampled := en.Seq.Advance(en.Tokens); len(en.Seq.Prefix) > 0 && !en.Decode {
-			r.kv.RegisterPrefix(&en.Seq.KV, en.Seq.Prefix, en.Seq.PrefixUnit, min(en.Seq.Computed, en.Seq.Prompt))
+		} else {
+			sampled := en.Seq.Advance(en.Tokens)
+			r.sched.CacheComputed(en.Seq) // before a finish frees the blocks
 			if sampled {
 				e.sampled(r, q, en)
 			}
-		} else if sampled {
-			e.sampled(r, q, en)
 		}
 	}
 	for _, s := range r.sched.Running() {
