@@ -101,6 +101,7 @@ of every stall.`,
 	root.AddCommand(newAnalyzeCmd(temps))
 	root.AddCommand(newGateCmd(temps))
 	root.AddCommand(newReplayCmd(temps))
+	root.AddCommand(newValidateCmd(temps))
 	return root
 }
 

@@ -142,81 +142,7 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	base := sim.DefaultConfig()
-	var cmps []scenario.Comparison
-	if len(args) == 1 {
-		f, err := scenario.Load(args[0])
-		if err != nil {
-			return err
-		}
-		base = f.Config
-		for _, c := range f.Compare {
-			cmp, err := scenario.ParseComparison(c)
-			if err != nil {
-				return fmt.Errorf("%s: compare: %w", args[0], err)
-			}
-			cmp.Origin = args[0] + ": compare: " + c
-			cmps = append(cmps, cmp)
-		}
-	}
-	// setBy records which flag set each field on the command line, so that
-	// a field set twice (--seed 5 --set seed=6) is an error rather than one
-	// value silently replacing the other. A comparison of a set field
-	// replaces the value in every run, and its labels say so.
-	setBy := map[string]string{}
-	for _, s := range shorthands {
-		if !cmd.Flags().Changed(s.flag) {
-			continue
-		}
-		v := *o.values[s.flag]
-		if strings.TrimSpace(v) == "" {
-			return fmt.Errorf("--%s: %s: expected a value, got %q%s", s.flag, s.path, v, offHint(s.path))
-		}
-		if strings.HasSuffix(s.path, "_ms") {
-			v = durationsAsMS(v)
-		}
-		if s.list && strings.Contains(v, ",") {
-			cmp, err := scenario.ParseComparison(s.path + "=" + v)
-			if err != nil {
-				return fmt.Errorf("--%s: %w", s.flag, err)
-			}
-			cmp.Origin = "--" + s.flag + " " + *o.values[s.flag]
-			cmps = append(cmps, cmp)
-			continue
-		}
-		if err := scenario.Set(&base, s.path, v); err != nil {
-			return fmt.Errorf("--%s: %w", s.flag, err)
-		}
-		setBy[s.path] = "--" + s.flag + " " + *o.values[s.flag]
-	}
-	if o.skipBadRows {
-		base.Workload.SkipBadRows = true
-	}
-	for _, s := range o.sets {
-		path, val, ok := strings.Cut(s, "=")
-		if !ok {
-			continue // ApplySets names the malformed entry
-		}
-		if strings.TrimSpace(val) == "" {
-			return fmt.Errorf("--set %s: %s: expected a value, got %q%s", s, path, val, offHint(path))
-		}
-		if by, ok := setBy[path]; ok {
-			return fmt.Errorf("--set %s: %s is already set (by %s)", s, path, by)
-		}
-		setBy[path] = "--set " + s
-	}
-	if err := scenario.ApplySets(&base, o.sets); err != nil {
-		return err
-	}
-	for _, s := range o.vary {
-		cmp, err := scenario.ParseComparison(s)
-		if err != nil {
-			return fmt.Errorf("--vary: %w", err)
-		}
-		cmp.Origin = "--vary " + s
-		cmps = append(cmps, cmp)
-	}
-	variants, err := scenario.Expand(base, cmps)
+	variants, err := o.variants(cmd, args)
 	if err != nil {
 		return err
 	}
@@ -257,6 +183,92 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	}
 
 	return outs.write(cmd.OutOrStdout(), runs)
+}
+
+// variants builds the scenario the command line describes — the file in
+// args (if any), then the shorthand flags, --set and --vary — and expands
+// its comparisons into one variant per run.
+func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Variant, error) {
+	base := sim.DefaultConfig()
+	var cmps []scenario.Comparison
+	if len(args) == 1 {
+		f, err := scenario.Load(args[0])
+		if err != nil {
+			return nil, err
+		}
+		base = f.Config
+		for _, c := range f.Compare {
+			cmp, err := scenario.ParseComparison(c)
+			if err != nil {
+				return nil, fmt.Errorf("%s: compare: %w", args[0], err)
+			}
+			cmp.Origin = args[0] + ": compare: " + c
+			cmps = append(cmps, cmp)
+		}
+	}
+	// setBy records which flag set each field on the command line, so that
+	// a field set twice (--seed 5 --set seed=6) is an error rather than one
+	// value silently replacing the other. A comparison of a set field
+	// replaces the value in every run, and its labels say so.
+	setBy := map[string]string{}
+	for _, s := range shorthands {
+		if !cmd.Flags().Changed(s.flag) {
+			continue
+		}
+		v := *o.values[s.flag]
+		if strings.TrimSpace(v) == "" {
+			return nil, fmt.Errorf("--%s: %s: expected a value, got %q%s", s.flag, s.path, v, offHint(s.path))
+		}
+		if strings.HasSuffix(s.path, "_ms") {
+			v = durationsAsMS(v)
+		}
+		if s.list && strings.Contains(v, ",") {
+			cmp, err := scenario.ParseComparison(s.path + "=" + v)
+			if err != nil {
+				return nil, fmt.Errorf("--%s: %w", s.flag, err)
+			}
+			cmp.Origin = "--" + s.flag + " " + *o.values[s.flag]
+			cmps = append(cmps, cmp)
+			continue
+		}
+		if err := scenario.Set(&base, s.path, v); err != nil {
+			return nil, fmt.Errorf("--%s: %w", s.flag, err)
+		}
+		setBy[s.path] = "--" + s.flag + " " + *o.values[s.flag]
+	}
+	if o.skipBadRows {
+		base.Workload.SkipBadRows = true
+	}
+	for _, s := range o.sets {
+		path, val, ok := strings.Cut(s, "=")
+		if !ok {
+			continue // ApplySets names the malformed entry
+		}
+		if strings.TrimSpace(val) == "" {
+			return nil, fmt.Errorf("--set %s: %s: expected a value, got %q%s", s, path, val, offHint(path))
+		}
+		if by, ok := setBy[path]; ok {
+			return nil, fmt.Errorf("--set %s: %s is already set (by %s)", s, path, by)
+		}
+		setBy[path] = "--set " + s
+	}
+	if err := scenario.ApplySets(&base, o.sets); err != nil {
+		return nil, err
+	}
+	for _, s := range o.vary {
+		cmp, err := scenario.ParseComparison(s)
+		if err != nil {
+			return nil, fmt.Errorf("--vary: %w", err)
+		}
+		cmp.Origin = "--vary " + s
+		cmps = append(cmps, cmp)
+	}
+	variants, err := scenario.Expand(base, cmps)
+	if err != nil {
+		return nil, err
+	}
+
+	return variants, nil
 }
 
 func writeJSON(w io.Writer, v any) error {
