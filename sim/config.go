@@ -42,15 +42,23 @@ type Config struct {
 	// Delivery models the path from server to client and the client-side
 	// mitigations; off by default (the client sees what the server emits).
 	Delivery delivery.Config `yaml:"delivery" json:"delivery"`
-	Metrics  MetricsConfig   `yaml:"metrics" json:"metrics"`
+	// Server models the front end before the scheduler; off by default.
+	Server  ServerConfig  `yaml:"server" json:"server"`
+	Metrics MetricsConfig `yaml:"metrics" json:"metrics"`
 }
 
 // CostConfig selects the step cost model and the server-side jitter sources.
 type CostConfig struct {
 	// Model is roofline (default) or linear.
-	Model    string              `yaml:"model" json:"model"`
+	Model string `yaml:"model" json:"model"`
+	// Profile is the path of a fitted profile (`itlsim calibrate -o FILE`)
+	// whose cost model replaces this section's; "" for none. It is loaded
+	// by the commands (the engine reads no files).
+	Profile  string              `yaml:"profile" json:"profile"`
 	Roofline cost.RooflineConfig `yaml:"roofline" json:"roofline"`
-	Linear   cost.LinearConfig   `yaml:"linear" json:"linear"`
+	// Linear holds the linear model's coefficients. Given any, the ones
+	// not given are 0; given none, DefaultLinear's apply.
+	Linear cost.LinearConfig `yaml:"linear" json:"linear"`
 	// NoiseCV is the coefficient of variation of a multiplicative, mean-one
 	// lognormal noise on every step's duration. Default 0 (off).
 	NoiseCV float64 `yaml:"noise_cv" json:"noise_cv"`
@@ -102,7 +110,7 @@ func DefaultConfig() Config {
 		Model:      "llama-3.1-8b",
 		GPU:        "h100-sxm-80gb",
 		TP:         1,
-		Cost:       CostConfig{Model: "roofline", Roofline: cost.DefaultRoofline(), Linear: DefaultLinear(), HiccupMS: 500},
+		Cost:       CostConfig{Model: "roofline", Roofline: cost.DefaultRoofline(), HiccupMS: 500},
 		Scheduler:  scheduler.DefaultConfig(),
 		KVCache:    kvcache.DefaultConfig(),
 		Workload:   w,
@@ -173,6 +181,9 @@ func (c *Config) Validate() error {
 	if err := c.Delivery.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.Server.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := c.Metrics.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -187,6 +198,9 @@ func (c CostConfig) Validate() error {
 			return fmt.Errorf("cost.%w", err)
 		}
 	case "linear":
+		if c.Linear == (cost.LinearConfig{}) {
+			break // none given: Resolve takes DefaultLinear
+		}
 		if err := c.Linear.Validate(); err != nil {
 			return fmt.Errorf("cost.%w", err)
 		}
@@ -266,6 +280,11 @@ func lookupModel(name string) (cost.ModelSpec, error) {
 // Resolve validates c, looks up its presets and derives what the engine
 // needs. Errors say which field is wrong and why.
 func (c Config) Resolve() (*Setup, error) {
+	if c.Cost.Linear == (cost.LinearConfig{}) {
+		// No coefficient given: the built-in ones. Given any, the others
+		// are 0 (a ported three-term model must not silently keep c3, c4).
+		c.Cost.Linear = DefaultLinear()
+	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

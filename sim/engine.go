@@ -70,6 +70,7 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 			return nil, fmt.Errorf("workload: %w", err)
 		}
 	}
+	src = newFrontEnd(src, c.Server)
 	kv, err := kvcache.New(s.Blocks, c.KVCache.BlockSize, s.SwapBlocks)
 	if err != nil {
 		return nil, err
@@ -325,7 +326,7 @@ func (e *Engine) scheduleArrival() {
 	}
 	if e.src.Next(&e.pending) {
 		e.arrivalPending = true
-		e.push(Time(e.pending.Arrival), evArrival)
+		e.push(Time(max(e.pending.Arrival, e.pending.Ready)), evArrival)
 	}
 }
 

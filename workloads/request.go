@@ -53,6 +53,10 @@ type Request struct {
 	// SharedTokens for none.
 	SharedKey    uint64
 	SharedTokens int
+	// Ready is when the request reaches the scheduler, in ns, after the
+	// serving front end (sim.ServerConfig); 0: at Arrival. Latencies are
+	// measured from Arrival.
+	Ready int64
 	// Seed is this request's own seed, RequestSeed(run seed, ID). Subsystems
 	// that draw per request (speculative acceptance, for one) seed from it,
 	// so every policy compared on a workload sees the same luck per request

@@ -102,6 +102,7 @@ of every stall.`,
 	root.AddCommand(newGateCmd(temps))
 	root.AddCommand(newReplayCmd(temps))
 	root.AddCommand(newValidateCmd(temps))
+	root.AddCommand(newCalibrateCmd(temps))
 	return root
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/sim"
+	"github.com/itlsim/itlsim/sim/calibrate"
 	"github.com/itlsim/itlsim/sim/scenario"
 )
 
@@ -53,6 +54,7 @@ var shorthands = []shorthand{
 	{"swap-space", "kvcache.swap_space_gib", "CPU swap space per GPU, GiB", true},
 	{"host-link-gbps", "kvcache.host_link_gbps", "GPU↔CPU copy bandwidth, GB/s (0: the GPU's PCIe)", true},
 	{"cost-model", "cost.model", "step cost model: roofline or linear", true},
+	{"profile", "cost.profile", "fitted profile (itlsim calibrate -o FILE) whose cost model replaces the scenario's", true},
 	{"noise-cv", "cost.noise_cv", "step-time noise, coefficient of variation", true},
 	{"hiccup-rate", "cost.hiccup_rate_per_s", "engine hiccups per second", true},
 	{"hiccup-ms", "cost.hiccup_ms", "duration of one hiccup, ms", true},
@@ -211,6 +213,7 @@ func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Var
 	// value silently replacing the other. A comparison of a set field
 	// replaces the value in every run, and its labels say so.
 	setBy := map[string]string{}
+	var explicit []scenario.Override // the fields the command line sets, in order
 	for _, s := range shorthands {
 		if !cmd.Flags().Changed(s.flag) {
 			continue
@@ -235,6 +238,7 @@ func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Var
 			return nil, fmt.Errorf("--%s: %w", s.flag, err)
 		}
 		setBy[s.path] = "--" + s.flag + " " + *o.values[s.flag]
+		explicit = append(explicit, scenario.Override{Path: s.path, Value: v})
 	}
 	if o.skipBadRows {
 		base.Workload.SkipBadRows = true
@@ -251,6 +255,7 @@ func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Var
 			return nil, fmt.Errorf("--set %s: %s is already set (by %s)", s, path, by)
 		}
 		setBy[path] = "--set " + s
+		explicit = append(explicit, scenario.Override{Path: path, Value: val})
 	}
 	if err := scenario.ApplySets(&base, o.sets); err != nil {
 		return nil, err
@@ -266,6 +271,22 @@ func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Var
 	variants, err := scenario.Expand(base, cmps)
 	if err != nil {
 		return nil, err
+	}
+	// A profile replaces the cost model (and server) section; what the
+	// command line sets or compares still wins over it.
+	for i := range variants {
+		v := &variants[i]
+		if v.Config.Cost.Profile == "" {
+			continue
+		}
+		if err := calibrate.ApplyProfile(&v.Config); err != nil {
+			return nil, err
+		}
+		for _, ov := range append(append([]scenario.Override(nil), explicit...), v.Overrides...) {
+			if err := scenario.Set(&v.Config, ov.Path, ov.Value); err != nil {
+				return nil, err
+			}
+		}
 	}
 
 	return variants, nil
@@ -381,6 +402,9 @@ func printConfigs(w io.Writer, variants []scenario.Variant) error {
 			fmt.Fprintln(w, "---")
 		}
 		fmt.Fprintf(w, "# run %s: resolved by itlsim run --print-config\n", v.Name)
+		if s.Config.Cost.Model == "linear" {
+			fmt.Fprintln(w, "# cost.linear: coefficients not given are 0 once any is given; all five take the built-in values only when none is")
+		}
 		enc := yaml.NewEncoder(w)
 		enc.SetIndent(2)
 		if err := enc.Encode(s.Config); err != nil {
