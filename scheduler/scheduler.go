@@ -34,9 +34,13 @@ type Scheduler struct {
 	budget     int
 	preempted  bool
 	startCount uint64
-	snap       []*Seq // scratch: running set at the start of planning
-	cand       []*Seq // scratch: preemption candidates
-	view       View
+	// recomputeTokens and recomputeCached count, over restarts of
+	// sequences evicted for recompute, the tokens whose KV they needed
+	// again and how many of those the prefix cache still held.
+	recomputeTokens, recomputeCached int64
+	snap                             []*Seq // scratch: running set at the start of planning
+	cand                             []*Seq // scratch: preemption candidates
+	view                             View
 }
 
 // New builds a scheduler over kv for a model of maxModelLen tokens of context.
@@ -108,6 +112,14 @@ func (s *Scheduler) Arrive(now int64, q *Seq) Decision {
 	q.State = Waiting
 	s.waiting.Push(q)
 	return d
+}
+
+// RecomputeStats returns, over restarts of sequences evicted for
+// recompute, the tokens whose KV they needed again (all but the last,
+// which is computed to sample) and how many the prefix cache still held:
+// the share a recompute did not have to compute.
+func (s *Scheduler) RecomputeStats() (tokens, cached int64) {
+	return s.recomputeTokens, s.recomputeCached
 }
 
 // CacheComputed registers the blocks q has filled since its last call in
@@ -362,6 +374,10 @@ func (s *Scheduler) startWaiting(r *Seq, n int) bool {
 	}
 	if lookup {
 		s.kv.CountPrefixLookup(r.Tokens(), hit)
+	}
+	if r.State == Evicted {
+		s.recomputeTokens += int64(r.Tokens() - 1)
+		s.recomputeCached += int64(hit)
 	}
 	s.popWaiting(r)
 	s.admission.Started(r, &s.view)

@@ -223,6 +223,7 @@ func (e *Engine) finishRun() {
 	e.done = true
 	e.res.Duration = e.now
 	e.res.PrefixQueried, e.res.PrefixHits, e.res.PrefixEvictions = e.rep.kv.PrefixStats()
+	e.res.RecomputeTokens, e.res.RecomputeCached = e.rep.sched.RecomputeStats()
 	e.res.SkippedRows = workloads.SkippedRows(e.src)
 	if e.client != nil {
 		e.finishClient()
