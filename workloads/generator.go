@@ -115,6 +115,8 @@ func openBase(c Config, seed uint64) (Source, error) {
 		g := c
 		g.LengthsFile, g.Trace, g.Format = c.Trace, "", ""
 		return newGenerator(g, seed, "workload.trace")
+	case FormatVLLMBench:
+		return readVLLMBench(c.Trace, seed)
 	case FormatServeGen:
 		m, err := ReadServeGen(c.Trace)
 		if err != nil {

@@ -118,3 +118,12 @@ func TestValidateWarmCache(t *testing.T) {
 		t.Errorf("TTFT p50 cold %.0f ms, warm %.0f ms against measured %.0f: want cold ≥ 3× and warm below", cold, warm, meas)
 	}
 }
+
+// TestRunVLLMBenchWorkload: run --workload takes a vLLM benchmark result
+// directly: its three successful requests, all at once for rate "inf".
+func TestRunVLLMBenchWorkload(t *testing.T) {
+	r := mustRunCLI(t, "run", "--workload", filepath.Join("testdata", "analyze", "vllm_small.json"), "--format", "json")
+	if !strings.Contains(r.stdout, `"requests": 3`) {
+		t.Errorf("want 3 requests simulated:\n%.800s", r.stdout)
+	}
+}
