@@ -182,3 +182,76 @@ func TestWarm(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestRandomPrefixOperationsKeepInvariants drives sequences of a few
+// shared contents through random starts (acquire), growth with
+// registration, swaps and releases: every block stays free, private to one
+// sequence or cached (Check: references equal the blocks sequences share,
+// only unreferenced blocks are evictable), evictions never touch a
+// referenced block (evict panics if one is listed), and nothing leaks.
+func TestRandomPrefixOperationsKeepInvariants(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 3))
+	for trial := range 200 {
+		m, _ := New(8+rng.IntN(80), 16, rng.IntN(40))
+		m.EnablePrefixCaching()
+		const n = 6
+		live := make([]Alloc, n)
+		tokens := make([]int, n)
+		contents := make([]Content, n)
+		newContent := func(i int) {
+			k := uint64(1 + rng.IntN(3)) // three contents: sequences collide often
+			contents[i] = Content{Prompt: 16 * (1 + rng.IntN(6)), Key: k, SharedKey: 99, SharedTokens: 16 * rng.IntN(3)}
+		}
+		for i := range n {
+			newContent(i)
+		}
+		for range 400 {
+			i := rng.IntN(n)
+			a, c := &live[i], &contents[i]
+			switch rng.IntN(5) {
+			case 0: // (re)start: take what is cached
+				if a.Blocks == 0 && a.SharedBlocks == 0 && a.Swapped == 0 {
+					newContent(i)
+					tokens[i] = m.AcquirePrefix(a, c, c.Prompt+40)
+				}
+			case 1, 2: // compute more tokens
+				if a.Swapped == 0 {
+					want := tokens[i] + 1 + rng.IntN(40)
+					if m.Grow(a, want) {
+						tokens[i] = want
+						m.RegisterPrefix(a, c, want)
+					}
+				}
+			case 3:
+				if a.Swapped == 0 {
+					shared := a.SharedBlocks
+					m.ReleasePrefix(a, c)
+					if _, ok := m.SwapOut(a, shared); !ok {
+						m.Release(a)
+						tokens[i] = 0
+					}
+				} else if _, ok := m.SwapIn(a); !ok {
+					m.Release(a)
+					tokens[i] = 0
+				}
+			case 4:
+				m.ReleasePrefix(a, c)
+				m.Release(a)
+				tokens[i] = 0
+			}
+			if err := m.Check(live); err != nil {
+				t.Fatalf("trial %d: %v", trial, err)
+			}
+		}
+		for i := range live {
+			m.ReleasePrefix(&live[i], &contents[i])
+			m.Release(&live[i])
+		}
+		if m.Free() != m.Total() || m.SwapFree() != m.SwapTotal() {
+			t.Fatalf("trial %d: leaked blocks: free %d/%d swap %d/%d", trial, m.Free(), m.Total(), m.SwapFree(), m.SwapTotal())
+		}
+		if err := m.Check(nil); err != nil {
+			t.Fatalf("trial %d: %v", trial, err)
+		}
+	}
+}
