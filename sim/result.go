@@ -148,8 +148,9 @@ type Result struct {
 	Duration     Time // last event
 	KVBlocks     int
 	Series       Series
-	// PrefixQueried and PrefixHits are prompt tokens looked up in the
-	// prefix cache and found there; PrefixEvictions counts evicted entries.
+	// PrefixQueried and PrefixHits are tokens looked up in the prefix cache
+	// by starting requests (a recomputed request looks up its prompt and
+	// output) and found there; PrefixEvictions counts evicted KV blocks.
 	PrefixQueried   int64
 	PrefixHits      int64
 	PrefixEvictions int64
