@@ -42,7 +42,7 @@ With --steps FILE.csv, fit to step timings: rows of prefill_tokens,
 decode_seqs, decode_context, duration_ms (a header names the columns; a
 prefill_context column, Σ chunk × context attended, is optional). The linear
 model's coefficients are fitted by non-negative least squares; with
---cost-model roofline the roofline's efficiencies and overheads are fitted to
+--fit-model roofline the roofline's efficiencies and overheads are fitted to
 the same rows. It prints R², MAPE and the worst rows.
 
 With measured runs (vLLM bench results, AIPerf, GuideLLM, itlsim streams) and
