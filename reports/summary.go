@@ -86,8 +86,13 @@ type Summary struct {
 	PrefixCacheHitRate float64 `json:"prefix_cache_hit_rate"`
 	PrefixCacheQueried int64   `json:"prefix_cache_queried_tokens"`
 	PrefixCacheHits    int64   `json:"prefix_cache_hit_tokens"`
-	// PrefixCacheEvictions counts cached prefix units evicted to make room.
+	// PrefixCacheEvictions counts cached KV blocks evicted to make room.
 	PrefixCacheEvictions int64 `json:"prefix_cache_evictions"`
+	// RecomputeTokens are the tokens whose KV recomputed (preempted)
+	// requests needed again; RecomputeCachedShare the share of them the
+	// prefix cache still held, which the recompute did not compute.
+	RecomputeTokens      int64   `json:"recompute_tokens,omitempty"`
+	RecomputeCachedShare float64 `json:"recompute_cached_share,omitempty"`
 	// SkippedRows counts malformed trace rows workload.skip_bad_rows passed over.
 	SkippedRows int `json:"skipped_rows,omitempty"`
 
@@ -460,6 +465,10 @@ func SummarizeWith(r *sim.Result, m sim.MetricsConfig, o Options) Summary {
 	}
 	s.PreemptedShare = share(preempted, served)
 	s.PrefixCacheQueried, s.PrefixCacheHits, s.PrefixCacheEvictions = r.PrefixQueried, r.PrefixHits, r.PrefixEvictions
+	s.RecomputeTokens = r.RecomputeTokens
+	if r.RecomputeTokens > 0 {
+		s.RecomputeCachedShare = float64(r.RecomputeCached) / float64(r.RecomputeTokens)
+	}
 	s.SkippedRows = r.SkippedRows
 	if r.PrefixQueried > 0 {
 		s.PrefixCacheHitRate = float64(r.PrefixHits) / float64(r.PrefixQueried)

@@ -449,6 +449,7 @@ func (r *Replica) endStep(now Time) {
 			a := r.accepted[i]
 			n := en.Seq.Verify(a)
 			r.kv.Shrink(&en.Seq.KV, en.Seq.Computed)
+			r.sched.CacheComputed(en.Seq)
 			st := &r.rec.res.Spec
 			st.Steps++
 			st.Drafted += int64(k)
@@ -464,13 +465,12 @@ func (r *Replica) endStep(now Time) {
 			st.DecodeTokens += int64(n)
 			q.specModel.Record(&q.spec, k, n-1, n)
 			r.emit(q, n)
-		} else if sampled := en.Seq.Advance(en.Tokens); len(en.Seq.Prefix) > 0 && !en.Decode {
-			r.kv.RegisterPrefix(&en.Seq.KV, en.Seq.Prefix, en.Seq.PrefixUnit, min(en.Seq.Computed, en.Seq.Prompt))
+		} else {
+			sampled := en.Seq.Advance(en.Tokens)
+			r.sched.CacheComputed(en.Seq) // before a finish frees the blocks
 			if sampled {
 				r.sampled(q, en)
 			}
-		} else if sampled {
-			r.sampled(q, en)
 		}
 	}
 	for _, s := range r.sched.Running() {
@@ -552,6 +552,7 @@ func (r *Replica) finish(now Time) {
 	res := r.rec.res
 	res.Duration = now
 	res.PrefixQueried, res.PrefixHits, res.PrefixEvictions = r.kv.PrefixStats()
+	res.RecomputeTokens, res.RecomputeCached = r.sched.RecomputeStats()
 	if n := r.Active(); n != 0 {
 		panic(fmt.Sprintf("sim: %s: run ended with %d requests neither finished nor rejected", r.name, n))
 	}

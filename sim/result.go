@@ -156,11 +156,16 @@ type Result struct {
 	Duration     Time // last event
 	KVBlocks     int
 	Series       Series
-	// PrefixQueried and PrefixHits are prompt tokens looked up in the
-	// prefix cache and found there; PrefixEvictions counts evicted entries.
+	// PrefixQueried and PrefixHits are tokens looked up in the prefix cache
+	// by starting requests (a recomputed request looks up its prompt and
+	// output) and found there; PrefixEvictions counts evicted KV blocks.
 	PrefixQueried   int64
 	PrefixHits      int64
 	PrefixEvictions int64
+	// RecomputeTokens are the tokens whose KV requests evicted for
+	// recompute needed again when they restarted; RecomputeCached of them
+	// were still in the prefix cache and were not computed.
+	RecomputeTokens, RecomputeCached int64
 	// ClassNames are the traffic classes seen, in order of appearance
 	// (configured classes first); ClassPooled their pooled ITL histograms.
 	ClassNames  []string
@@ -345,6 +350,8 @@ func (r *Result) Merge(o *Result) {
 	r.PrefixQueried += o.PrefixQueried
 	r.PrefixHits += o.PrefixHits
 	r.PrefixEvictions += o.PrefixEvictions
+	r.RecomputeTokens += o.RecomputeTokens
+	r.RecomputeCached += o.RecomputeCached
 	if r.SpecMethod == "" {
 		r.SpecMethod, r.SpecK = o.SpecMethod, o.SpecK
 	}

@@ -104,6 +104,8 @@ of every stall.`,
 	root.AddCommand(newGateCmd(temps))
 	root.AddCommand(newReplayCmd(temps))
 	root.AddCommand(newVersionCmd())
+	root.AddCommand(newValidateCmd(temps))
+	root.AddCommand(newCalibrateCmd(temps))
 	return root
 }
 
