@@ -542,12 +542,15 @@ func (e *Engine) endStep(r *Replica) {
 		}
 		if k > 0 {
 			a := r.accepted[i]
+			reg := min(SpecRegions-1, SpecRegions*en.Seq.Generated/max(en.Seq.Output, 1))
 			n := en.Seq.Verify(a)
 			r.kv.Shrink(&en.Seq.KV, en.Seq.Computed)
 			st := &e.res.Spec
 			st.Steps++
 			st.Drafted += int64(k)
 			st.Accepted += int64(n - 1)
+			st.RegionDrafted[reg] += int64(k)
+			st.RegionAccepted[reg] += int64(n - 1)
 			st.Emitted += int64(n)
 			for j := range k {
 				st.Drafts[j]++

@@ -328,3 +328,26 @@ func TestVersionAndSchema(t *testing.T) {
 		t.Errorf("workload inspect --json: no schema_version\n%.200s", r.stdout)
 	}
 }
+
+// TestSpecAcceptanceByRegion: with acceptance 80 % in distribution and 30 %
+// from 20 % to 90 % of every response, acceptance by tenth of the response
+// dips in the middle (accepted over drafted tokens, k = 4: about 59 % and
+// 11 %).
+func TestSpecAcceptanceByRegion(t *testing.T) {
+	doc := runStory(t, "spec-ood")
+	s := runByName(t, doc, "draft-model/window=0")
+	if s.Spec == nil || len(s.Spec.AcceptanceByRegion) != 10 {
+		t.Fatalf("spec summary %+v", s.Spec)
+	}
+	r := s.Spec.AcceptanceByRegion
+	for _, i := range []int{0, 1, 9} {
+		if r[i] == nil || *r[i] < 0.5 {
+			t.Errorf("region %d (in distribution): %v, want above 50 %%", i, r[i])
+		}
+	}
+	for _, i := range []int{3, 4, 5, 6, 7} {
+		if r[i] == nil || *r[i] > 0.2 {
+			t.Errorf("region %d (out of distribution): %v, want below 20 %%", i, r[i])
+		}
+	}
+}
