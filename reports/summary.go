@@ -269,11 +269,11 @@ type SpecSummary struct {
 	// an out-of-distribution middle shows as a dip; null for a region
 	// without verify steps.
 	AcceptanceByRegion []*float64 `json:"acceptance_by_region"`
-	VerifySteps        int64     `json:"verify_steps"`
-	Drafted            int64     `json:"drafted"`
-	Accepted           int64     `json:"accepted"`
-	DraftS             float64   `json:"draft_s"`
-	FallbackStreams    int       `json:"fallback_streams"`
+	VerifySteps        int64      `json:"verify_steps"`
+	Drafted            int64      `json:"drafted"`
+	Accepted           int64      `json:"accepted"`
+	DraftS             float64    `json:"draft_s"`
+	FallbackStreams    int        `json:"fallback_streams"`
 }
 
 // Summarize computes a run's summary under the thresholds in m. It sorts
