@@ -57,7 +57,11 @@ func (e *Engine) deliver(q *request, cancelAt Time) {
 	}
 	cv.req.Chunks = ch
 	o := &cv.out
-	cv.path.Deliver(&cv.st, cv.req, o)
+	path := cv.path
+	if c := int(q.class); c >= 0 && c < len(e.setup.ClassDelivery) && e.setup.ClassDelivery[c] != nil {
+		path = e.setup.ClassDelivery[c] // the class's own delivery settings
+	}
+	path.Deliver(&cv.st, cv.req, o)
 
 	res := cv.res
 	s := StreamSummary{ID: q.seq.ID, Arrival: q.arrival, InputTokens: q.seq.Prompt, OutputTokens: o.Tokens,

@@ -310,8 +310,12 @@ type Setup struct {
 	// ClassSpec[i] draws class i's acceptances when it has its own profile.
 	Classes   []workloads.Class
 	ClassSpec []*specdecode.Model
-	// Delivery carries streams from server to client; nil when off.
+	// Delivery carries streams from server to client; nil when off (for
+	// the run and every class).
 	Delivery *delivery.Path
+	// ClassDelivery[i] carries class i's streams when the class has its
+	// own delivery settings (nil: Delivery).
+	ClassDelivery []*delivery.Path
 	// DraftCost prices one draft step of the draft-model proposer (same
 	// GPUs, no per-step overhead: the target's step carries it); nil otherwise.
 	DraftCost cost.Model
@@ -429,7 +433,31 @@ func (c Config) Resolve() (*Setup, error) {
 		}
 	}
 	var path *delivery.Path
-	if c.Delivery.Enabled() {
+	var classDelivery []*delivery.Path
+	for i, cl := range classes {
+		if cl.Delivery.IsZero() {
+			classDelivery = append(classDelivery, nil)
+			continue
+		}
+		dc := c.Delivery
+		dc.Failover.PrimaryModel = m.Name
+		d := cl.Delivery
+		for _, o := range []struct {
+			from *float64
+			to   *float64
+		}{{d.SmoothingCadenceMS, &dc.Smoothing.CadenceMS}, {d.SmoothingDepthMS, &dc.Smoothing.DepthMS},
+			{d.FlushWindowMS, &dc.Flush.WindowMS}, {d.FrameMS, &dc.Render.FrameMS}} {
+			if o.from != nil {
+				*o.to = *o.from
+			}
+		}
+		p, err := delivery.New(dc)
+		if err != nil {
+			return nil, fmt.Errorf("workload.classes[%d].delivery: %w", i, err)
+		}
+		classDelivery = append(classDelivery, p)
+	}
+	if c.Delivery.Enabled() || slices.ContainsFunc(classDelivery, func(p *delivery.Path) bool { return p != nil }) {
 		dc := c.Delivery
 		dc.Failover.PrimaryModel = m.Name
 		if path, err = delivery.New(dc); err != nil {
@@ -437,7 +465,8 @@ func (c Config) Resolve() (*Setup, error) {
 		}
 	}
 	return &Setup{
-		Delivery:   path,
+		Delivery:      path,
+		ClassDelivery: classDelivery,
 		Classes:    classes,
 		ClassSpec:  classSpec,
 		Spec:       spec,

@@ -351,3 +351,35 @@ func TestSpecAcceptanceByRegion(t *testing.T) {
 		}
 	}
 }
+
+// TestClassDeliverySettings: a voice class without the run's smoothing
+// buffer and a code class with a deep one; each class's streams go
+// through its own settings.
+func TestClassDeliverySettings(t *testing.T) {
+	classes := "workload.classes=[{name: voice, preset: chat, share: 0.5, delivery: {smoothing_cadence_ms: 0}}, " +
+		"{preset: code, share: 0.5, delivery: {smoothing_depth_ms: 1000}}]"
+	var doc reports.Document
+	out := mustRunCLI(t, "run", "--requests", "200", "--smoothing", "33", "--set", classes, "--format", "json").stdout
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	voice, code := doc.Runs[0].Classes["voice"], doc.Runs[0].Classes["code"]
+	// The code class's buffer holds 1 s of tokens before it starts; the
+	// voice class has none.
+	if !(code.TTFT.Min > 900 && voice.TTFT.Mean < 500) {
+		t.Errorf("TTFT: code min %.0f ms (want > 900: a 1 s buffer), voice mean %.0f ms (want no buffer)", code.TTFT.Min, voice.TTFT.Mean)
+	}
+	// Without a run-level path, a class's own settings still apply.
+	out = mustRunCLI(t, "run", "--requests", "200", "--set", "workload.classes=[{preset: chat, share: 1, delivery: {smoothing_cadence_ms: 33, smoothing_depth_ms: 1000}}]", "--format", "json").stdout
+	doc = reports.Document{}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if c := doc.Runs[0].Classes["chat"]; c.TTFT.Min < 900 {
+		t.Errorf("class smoothing without a run path: TTFT min %.0f ms, want > 900", c.TTFT.Min)
+	}
+	r := execCLI(t, "run", "--requests", "10", "--set", "workload.classes=[{preset: chat, share: 1, delivery: {smoothing_cadence_ms: -1}}]")
+	if r.code == 0 || !strings.Contains(r.stderr, "workload.classes[0].delivery") {
+		t.Errorf("a bad class delivery value: exit %d, %s", r.code, r.stderr)
+	}
+}
