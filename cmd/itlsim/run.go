@@ -216,6 +216,13 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	if err := scenario.ApplySets(&base, o.sets); err != nil {
 		return err
 	}
+	if len(o.slo.goodput) > 0 {
+		for path, by := range setBy {
+			if strings.HasPrefix(path, "metrics.slo.") && strings.HasPrefix(by, "--set") {
+				return fmt.Errorf("--goodput and %s both set SLO limits: give one of them", by)
+			}
+		}
+	}
 	if err := o.slo.applyGoodput(cmd, &base.Metrics); err != nil {
 		return err
 	}
