@@ -269,11 +269,16 @@ type SpecSummary struct {
 	TokensPerStep float64 `json:"tokens_per_step"`
 	// AcceptedByPosition is the acceptance rate of each draft position.
 	AcceptedByPosition []float64 `json:"accepted_by_position"`
-	VerifySteps        int64     `json:"verify_steps"`
-	Drafted            int64     `json:"drafted"`
-	Accepted           int64     `json:"accepted"`
-	DraftS             float64   `json:"draft_s"`
-	FallbackStreams    int       `json:"fallback_streams"`
+	// AcceptanceByRegion is the acceptance rate by the region of the
+	// response the verify step started in (tenths: 0–10 %, 10–20 %, …), so
+	// an out-of-distribution middle shows as a dip; null for a region
+	// without verify steps.
+	AcceptanceByRegion []*float64 `json:"acceptance_by_region"`
+	VerifySteps        int64      `json:"verify_steps"`
+	Drafted            int64      `json:"drafted"`
+	Accepted           int64      `json:"accepted"`
+	DraftS             float64    `json:"draft_s"`
+	FallbackStreams    int        `json:"fallback_streams"`
 }
 
 // Summarize computes a run's summary under the thresholds in m. It sorts
@@ -436,6 +441,14 @@ func SummarizeWith(r *sim.Result, m sim.MetricsConfig, o Options) Summary {
 			if sp.Drafts[j] > 0 {
 				ss.AcceptedByPosition = append(ss.AcceptedByPosition, float64(sp.ByPosition[j])/float64(sp.Drafts[j]))
 			}
+		}
+		for j := range sim.SpecRegions {
+			var v *float64
+			if d := sp.RegionDrafted[j]; d > 0 {
+				x := float64(sp.RegionAccepted[j]) / float64(d)
+				v = &x
+			}
+			ss.AcceptanceByRegion = append(ss.AcceptanceByRegion, v)
 		}
 		s.Spec = ss
 	}

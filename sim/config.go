@@ -331,8 +331,12 @@ type Setup struct {
 	// ClassSpec[i] draws class i's acceptances when it has its own profile.
 	Classes   []workloads.Class
 	ClassSpec []*specdecode.Model
-	// Delivery carries streams from server to client; nil when off.
+	// Delivery carries streams from server to client; nil when off (for
+	// the run and every class).
 	Delivery *delivery.Path
+	// ClassDelivery[i] carries class i's streams when the class has its
+	// own delivery settings (nil: Delivery).
+	ClassDelivery []*delivery.Path
 	// DraftCost prices one draft step of the draft-model proposer (same
 	// GPUs, no per-step overhead: the target's step carries it); nil otherwise.
 	DraftCost cost.Model
@@ -483,7 +487,31 @@ func (c Config) resolve() (*Setup, error) {
 		}
 	}
 	var path *delivery.Path
-	if c.Delivery.Enabled() {
+	var classDelivery []*delivery.Path
+	for i, cl := range classes {
+		if cl.Delivery.IsZero() {
+			classDelivery = append(classDelivery, nil)
+			continue
+		}
+		dc := c.Delivery
+		dc.Failover.PrimaryModel = m.Name
+		d := cl.Delivery
+		for _, o := range []struct {
+			from *float64
+			to   *float64
+		}{{d.SmoothingCadenceMS, &dc.Smoothing.CadenceMS}, {d.SmoothingDepthMS, &dc.Smoothing.DepthMS},
+			{d.FlushWindowMS, &dc.Flush.WindowMS}, {d.FrameMS, &dc.Render.FrameMS}} {
+			if o.from != nil {
+				*o.to = *o.from
+			}
+		}
+		p, err := delivery.New(dc)
+		if err != nil {
+			return nil, fmt.Errorf("workload.classes[%d].delivery: %w", i, err)
+		}
+		classDelivery = append(classDelivery, p)
+	}
+	if c.Delivery.Enabled() || slices.ContainsFunc(classDelivery, func(p *delivery.Path) bool { return p != nil }) {
 		dc := c.Delivery
 		dc.Failover.PrimaryModel = m.Name
 		if path, err = delivery.New(dc); err != nil {
@@ -491,19 +519,20 @@ func (c Config) resolve() (*Setup, error) {
 		}
 	}
 	return &Setup{
-		Delivery:   path,
-		Classes:    classes,
-		ClassSpec:  classSpec,
-		Spec:       spec,
-		DraftCost:  draftCost,
-		Config:     c,
-		Model:      m,
-		GPU:        g,
-		Cost:       cm,
-		Blocks:     blocks,
-		SwapBlocks: swapBlocks,
-		BlockBytes: blockBytes,
-		HostBW:     c.KVCache.HostLinkGBps * 1e9 * float64(c.TP),
+		Delivery:      path,
+		ClassDelivery: classDelivery,
+		Classes:       classes,
+		ClassSpec:     classSpec,
+		Spec:          spec,
+		DraftCost:     draftCost,
+		Config:        c,
+		Model:         m,
+		GPU:           g,
+		Cost:          cm,
+		Blocks:        blocks,
+		SwapBlocks:    swapBlocks,
+		BlockBytes:    blockBytes,
+		HostBW:        c.KVCache.HostLinkGBps * 1e9 * float64(c.TP),
 	}, nil
 }
 

@@ -447,6 +447,7 @@ func (r *Replica) endStep(now Time) {
 		}
 		if k > 0 {
 			a := r.accepted[i]
+			reg := min(SpecRegions-1, SpecRegions*en.Seq.Generated/max(en.Seq.Output, 1))
 			n := en.Seq.Verify(a)
 			r.kv.Shrink(&en.Seq.KV, en.Seq.Computed)
 			r.sched.CacheComputed(en.Seq)
@@ -454,6 +455,8 @@ func (r *Replica) endStep(now Time) {
 			st.Steps++
 			st.Drafted += int64(k)
 			st.Accepted += int64(n - 1)
+			st.RegionDrafted[reg] += int64(k)
+			st.RegionAccepted[reg] += int64(n - 1)
 			st.Emitted += int64(n)
 			for j := range k {
 				st.Drafts[j]++

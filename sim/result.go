@@ -232,7 +232,16 @@ type SpecStats struct {
 	DecodeEntries int64
 	DecodeTokens  int64
 	Fallbacks     int // streams that fallback stopped at least once
+	// RegionDrafted and RegionAccepted count draft tokens proposed and
+	// accepted by the region of the response the verify step started in:
+	// region r covers generated tokens [r, r+1) × output/SpecRegions.
+	RegionDrafted  [SpecRegions]int64
+	RegionAccepted [SpecRegions]int64
 }
+
+// SpecRegions is the number of equal parts of a response that speculative
+// acceptance is counted by (tenths).
+const SpecRegions = 10
 
 func (s *SpecStats) merge(o *SpecStats) {
 	s.Steps += o.Steps
@@ -247,6 +256,10 @@ func (s *SpecStats) merge(o *SpecStats) {
 	s.DecodeEntries += o.DecodeEntries
 	s.DecodeTokens += o.DecodeTokens
 	s.Fallbacks += o.Fallbacks
+	for i := range s.RegionDrafted {
+		s.RegionDrafted[i] += o.RegionDrafted[i]
+		s.RegionAccepted[i] += o.RegionAccepted[i]
+	}
 }
 
 func newResult(interval Time) *Result {

@@ -420,6 +420,13 @@ func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Var
 	if err := scenario.ApplySets(&base, o.sets); err != nil {
 		return nil, scenarioFile{}, err
 	}
+	if len(o.slo.goodput) > 0 {
+		for path, by := range setBy {
+			if strings.HasPrefix(path, "metrics.slo.") && strings.HasPrefix(by, "--set") {
+				return nil, scenarioFile{}, fmt.Errorf("--goodput and %s both set SLO limits: give one of them", by)
+			}
+		}
+	}
 	if err := o.slo.applyGoodput(cmd, &base.Metrics); err != nil {
 		return nil, scenarioFile{}, err
 	}
