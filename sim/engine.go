@@ -47,6 +47,7 @@ type Engine struct {
 	sink           TimelineSink
 	worstK         int
 	timeline       Timeline // scratch handed to the sink
+	observer       Observer // sees chunks and ends as they happen (live.go); nil off
 }
 
 // New builds an engine for cfg. It resolves the configuration (see
@@ -330,6 +331,9 @@ func (e *Engine) scheduleArrival() {
 
 // ended tells a reactive source that a request ended now.
 func (e *Engine) ended(id int) {
+	if e.observer != nil { // the stream's summary was appended last
+		e.observer.Ended(&e.res.Streams[len(e.res.Streams)-1])
+	}
 	if e.reactive != nil {
 		e.reactive.Done(id, int64(e.now))
 		e.scheduleArrival()
@@ -666,6 +670,9 @@ func (e *Engine) emit(r *Replica, q *request, n int) {
 		q.acc = parts{}
 	}
 	q.last = now
+	if e.observer != nil {
+		e.observer.Chunk(q.seq.ID, now, n, q.seq.Done())
+	}
 	if q.seq.Done() {
 		bk.Finished++
 		e.finish(r, q)

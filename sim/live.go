@@ -1,0 +1,48 @@
+package sim
+
+// Driving an engine in real time (itlsim serve): a driver outside sim owns
+// the engine on one goroutine, feeds requests through a reactive workload
+// source as they arrive over the network, sleeps until the next pending
+// event, and releases each chunk to its client as the engine emits it. The
+// engine itself stays a pure function of its inputs: the driver decides
+// when each request arrives (its simulated arrival time) and when to step.
+
+// Observer sees, as they happen, the chunks the engine makes visible and
+// the streams that end. Its methods run inside Step, on the engine's
+// goroutine; they must not call back into the engine. The engine calls it
+// only when one is set (SetObserver), so a run without one pays a nil
+// check per chunk.
+type Observer interface {
+	// Chunk reports that request id made tokens tokens visible at time at;
+	// last is set for the chunk that completes its output.
+	Chunk(id int, at Time, tokens int, last bool)
+	// Ended reports a stream's end (finished, rejected or cancelled) with
+	// its summary; the pointer is valid only during the call.
+	Ended(s *StreamSummary)
+}
+
+// SetObserver makes the engine report chunks and ends to o (nil: none).
+func (e *Engine) SetObserver(o Observer) { e.observer = o }
+
+// NextEventAt is the time of the next pending event, if one is pending. A
+// real-time driver sleeps until it; with none pending it waits for an
+// arrival. Step must not be called with no event pending unless the run is
+// over: an empty queue ends the run.
+func (e *Engine) NextEventAt() (Time, bool) {
+	if e.queue.Len() == 0 {
+		return 0, false
+	}
+	return e.queue.peek().at, true
+}
+
+// Wake tells the engine that its reactive workload source has a new request
+// due: it schedules an arrival at the request's time (not before Now), as it
+// does after a request ends. A non-reactive source needs no waking.
+func (e *Engine) Wake() { e.scheduleArrival() }
+
+// ServerNow reports the replica's state for live metrics: requests running
+// and waiting (preempted ones included) and the share of KV blocks in use.
+func (e *Engine) ServerNow() (running, waiting int, kvUsed float64) {
+	r := e.rep
+	return len(r.sched.Running()), r.sched.Waiting(), r.kv.Utilization()
+}
