@@ -79,8 +79,7 @@ var shorthands = []shorthand{
 
 type runOptions struct {
 	temps         *tempFiles
-	values        map[string]*string // shorthand flag → value
-	sets          []string
+	scenario      scenarioFlags
 	vary          []string
 	format        string
 	jsonPath      string
@@ -89,11 +88,10 @@ type runOptions struct {
 	htmlPath      string
 	echartsJS     string
 	printConfig   bool
-	skipBadRows   bool
 }
 
 func newRunCmd(temps *tempFiles) *cobra.Command {
-	o := &runOptions{temps: temps, values: map[string]*string{}}
+	o := &runOptions{temps: temps}
 	cmd := &cobra.Command{
 		Use:   "run [SCENARIO.yaml]",
 		Short: "Simulate a scenario (the built-in default without a file) and print its metrics",
@@ -116,18 +114,10 @@ Field paths: ` + strings.Join(scenario.Paths(), ", "),
 			return o.run(cmd, args)
 		},
 	}
+	o.scenario.bind(cmd, true)
 	f := cmd.Flags()
-	for _, s := range shorthands {
-		usage := s.usage
-		if s.list {
-			usage += " (comma list compares)"
-		}
-		o.values[s.flag] = f.String(s.flag, "", usage)
-	}
-	f.StringArrayVar(&o.sets, "set", nil, "set any field: path=value (repeatable), e.g. --set cost.roofline.overhead_us=3000")
 	f.StringArrayVar(&o.vary, "vary", nil, "compare any field: path=v1,v2 (repeatable; separate values by ';' when they contain commas)")
 	f.StringVar(&o.format, "format", "table", "stdout form: table, markdown or json")
-	f.BoolVar(&o.skipBadRows, "skip-bad-rows", false, "pass over malformed trace rows instead of stopping at the first (the count is reported)")
 	f.BoolVar(&o.printConfig, "print-config", false, "print each run's resolved scenario as YAML (every default filled in) and exit without simulating")
 	f.StringVar(&o.jsonPath, "json", "", "write the full results (scenario, runs, streams, time series) as JSON to this file")
 	f.StringVar(&o.streamsPath, "streams", "", "write one CSV row per request and run to this file")
@@ -142,70 +132,8 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	base := sim.DefaultConfig()
-	var cmps []scenario.Comparison
-	if len(args) == 1 {
-		f, err := scenario.Load(args[0])
-		if err != nil {
-			return err
-		}
-		base = f.Config
-		for _, c := range f.Compare {
-			cmp, err := scenario.ParseComparison(c)
-			if err != nil {
-				return fmt.Errorf("%s: compare: %w", args[0], err)
-			}
-			cmp.Origin = args[0] + ": compare: " + c
-			cmps = append(cmps, cmp)
-		}
-	}
-	// setBy records which flag set each field on the command line, so that
-	// a field set twice (--seed 5 --set seed=6) is an error rather than one
-	// value silently replacing the other. A comparison of a set field
-	// replaces the value in every run, and its labels say so.
-	setBy := map[string]string{}
-	for _, s := range shorthands {
-		if !cmd.Flags().Changed(s.flag) {
-			continue
-		}
-		v := *o.values[s.flag]
-		if strings.TrimSpace(v) == "" {
-			return fmt.Errorf("--%s: %s: expected a value, got %q%s", s.flag, s.path, v, offHint(s.path))
-		}
-		if strings.HasSuffix(s.path, "_ms") {
-			v = durationsAsMS(v)
-		}
-		if s.list && strings.Contains(v, ",") {
-			cmp, err := scenario.ParseComparison(s.path + "=" + v)
-			if err != nil {
-				return fmt.Errorf("--%s: %w", s.flag, err)
-			}
-			cmp.Origin = "--" + s.flag + " " + *o.values[s.flag]
-			cmps = append(cmps, cmp)
-			continue
-		}
-		if err := scenario.Set(&base, s.path, v); err != nil {
-			return fmt.Errorf("--%s: %w", s.flag, err)
-		}
-		setBy[s.path] = "--" + s.flag + " " + *o.values[s.flag]
-	}
-	if o.skipBadRows {
-		base.Workload.SkipBadRows = true
-	}
-	for _, s := range o.sets {
-		path, val, ok := strings.Cut(s, "=")
-		if !ok {
-			continue // ApplySets names the malformed entry
-		}
-		if strings.TrimSpace(val) == "" {
-			return fmt.Errorf("--set %s: %s: expected a value, got %q%s", s, path, val, offHint(path))
-		}
-		if by, ok := setBy[path]; ok {
-			return fmt.Errorf("--set %s: %s is already set (by %s)", s, path, by)
-		}
-		setBy[path] = "--set " + s
-	}
-	if err := scenario.ApplySets(&base, o.sets); err != nil {
+	base, cmps, err := o.scenario.load(cmd, args)
+	if err != nil {
 		return err
 	}
 	for _, s := range o.vary {
@@ -448,4 +376,113 @@ func durationsAsMS(v string) string {
 		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// scenarioFlags are the flags that build one scenario from a file and
+// overrides: the shorthands (--model, --rate, ...), --set and
+// --skip-bad-rows. run, serve and record share them.
+type scenarioFlags struct {
+	values      map[string]*string // shorthand flag → value
+	sets        []string
+	skipBadRows bool
+}
+
+// bind adds the flags to cmd; compares says whether a list value compares
+// configurations (run) or is an error (serve, record).
+func (sf *scenarioFlags) bind(cmd *cobra.Command, compares bool) {
+	sf.values = map[string]*string{}
+	f := cmd.Flags()
+	for _, s := range shorthands {
+		usage := s.usage
+		if s.list && compares {
+			usage += " (comma list compares)"
+		}
+		sf.values[s.flag] = f.String(s.flag, "", usage)
+	}
+	f.StringArrayVar(&sf.sets, "set", nil, "set any field: path=value (repeatable), e.g. --set cost.roofline.overhead_us=3000")
+	f.BoolVar(&sf.skipBadRows, "skip-bad-rows", false, "pass over malformed trace rows instead of stopping at the first (the count is reported)")
+}
+
+// load reads the scenario file (args[0], if any) and applies the flags:
+// the base configuration and the comparisons the file and the flags ask for.
+func (sf *scenarioFlags) load(cmd *cobra.Command, args []string) (sim.Config, []scenario.Comparison, error) {
+	base := sim.DefaultConfig()
+	var cmps []scenario.Comparison
+	if len(args) == 1 {
+		f, err := scenario.Load(args[0])
+		if err != nil {
+			return base, nil, err
+		}
+		base = f.Config
+		for _, c := range f.Compare {
+			cmp, err := scenario.ParseComparison(c)
+			if err != nil {
+				return base, nil, fmt.Errorf("%s: compare: %w", args[0], err)
+			}
+			cmp.Origin = args[0] + ": compare: " + c
+			cmps = append(cmps, cmp)
+		}
+	}
+	// setBy records which flag set each field on the command line, so that
+	// a field set twice (--seed 5 --set seed=6) is an error rather than one
+	// value silently replacing the other. A comparison of a set field
+	// replaces the value in every run, and its labels say so.
+	setBy := map[string]string{}
+	for _, s := range shorthands {
+		if !cmd.Flags().Changed(s.flag) {
+			continue
+		}
+		v := *sf.values[s.flag]
+		if strings.TrimSpace(v) == "" {
+			return base, nil, fmt.Errorf("--%s: %s: expected a value, got %q%s", s.flag, s.path, v, offHint(s.path))
+		}
+		if strings.HasSuffix(s.path, "_ms") {
+			v = durationsAsMS(v)
+		}
+		if s.list && strings.Contains(v, ",") {
+			cmp, err := scenario.ParseComparison(s.path + "=" + v)
+			if err != nil {
+				return base, nil, fmt.Errorf("--%s: %w", s.flag, err)
+			}
+			cmp.Origin = "--" + s.flag + " " + *sf.values[s.flag]
+			cmps = append(cmps, cmp)
+			continue
+		}
+		if err := scenario.Set(&base, s.path, v); err != nil {
+			return base, nil, fmt.Errorf("--%s: %w", s.flag, err)
+		}
+		setBy[s.path] = "--" + s.flag + " " + *sf.values[s.flag]
+	}
+	if sf.skipBadRows {
+		base.Workload.SkipBadRows = true
+	}
+	for _, s := range sf.sets {
+		path, val, ok := strings.Cut(s, "=")
+		if !ok {
+			continue // ApplySets names the malformed entry
+		}
+		if strings.TrimSpace(val) == "" {
+			return base, nil, fmt.Errorf("--set %s: %s: expected a value, got %q%s", s, path, val, offHint(path))
+		}
+		if by, ok := setBy[path]; ok {
+			return base, nil, fmt.Errorf("--set %s: %s is already set (by %s)", s, path, by)
+		}
+		setBy[path] = "--set " + s
+	}
+	if err := scenario.ApplySets(&base, sf.sets); err != nil {
+		return base, nil, err
+	}
+	return base, cmps, nil
+}
+
+// loadOne is load for a command that runs one configuration.
+func (sf *scenarioFlags) loadOne(cmd *cobra.Command, args []string) (sim.Config, error) {
+	base, cmps, err := sf.load(cmd, args)
+	if err != nil {
+		return base, err
+	}
+	if len(cmps) > 0 {
+		return base, fmt.Errorf("%s: %s compares configurations; %s runs one", cmps[0].Origin, cmps[0].Path, cmd.Name())
+	}
+	return base, nil
 }
