@@ -55,7 +55,9 @@ var listening = regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
 func startServe(t *testing.T, args ...string) *served {
 	t.Helper()
 	s := &served{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan int, 1)}
-	go func() { s.done <- Main(append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), s.stdout, s.stderr) }()
+	go func() {
+		s.done <- Main(append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), s.stdout, s.stderr)
+	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if m := listening.FindStringSubmatch(s.stderr.String()); m != nil {
