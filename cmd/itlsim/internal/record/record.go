@@ -308,9 +308,6 @@ loop:
 			}
 		}()
 	}
-	if ctx.Err() != nil {
-		res.Stopped = true
-	}
 	// Drain the ends while the requests in flight finish.
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
@@ -328,6 +325,7 @@ loop:
 		}
 	}
 	res.Streams = streams
+	res.Stopped = ctx.Err() != nil
 	return res
 }
 

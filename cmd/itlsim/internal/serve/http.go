@@ -399,18 +399,26 @@ func (rw *responder) usageOf() map[string]int {
 	return map[string]int{"prompt_tokens": rw.st.prompt, "completion_tokens": rw.sent, "total_tokens": rw.st.prompt + rw.sent}
 }
 
+// flushGrace is how long after a flush boundary a held write goes out, so
+// that chunks the engine emitted at or before the boundary, still on their
+// way from its goroutine, are in it.
+const flushGrace = time.Millisecond
+
 // stream answers with server-sent events, one per written chunk, then
 // data: [DONE]. The status line waits for the first chunk, so a request
-// the scheduler rejects still gets its HTTP error.
+// the scheduler rejects still gets its HTTP error. With a flush window,
+// chunks after the first are held and written at the window boundaries
+// (first chunk + k × window, simulated time), each write carrying every
+// token emitted up to its boundary, as the simulated flush stage does.
 func (rw *responder) stream(ctx context.Context) {
 	fl, _ := rw.w.(http.Flusher)
 	window := rw.s.opt.FlushWindow
 	var (
-		started, pendingLast bool
-		pending              int      // tokens held for the next flush tick
-		tick                 sim.Time // the next flush boundary
-		timer                *time.Timer
-		timerC               <-chan time.Time
+		started bool
+		held    []event  // chunks waiting for a flush boundary
+		tick    sim.Time // the next flush boundary
+		timer   *time.Timer
+		timerC  <-chan time.Time
 	)
 	defer func() {
 		if timer != nil {
@@ -439,58 +447,64 @@ func (rw *responder) stream(ctx context.Context) {
 		}
 		return err == nil
 	}
+	// arm schedules the write at the first boundary at or after at.
+	arm := func(at sim.Time) {
+		if at > tick {
+			tick += (at - tick + window - 1) / window * window
+		}
+		d := time.Until(rw.s.b.wall(tick).Add(flushGrace))
+		if timer == nil {
+			timer = time.NewTimer(d)
+		} else {
+			timer.Reset(d)
+		}
+		timerC = timer.C
+	}
 	events := rw.st.events
 	for events != nil || timerC != nil {
 		select {
 		case ev, ok := <-events:
-			if !ok {
+			switch {
+			case !ok:
 				events = nil
-				continue
-			}
-			if ev.end {
+			case ev.end:
 				if ev.status != sim.StatusFinished && !started {
 					rw.fail(ev)
 					return
 				}
-				continue
-			}
-			if window == 0 || !started {
+			case window == 0 || !started:
 				if !write(ev.tokens, ev.last) {
 					return
 				}
 				tick = ev.at + window
-				continue
-			}
-			if ev.at > tick { // the first boundary at or after the chunk
-				tick += (ev.at - tick + window - 1) / window * window
-			}
-			pending += ev.tokens
-			pendingLast = ev.last
-			if timerC == nil {
-				d := time.Until(rw.st.wall(rw.s.b, tick))
-				if timer == nil {
-					timer = time.NewTimer(d)
-				} else {
-					timer.Reset(d)
+			default:
+				if timerC == nil {
+					arm(ev.at)
 				}
-				timerC = timer.C
+				held = append(held, ev)
 			}
 		case <-timerC:
 			timerC = nil
-			if pending > 0 {
-				if !write(pending, pendingLast) {
-					return
+			n, last, keep := 0, false, held[:0]
+			for _, h := range held {
+				if h.at <= tick {
+					n, last = n+h.tokens, last || h.last
+				} else {
+					keep = append(keep, h)
 				}
-				pending = 0
+			}
+			held = keep
+			if n > 0 && !write(n, last) {
+				return
+			}
+			if len(held) > 0 {
+				arm(held[0].at)
 			}
 		case <-ctx.Done():
 			return
 		}
 	}
 }
-
-// wall is when simulated time at falls on the wall clock.
-func (st *stream) wall(b backend, at sim.Time) time.Time { return b.wall(at) }
 
 // chunk appends one SSE event carrying n tokens to rw.buf.
 func (rw *responder) chunk(n int, last bool) {
