@@ -380,3 +380,61 @@ func logGapsByIndex(t *testing.T, rec, srv []streamLine) {
 		t.Logf("gap %d: min %.2f p50 %.2f max %.2f", i, v[0], v[len(v)/2], v[len(v)-1])
 	}
 }
+
+// The story: serve a scenario, record its own bursty load against it
+// (gamma arrivals, cv 4), and the recorded figures match `itlsim run` of
+// the same scenario: the same requests arrive (record sends the scenario's
+// arrivals and lengths; serve counts the synthesised prompt's words as its
+// tokens), so the served simulation is run's up to the few ms by which
+// each arrival lands late, and record adds the delivery's jitter. In real
+// time (time scale 1, about 3 s) the tolerance is 10 % on the mean TTFT,
+// the median TPOT and the p90 of per-stream p99 ITL.
+func TestStoryRecordMatchesRun(t *testing.T) {
+	dir := t.TempDir()
+	recJSON, runJSON := filepath.Join(dir, "rec.json"), filepath.Join(dir, "run.json")
+	w := []string{"--requests", "40", "--rate", "20", "--arrival", "gamma", "--set", "workload.cv=4", "--output-len", "lognormal:64,64,16,256"}
+	mustRunCLI(t, append([]string{"run", "--json", runJSON}, w...)...)
+	s := startServe(t, append([]string{"--time-scale", "1", "--exit-after", "40"}, w...)...)
+	mustRunCLI(t, append([]string{"record", s.url, "--json", recJSON}, w...)...)
+	s.wait(t)
+	type summary struct {
+		Finished int `json:"finished"`
+		TTFT     struct {
+			Mean float64 `json:"mean"`
+		} `json:"ttft_ms"`
+		TPOT struct {
+			P50 float64 `json:"p50"`
+		} `json:"tpot_ms"`
+		StreamP99 struct {
+			P90 float64 `json:"p90"`
+		} `json:"stream_p99_itl_ms"`
+	}
+	read := func(path string) summary {
+		var doc struct {
+			Runs []struct {
+				Summary summary `json:"summary"`
+			} `json:"runs"`
+		}
+		if err := json.Unmarshal(mustRead(t, path), &doc); err != nil || len(doc.Runs) != 1 {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return doc.Runs[0].Summary
+	}
+	run, rec := read(runJSON), read(recJSON)
+	t.Logf("run %+v\nrecorded %+v", run, rec)
+	if rec.Finished != 40 || run.Finished != 40 {
+		t.Fatalf("finished: run %d, recorded %d; want 40", run.Finished, rec.Finished)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"mean TTFT", rec.TTFT.Mean, run.TTFT.Mean},
+		{"median TPOT", rec.TPOT.P50, run.TPOT.P50},
+		{"p90 of per-stream p99 ITL", rec.StreamP99.P90, run.StreamP99.P90},
+	} {
+		if math.Abs(c.got-c.want) > 0.1*c.want {
+			t.Errorf("%s: recorded %.2f ms, run %.2f ms: beyond 10 %%", c.name, c.got, c.want)
+		}
+	}
+}
