@@ -438,3 +438,42 @@ func TestStoryRecordMatchesRun(t *testing.T) {
 		}
 	}
 }
+
+// Bad input to serve and record is an error naming the flag, before any
+// listening or sending, and leaves no output file.
+func TestServeRecordBadInput(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.jsonl")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--time-scale", "0"}, "--time-scale"},
+		{[]string{"serve", "--rate", "1,2"}, "compares configurations; serve runs one"},
+		{[]string{"serve", "--replay", out, "--timelines", out}, "--timelines"},
+		{[]string{"serve", "--addr", "127.0.0.1:99999"}, "--addr"},
+		{[]string{"serve", "--exit-after", "-1"}, "--exit-after"},
+		{[]string{"serve", "--replay", filepath.Join(dir, "missing.json")}, "missing.json"},
+		{[]string{"record", "ftp://127.0.0.1:1", "-o", out}, "URL"},
+		{[]string{"record", "http://127.0.0.1:1", "--endpoint", "embeddings", "-o", out}, "endpoint"},
+		{[]string{"record", "http://127.0.0.1:1", "--time-scale", "-1", "-o", out}, "--time-scale"},
+		{[]string{"record", "http://127.0.0.1:1", "--seed", "1,2", "-o", out}, "record runs one"},
+		{[]string{"record", "http://127.0.0.1:1", "--requests", "2", "-o", out}, "listing the server's models"},
+	} {
+		r := execCLI(t, c.args...)
+		if r.code == 0 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("itlsim %s: exit %d, stderr %q; want an error naming %q", strings.Join(c.args, " "), r.code, r.stderr, c.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("itlsim %s left %s", strings.Join(c.args, " "), out)
+		}
+	}
+	// A server that refuses connections: every request fails and is counted.
+	r := mustRunCLI(t, "record", "http://127.0.0.1:1", "--served-model-name", "m", "--requests", "3", "--rate", "1000", "-o", out)
+	if !strings.Contains(r.stderr, "3 requests sent, 3 failed: connection") {
+		t.Fatalf("stderr %q", r.stderr)
+	}
+	if n := len(readLines(t, out)); n != 3 {
+		t.Fatalf("%d lines written, want 3 failed requests", n)
+	}
+}
