@@ -65,7 +65,7 @@ type Options struct {
 type Stream struct {
 	ID           int
 	Arrival      int64
-	InputTokens  int
+	InputTokens  int // the server's prompt_tokens when it sent usage, else the requested length
 	OutputTokens int // from usage when the server sent it, else the chunks' tokens
 	ChunkTimes   []int64
 	ChunkTokens  []int
@@ -390,6 +390,7 @@ type chunk struct {
 		} `json:"delta"`
 	} `json:"choices"`
 	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
 		CompletionTokens int `json:"completion_tokens"`
 	} `json:"usage"`
 	Error json.RawMessage `json:"error"`
@@ -400,7 +401,7 @@ type chunk struct {
 func (r *recorder) read(ctx context.Context, body io.Reader, s *Stream) string {
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	usage, lastUsage := -1, 0
+	usage, lastUsage, prompt := -1, 0, 0
 	complete := false
 	for sc.Scan() {
 		at := r.now()
@@ -434,7 +435,7 @@ func (r *recorder) read(ctx context.Context, body io.Reader, s *Stream) string {
 			}
 		}
 		if c.Usage != nil {
-			usage = c.Usage.CompletionTokens
+			usage, prompt = c.Usage.CompletionTokens, c.Usage.PromptTokens
 		}
 		if !visible {
 			continue
@@ -464,6 +465,9 @@ func (r *recorder) read(ctx context.Context, body io.Reader, s *Stream) string {
 	}
 	if usage >= 0 {
 		s.OutputTokens = usage
+	}
+	if prompt > 0 { // the server's count of the synthesised prompt
+		s.InputTokens = prompt
 	}
 	return ""
 }
