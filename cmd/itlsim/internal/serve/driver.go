@@ -33,6 +33,8 @@ type stream struct {
 	output  int      // tokens it will generate
 	arrival sim.Time // simulated arrival
 	finish  string   // OpenAI's finish_reason once it ends: "length" at max_tokens, else "stop"
+	last    sim.Time // its latest chunk, for the ITL histogram
+	chunks  int
 	events  chan event
 }
 
@@ -67,7 +69,6 @@ type driver struct {
 	lenRand *rand.Rand
 	asks    chan ask
 	live    map[int]*stream // requests whose end has not been seen
-	last    map[int]sim.Time
 	nextID  int
 	metrics *metrics
 	stopped chan struct{}
@@ -87,7 +88,7 @@ func newDriver(setup *sim.Setup, scale float64, m *metrics, sink sim.TimelineSin
 	c := setup.Config
 	d := &driver{
 		eng: eng, queue: q, scale: scale, seed: c.Seed, outLen: c.Workload.OutputLen,
-		asks: make(chan ask), live: map[int]*stream{}, last: map[int]sim.Time{},
+		asks: make(chan ask), live: map[int]*stream{},
 		metrics: m, stopped: make(chan struct{}),
 	}
 	if d.outLen.IsZero() { // a trace scenario: lengths came from the file
@@ -201,18 +202,15 @@ func (d *driver) Chunk(id int, at sim.Time, tokens int, last bool) {
 	}
 	s.events <- event{tokens: tokens, at: at, last: last}
 	if d.metrics != nil {
-		if prev, ok := d.last[id]; ok {
-			d.metrics.itl(at - prev)
+		if s.chunks > 0 {
+			d.metrics.itl(at - s.last)
 		} else {
 			d.metrics.ttft(at - s.arrival)
 		}
 		d.metrics.generated(tokens)
 	}
-	if last {
-		delete(d.last, id)
-	} else {
-		d.last[id] = at
-	}
+	s.chunks++
+	s.last = at
 }
 
 // Ended implements sim.Observer.
@@ -222,7 +220,6 @@ func (d *driver) Ended(ss *sim.StreamSummary) {
 		return
 	}
 	delete(d.live, ss.ID)
-	delete(d.last, ss.ID)
 	s.events <- event{end: true, at: d.eng.Now(), status: ss.Status, reason: ss.Reject}
 	close(s.events)
 	if d.metrics != nil {
