@@ -48,6 +48,7 @@ type Engine struct {
 	worstK         int
 	timeline       Timeline // scratch handed to the sink
 	observer       Observer // sees chunks and ends as they happen (live.go); nil off
+	aborts         []int    // request ids to cancel at the next step start (live.go)
 }
 
 // New builds an engine for cfg. It resolves the configuration (see
@@ -361,6 +362,9 @@ func (e *Engine) reject(r *Replica, q *request, why scheduler.Reason) {
 
 // startStep forms and prices the replica's next step and schedules its end.
 func (e *Engine) startStep(r *Replica) {
+	if len(e.aborts) > 0 {
+		e.applyAborts(r)
+	}
 	if e.watchNS > 0 {
 		e.checkWatchdog(r)
 	}
@@ -697,7 +701,7 @@ func (e *Engine) noteStall(q *request, gap Time, index int) {
 // list before its gaps are sorted. Chunk times are rebuilt from the first
 // chunk and the gaps, so a stream stores one number per gap.
 func (e *Engine) offerTimeline(q *request) {
-	if (e.sink == nil || e.client != nil) && e.worstK == 0 {
+	if q.chunks == 0 || (e.sink == nil || e.client != nil) && e.worstK == 0 { // no chunks: aborted while queued (live.go)
 		return
 	}
 	var maxGap Time

@@ -46,3 +46,27 @@ func (e *Engine) ServerNow() (running, waiting int, kvUsed float64) {
 	r := e.rep
 	return len(r.sched.Running()), r.sched.Waiting(), r.kv.Utilization()
 }
+
+// Abort asks the engine to cancel request id, as vLLM aborts a request
+// whose client disconnected: at the replica's next step start (between
+// steps, where every running stream's time is accounted for) the request
+// leaves the queue or the batch, its blocks are freed, and it ends with
+// StatusCancelled, counted in Result.Cancelled; the silence it ended in
+// counts as its last gap, as for a cancellation by the failover watchdog.
+// A request that has not arrived, has already ended, or ends before then
+// is left alone.
+func (e *Engine) Abort(id int) { e.aborts = append(e.aborts, id) }
+
+// applyAborts cancels the requested aborts on r. It looks each id up among
+// the active requests: once per abort, not per token or step.
+func (e *Engine) applyAborts(r *Replica) {
+	for _, id := range e.aborts {
+		for _, q := range r.slots {
+			if q.live && q.seq.ID == id {
+				e.cancel(r, q, max(e.now, 1)) // a cancel time of 0 would read as none
+				break
+			}
+		}
+	}
+	e.aborts = e.aborts[:0]
+}

@@ -105,3 +105,59 @@ func TestLiveDrivingMatchesARun(t *testing.T) {
 		}
 	}
 }
+
+// Abort cancels a request at the next step start wherever it is — running
+// mid-stream or waiting in the queue — frees its blocks and reports it
+// ended as cancelled; the rest of the run is unaffected in kind.
+func TestLiveAbort(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Scheduler.MaxNumSeqs = 2
+	setup, err := cfg.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &workloads.Queue{}
+	e, err := sim.NewFromSetup(setup, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &liveLog{chunks: map[int][]sim.Chunk{}, last: map[int]bool{}}
+	e.SetObserver(log)
+	for id := range 4 { // 0 and 1 run, 2 and 3 wait
+		q.Push(workloads.Request{ID: id, Arrival: 1, InputTokens: 32, OutputTokens: 50, Seed: uint64(id)})
+	}
+	e.Wake()
+	aborted := false
+	for {
+		if _, ok := e.NextEventAt(); !ok {
+			break
+		}
+		e.Step()
+		if err := e.Check(); err != nil {
+			t.Fatal(err)
+		}
+		if !aborted && len(log.chunks[0]) == 10 {
+			e.Abort(0) // running, mid-stream
+			e.Abort(3) // still waiting
+			e.Abort(99)
+			aborted = true
+		}
+	}
+	res := e.ServerResult()
+	if res.Cancelled != 2 || res.Finished != 2 {
+		t.Fatalf("%d cancelled, %d finished; want 2 and 2", res.Cancelled, res.Finished)
+	}
+	status := map[int]sim.Status{}
+	for _, s := range log.ended {
+		status[s.ID] = s.Status
+	}
+	if status[0] != sim.StatusCancelled || status[3] != sim.StatusCancelled || status[1] != sim.StatusFinished || status[2] != sim.StatusFinished {
+		t.Fatalf("statuses %v", status)
+	}
+	if n := len(log.chunks[0]); n != 10 || log.last[0] {
+		t.Fatalf("aborted stream: %d chunks after the abort at 10 (last %v)", n, log.last[0])
+	}
+	if kv := e.Replica().KV(); kv.Free() != kv.Total() {
+		t.Fatalf("%d of %d KV blocks free after the run", kv.Free(), kv.Total())
+	}
+}

@@ -51,6 +51,9 @@ type backend interface {
 	// start admits a request and returns its stream, whose events arrive in
 	// real time; errStopped once the server stops.
 	start(ctx context.Context, a ask) (*stream, error)
+	// abort cancels a stream whose client went away (vLLM's abort on
+	// disconnect); a no-op once it ended.
+	abort(id int)
 	// run drives the backend until ctx ends.
 	run(ctx context.Context)
 	// clock maps simulated time to wall time.
@@ -68,6 +71,7 @@ type driver struct {
 	outLen  workloads.Dist
 	lenRand *rand.Rand
 	asks    chan ask
+	aborts  chan int
 	live    map[int]*stream // requests whose end has not been seen
 	nextID  int
 	metrics *metrics
@@ -88,7 +92,7 @@ func newDriver(setup *sim.Setup, scale float64, m *metrics, sink sim.TimelineSin
 	c := setup.Config
 	d := &driver{
 		eng: eng, queue: q, scale: scale, seed: c.Seed, outLen: c.Workload.OutputLen,
-		asks: make(chan ask), live: map[int]*stream{},
+		asks: make(chan ask), aborts: make(chan int, 64), live: map[int]*stream{},
 		metrics: m, stopped: make(chan struct{}),
 	}
 	if d.outLen.IsZero() { // a trace scenario: lengths came from the file
@@ -151,6 +155,8 @@ func (d *driver) run(ctx context.Context) {
 		select {
 		case a := <-d.asks:
 			d.admit(a)
+		case id := <-d.aborts:
+			d.eng.Abort(id) // at the next step start
 		case <-wake:
 		case <-ctx.Done():
 			return
@@ -161,6 +167,13 @@ func (d *driver) run(ctx context.Context) {
 			default:
 			}
 		}
+	}
+}
+
+func (d *driver) abort(id int) {
+	select {
+	case d.aborts <- id:
+	case <-d.stopped:
 	}
 }
 

@@ -269,6 +269,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	} else {
 		rw.whole(r.Context())
 	}
+	if !rw.ended { // the client went away (or the write failed) first
+		s.b.abort(st.id)
+	}
 }
 
 // promptTokens counts a completion prompt: a string (words, see
@@ -345,6 +348,7 @@ type responder struct {
 	usage      bool // stream_options.include_usage: a last chunk with the usage
 	continuous bool // stream_options.continuous_usage_stats: usage in every chunk
 	sent       int  // tokens written so far
+	ended      bool // the stream's end was seen
 	buf        []byte
 }
 
@@ -371,8 +375,15 @@ func (rw *responder) fail(ev event) {
 // whole answers a non-streaming request once its stream ends.
 func (rw *responder) whole(ctx context.Context) {
 	var text []byte
-	for ev := range rw.st.events {
+	for !rw.ended {
+		var ev event
+		select {
+		case ev = <-rw.st.events:
+		case <-ctx.Done():
+			return
+		}
 		if ev.end {
+			rw.ended = true
 			if ev.status != sim.StatusFinished {
 				rw.fail(ev)
 				return
@@ -468,6 +479,7 @@ func (rw *responder) stream(ctx context.Context) {
 			case !ok:
 				events = nil
 			case ev.end:
+				rw.ended = true
 				if ev.status != sim.StatusFinished && !started {
 					rw.fail(ev)
 					return

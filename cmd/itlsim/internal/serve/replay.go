@@ -43,6 +43,9 @@ func (p *replayer) wall(at sim.Time) time.Time {
 	return p.t0.Add(time.Duration(float64(at) / p.scale))
 }
 
+// abort does nothing: a replayed stream plays to its end, as recorded.
+func (p *replayer) abort(int) {}
+
 func (p *replayer) run(ctx context.Context) {
 	<-ctx.Done()
 	close(p.stopped)
