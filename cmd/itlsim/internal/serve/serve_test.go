@@ -215,8 +215,7 @@ func TestRejectionIsAnHTTPError(t *testing.T) {
 // two in the batch show 2 running and 3 waiting, then none of either; the
 // counters and histograms count what was served.
 func TestMetricsFollowTheSimulation(t *testing.T) {
-	srv, base := start(t, func(c *sim.Config) { c.Scheduler.MaxNumSeqs = 2 }, Options{TimeScale: 1})
-	_ = srv
+	_, base := start(t, func(c *sim.Config) { c.Scheduler.MaxNumSeqs = 2 }, Options{TimeScale: 1})
 	client := sdk(base)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
