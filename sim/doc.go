@@ -44,6 +44,11 @@
 // stalled stream on the replica and hands the rest to the path's backup
 // (watchdog.go).
 //
+// A real-time driver (itlsim serve) uses live.go: it feeds requests through
+// a workloads.Queue and [Engine.Wake], sleeps until [Engine.NextEventAt],
+// sees chunks and ends through an [Observer], and cancels requests whose
+// client left with [Engine.Abort]. The engine itself never reads a clock.
+//
 // Sub-packages: cost prices a step (roofline or linear) and holds the model
 // and GPU presets; quantile holds numpy-style percentiles and the mergeable
 // histogram used for pooled statistics; scenario reads scenario files and

@@ -23,7 +23,8 @@ type Engine struct {
 	rec     *recording // what the replicas' recorders share
 	res     *Result    // the cluster's results, merged when the run ends (one replica: its own)
 	done    bool
-	workAt  Time // the last event that was not a snapshot: the run's end
+	workAt  Time  // the last event that was not a snapshot: the run's end
+	aborts  []int // request ids to cancel at a replica's next step start (live.go)
 
 	// Routing (clusters of more than one replica; see route.go).
 	router      router.Router
@@ -88,7 +89,13 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 					r.watchNS = FromMS(f.WatchdogMS)
 				}
 			}
-			r.ended = func(id int) { e.inflight[i]--; e.ended(id) }
+			r.ended = func(id int) {
+				e.inflight[i]--
+				if o := e.rec.observer; o != nil { // the stream's summary was appended last
+					o.Ended(&r.rec.res.Streams[len(r.rec.res.Streams)-1])
+				}
+				e.ended(id)
+			}
 			e.reps = append(e.reps, r)
 			infos = append(infos, router.Replica{KVTokens: p.Setup.Blocks * p.Setup.Config.KVCache.BlockSize})
 		}
@@ -185,6 +192,9 @@ func (e *Engine) Step() bool {
 		e.arrive()
 	case evStepStart:
 		r := e.reps[ev.replica]
+		if len(e.aborts) > 0 {
+			e.applyAborts(r)
+		}
 		if dur, ok := r.startStep(e.now); ok {
 			e.push(e.now+dur, evStepEnd, ev.replica)
 		}

@@ -31,6 +31,7 @@ type recording struct {
 	sink     TimelineSink
 	timeline Timeline     // scratch handed to the sink
 	progress atomic.Int64 // requests ended, readable from other goroutines
+	observer Observer     // sees chunks and ends as they happen (live.go); nil off
 }
 
 // result is the recorder's view of the run: the client's with a delivery
@@ -84,6 +85,9 @@ func (rc *recorder) chunk(now Time, q *request, n int) (done bool) {
 		q.acc = parts{}
 	}
 	q.last = now
+	if rc.observer != nil {
+		rc.observer.Chunk(q.seq.ID, now, n, q.seq.Done())
+	}
 	if q.seq.Done() {
 		bk.Finished++
 		return true
@@ -126,7 +130,7 @@ func (rc *recorder) reject(q *request, why scheduler.Reason) {
 // list before its gaps are sorted. Chunk times are rebuilt from the first
 // chunk and the gaps, so a stream stores one number per gap.
 func (rc *recorder) offerTimeline(q *request) {
-	if (rc.sink == nil || rc.client != nil) && rc.worstK == 0 {
+	if q.chunks == 0 || (rc.sink == nil || rc.client != nil) && rc.worstK == 0 { // no chunks: aborted while queued (live.go)
 		return
 	}
 	res := rc.res

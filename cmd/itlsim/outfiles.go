@@ -30,9 +30,33 @@ import (
 // removes whatever it still holds on return and on SIGINT or SIGTERM; after
 // removeAll it creates no more.
 type tempFiles struct {
-	mu      sync.Mutex
-	names   map[string]bool
-	stopped bool
+	mu       sync.Mutex
+	names    map[string]bool
+	stopped  bool
+	graceful func() // called on the first SIGINT or SIGTERM instead of exiting; nil: exit
+}
+
+// stopGracefully makes the first SIGINT or SIGTERM call stop (a command's
+// context cancel) instead of exiting, so the command can write what it has;
+// the returned func undoes it.
+func (t *tempFiles) stopGracefully(stop func()) (undo func()) {
+	t.mu.Lock()
+	t.graceful = stop
+	t.mu.Unlock()
+	return func() {
+		t.mu.Lock()
+		t.graceful = nil
+		t.mu.Unlock()
+	}
+}
+
+// takeGraceful returns the graceful stop, if any, and clears it.
+func (t *tempFiles) takeGraceful() func() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f := t.graceful
+	t.graceful = nil
+	return f
 }
 
 func newTempFiles() *tempFiles { return &tempFiles{names: map[string]bool{}} }

@@ -54,10 +54,20 @@ func removeTempsOnSignal(temps *tempFiles, stderr io.Writer) (stop func()) {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() {
-		select {
-		case s := <-sigs:
-			os.Exit(interrupted(s, temps, stderr))
-		case <-done:
+		for {
+			select {
+			case s := <-sigs:
+				if stop := temps.takeGraceful(); stop != nil {
+					// A command that can stop cleanly (record, serve) finishes
+					// its output; a second signal exits at once.
+					fmt.Fprintf(stderr, "itlsim: stopping (%v; again to quit at once)\n", s)
+					stop()
+					continue
+				}
+				os.Exit(interrupted(s, temps, stderr))
+			case <-done:
+				return
+			}
 		}
 	}()
 	return func() {
@@ -106,6 +116,8 @@ of every stall.`,
 	root.AddCommand(newVersionCmd())
 	root.AddCommand(newValidateCmd(temps))
 	root.AddCommand(newCalibrateCmd(temps))
+	root.AddCommand(newServeCmd(stdout, stderr, temps))
+	root.AddCommand(newRecordCmd(temps))
 	return root
 }
 

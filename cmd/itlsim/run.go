@@ -130,22 +130,10 @@ Field paths, by section (` + "`itlsim run --print-config`" + ` prints them all w
 			return o.run(cmd, args)
 		},
 	}
+	o.bindFields(cmd, true)
 	f := cmd.Flags()
-	defaults := sim.DefaultConfig()
-	for _, s := range shorthands {
-		usage := s.usage
-		if s.list {
-			usage += " (comma list compares)"
-		}
-		// The flag holds text (a list compares, a duration takes a unit);
-		// its type and default in --help are the field's.
-		o.values[s.flag] = new(string)
-		bindField(f, o.values[s.flag], s.flag, s.path, usage, defaults)
-	}
-	f.StringArrayVar(&o.sets, "set", nil, "set any field: path=value (repeatable), e.g. --set cost.roofline.overhead_us=3000")
 	f.StringArrayVar(&o.vary, "vary", nil, "compare any field: path=v1,v2 (repeatable; separate values by ';' when they contain commas)")
 	f.StringVar(&o.format, "format", "table", "stdout form: table, markdown or json")
-	f.BoolVar(&o.skipBadRows, "skip-bad-rows", false, "pass over malformed trace rows instead of stopping at the first (the count is reported)")
 	f.BoolVar(&o.printConfig, "print-config", false, "print each run's resolved scenario as YAML (every default filled in) and exit without simulating")
 	f.StringVar(&o.jsonPath, "json", "", "write the full results (scenario, runs, streams, time series) as JSON to this file")
 	f.StringVar(&o.streamsPath, "streams", "", "write one CSV row per request and run to this file")
@@ -330,6 +318,52 @@ func noteIdentical(w io.Writer, runs []reports.Run) {
 				reports.Printable(runs[i].Name), strings.Join(group, ", "))
 		}
 	}
+}
+
+// bindFields binds the scenario flags: every field shorthand, --set and
+// --skip-bad-rows (compares: the shorthands' help says a comma list
+// compares).
+func (o *runOptions) bindFields(cmd *cobra.Command, compares bool) {
+	f := cmd.Flags()
+	defaults := sim.DefaultConfig()
+	if o.values == nil {
+		o.values = map[string]*string{}
+	}
+	for _, s := range shorthands {
+		usage := s.usage
+		if s.list && compares {
+			usage += " (comma list compares)"
+		}
+		// The flag holds text (a list compares, a duration takes a unit);
+		// its type and default in --help are the field's.
+		o.values[s.flag] = new(string)
+		bindField(f, o.values[s.flag], s.flag, s.path, usage, defaults)
+	}
+	f.StringArrayVar(&o.sets, "set", nil, "set any field: path=value (repeatable), e.g. --set cost.roofline.overhead_us=3000")
+	f.BoolVar(&o.skipBadRows, "skip-bad-rows", false, "pass over malformed trace rows instead of stopping at the first (the count is reported)")
+}
+
+// scenarioFlags are run's scenario flags for the commands that run one
+// configuration (serve, record): the same fields, files and rules.
+type scenarioFlags struct{ o runOptions }
+
+func (sf *scenarioFlags) bind(cmd *cobra.Command, compares bool) { sf.o.bindFields(cmd, compares) }
+
+// loadOne builds the one configuration the command line describes; a
+// comparison is an error.
+func (sf *scenarioFlags) loadOne(cmd *cobra.Command, args []string) (sim.Config, error) {
+	vs, _, err := sf.o.variants(cmd, args)
+	if err != nil {
+		return sim.Config{}, err
+	}
+	if len(vs) != 1 {
+		what := fmt.Sprintf("%d runs", len(vs))
+		if len(vs[0].Overrides) > 0 {
+			what = vs[0].Overrides[0].Path
+		}
+		return sim.Config{}, fmt.Errorf("%s compares configurations; %s runs one (give each flag one value)", what, cmd.Name())
+	}
+	return vs[0].Config, nil
 }
 
 // scenarioFile is what a scenario file said beside its configuration: its

@@ -7,8 +7,8 @@ import (
 	"math/bits"
 	"slices"
 
-	"github.com/itlsim/itlsim/scheduler"
 	"github.com/itlsim/itlsim/reports/qoe"
+	"github.com/itlsim/itlsim/scheduler"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/quantile"
 )

@@ -1,0 +1,522 @@
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/itlsim/itlsim/workloads"
+)
+
+// Endpoints record can send to.
+const (
+	EndpointCompletions = "completions"
+	EndpointChat        = "chat"
+)
+
+// Options configure a recording.
+type Options struct {
+	// URL is the server's base URL, e.g. http://127.0.0.1:8000 (the /v1
+	// paths are appended; a URL that already ends in /v1 is fine).
+	URL string
+	// Endpoint is completions (/v1/completions, what vLLM's benchmarks use)
+	// or chat (/v1/chat/completions).
+	Endpoint string
+	// Model is the request's model field; empty asks /v1/models and takes
+	// the first model listed.
+	Model string
+	// APIKey, when not empty, is sent as a bearer token.
+	APIKey string
+	// Concurrency caps the requests in flight; 0 means no cap. A request
+	// due while the cap is reached waits; its arrival is when it was sent.
+	Concurrency int
+	// Timeout bounds one request from send to its last byte; 0: none.
+	Timeout time.Duration
+	// TimeScale divides the workload's arrival times and multiplies the
+	// recorded times: simulated seconds per wall second. 1 for a real
+	// server. > 0.
+	TimeScale float64
+	// ContinuousUsage asks for usage in every chunk
+	// (stream_options.continuous_usage_stats, vLLM and SGLang), from which
+	// each chunk's token count comes; without it, a chunk counts one token
+	// and the final usage, when sent, gives the output's total.
+	ContinuousUsage bool
+	// Seed seeds the synthesised prompts.
+	Seed uint64
+	// Client sends the requests; nil: a client with no overall timeout.
+	Client *http.Client
+}
+
+// Stream is one request as the client saw it. Times are ns from the
+// start of the run, in the workload's time (wall time × TimeScale).
+type Stream struct {
+	ID           int
+	Arrival      int64
+	InputTokens  int // the server's prompt_tokens when it sent usage, else the requested length
+	OutputTokens int // from usage when the server sent it, else the chunks' tokens
+	ChunkTimes   []int64
+	ChunkTokens  []int
+	// Err is why the request failed ("http 429", "timeout", "cancelled",
+	// ...); empty for a stream that completed.
+	Err string
+	// ResponseID is the id the server gave the response (cmpl-7), to
+	// match a stream with the server's own records.
+	ResponseID string
+}
+
+// Result is a recording.
+type Result struct {
+	Streams []Stream // in request id order
+	// Sent counts requests sent; Failed those that failed, by Err.
+	Sent   int
+	Failed map[string]int
+	// Stopped is set when the context ended the run before the workload did.
+	Stopped bool
+}
+
+func (o *Options) validate() error {
+	u, err := url.Parse(o.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("URL %q: expected http://HOST:PORT or https://HOST:PORT", o.URL)
+	}
+	switch o.Endpoint {
+	case EndpointCompletions, EndpointChat:
+	default:
+		return fmt.Errorf("endpoint: expected %s or %s, got %q", EndpointCompletions, EndpointChat, o.Endpoint)
+	}
+	if o.Concurrency < 0 {
+		return fmt.Errorf("concurrency: must be ≥ 0 (0: no cap), got %d", o.Concurrency)
+	}
+	if o.Timeout < 0 {
+		return fmt.Errorf("timeout: must be ≥ 0 (0: none), got %v", o.Timeout)
+	}
+	if !(o.TimeScale > 0) || o.TimeScale > 1e6 {
+		return fmt.Errorf("time scale: must be in (0, 1e6], got %g", o.TimeScale)
+	}
+	return nil
+}
+
+// base is the server's URL up to and including /v1.
+func (o *Options) base() string {
+	b := strings.TrimRight(o.URL, "/")
+	if !strings.HasSuffix(b, "/v1") {
+		b += "/v1"
+	}
+	return b
+}
+
+// recorder is one run in progress.
+type recorder struct {
+	o      Options
+	client *http.Client
+	t0     time.Time
+	path   string
+}
+
+func (r *recorder) now() int64 { return int64(float64(time.Since(r.t0)) * r.o.TimeScale) }
+
+// Run sends src's requests and records their streams until src is
+// exhausted or ctx ends. A request the context cut short is recorded as
+// cancelled; an error answering one request never stops the run. The
+// error is for a run that could not start (a bad URL, no model listed).
+func Run(ctx context.Context, src workloads.Source, o Options) (*Result, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	r := &recorder{o: o, client: o.Client, path: o.base() + "/completions"}
+	if r.client == nil {
+		r.client = &http.Client{}
+	}
+	if o.Endpoint == EndpointChat {
+		r.path = o.base() + "/chat/completions"
+	}
+	if r.o.Model == "" {
+		m, err := r.firstModel(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r.o.Model = m
+	}
+	return r.run(ctx, src), nil
+}
+
+// firstModel asks /v1/models for the model to name.
+func (r *recorder) firstModel(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.o.base()+"/models", nil)
+	if err != nil {
+		return "", err
+	}
+	r.auth(req)
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("listing the server's models: %w", err)
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("listing the server's models: GET %s/models: %s (name one with --served-model-name)", r.o.base(), resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list.Data) == 0 || list.Data[0].ID == "" {
+		return "", fmt.Errorf("listing the server's models: GET %s/models named none (name one with --served-model-name)", r.o.base())
+	}
+	return list.Data[0].ID, nil
+}
+
+func (r *recorder) auth(req *http.Request) {
+	if r.o.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+r.o.APIKey)
+	}
+}
+
+// done is a finished request, reported to the sending loop.
+type done struct {
+	id int
+	at int64
+}
+
+func (r *recorder) run(ctx context.Context, src workloads.Source) *Result {
+	res := &Result{Failed: map[string]int{}}
+	reactive, _ := src.(workloads.Reactive)
+	var sem chan struct{}
+	if r.o.Concurrency > 0 {
+		sem = make(chan struct{}, r.o.Concurrency)
+	}
+	dones := make(chan done, 64)
+	var (
+		mu       sync.Mutex
+		wg       sync.WaitGroup
+		inflight int
+		streams  []Stream
+	)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	r.t0 = time.Now()
+	// wait sleeps until workload time at, handing ends to a reactive source
+	// meanwhile; false when ctx ended or (reactive) an end changed what is due.
+	wait := func(at int64, reactiveWake bool) (reached, ok bool) {
+		for {
+			d := time.Duration(float64(at-r.now()) / r.o.TimeScale)
+			if d <= 0 {
+				return true, true
+			}
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+				return true, true
+			case dn := <-dones:
+				timer.Stop()
+				inflight--
+				if reactive != nil {
+					reactive.Done(dn.id, dn.at)
+					if reactiveWake {
+						return false, true
+					}
+				}
+			case <-ctx.Done():
+				timer.Stop()
+				return false, false
+			}
+		}
+	}
+	var q workloads.Request
+loop:
+	for {
+		if reactive != nil {
+			at, due := reactive.NextAt()
+			if !due {
+				if reactive.Exhausted() || inflight == 0 {
+					break
+				}
+				select {
+				case dn := <-dones:
+					inflight--
+					reactive.Done(dn.id, dn.at)
+				case <-ctx.Done():
+					break loop
+				}
+				continue
+			}
+			reached, ok := wait(at, true)
+			if !ok {
+				break
+			}
+			if !reached {
+				continue // an end may have made an earlier request due
+			}
+			if !reactive.Next(&q) {
+				continue
+			}
+		} else {
+			if !src.Next(&q) {
+				break
+			}
+			if _, ok := wait(q.Arrival, false); !ok {
+				break
+			}
+		}
+		if sem != nil {
+			acquired := false
+			for !acquired {
+				select {
+				case sem <- struct{}{}:
+					acquired = true
+				case dn := <-dones:
+					inflight--
+					if reactive != nil {
+						reactive.Done(dn.id, dn.at)
+					}
+				case <-ctx.Done():
+					break loop
+				}
+			}
+		}
+		req := q
+		inflight++
+		res.Sent++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := r.one(ctx, &req)
+			mu.Lock()
+			streams = append(streams, s)
+			mu.Unlock()
+			if sem != nil {
+				<-sem
+			}
+			select {
+			case dones <- done{id: req.ID, at: r.now()}:
+			case <-ctx.Done():
+			}
+		}()
+	}
+	// Drain the ends while the requests in flight finish.
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	for waiting := true; waiting; {
+		select {
+		case <-dones:
+		case <-finished:
+			waiting = false
+		}
+	}
+	slices.SortFunc(streams, func(a, b Stream) int { return cmp.Compare(a.ID, b.ID) })
+	for _, s := range streams {
+		if s.Err != "" {
+			res.Failed[s.Err]++
+		}
+	}
+	res.Streams = streams
+	res.Stopped = ctx.Err() != nil
+	return res
+}
+
+// one sends one request and records its stream.
+func (r *recorder) one(ctx context.Context, q *workloads.Request) Stream {
+	s := Stream{ID: q.ID, InputTokens: q.InputTokens}
+	if r.o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.o.Timeout)
+		defer cancel()
+	}
+	body := r.body(q)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.path, bytes.NewReader(body))
+	if err != nil {
+		s.Err = "request: " + err.Error()
+		return s
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	r.auth(req)
+	s.Arrival = r.now()
+	resp, err := r.client.Do(req)
+	if err != nil {
+		s.Err = failure(ctx, err)
+		return s
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		s.Err = "http " + strconv.Itoa(resp.StatusCode)
+		return s
+	}
+	if err := r.read(ctx, resp.Body, &s); err != "" {
+		s.Err = err
+	}
+	return s
+}
+
+// failure names a transport error.
+func failure(ctx context.Context, err error) string {
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return "timeout"
+	case ctx.Err() != nil:
+		return "cancelled"
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return "connection: " + err.Error()
+}
+
+// chunk is the part of a streamed chunk record reads.
+type chunk struct {
+	ID      string `json:"id"`
+	Choices []struct {
+		Text  *string `json:"text"`
+		Delta *struct {
+			Content          *string `json:"content"`
+			ReasoningContent *string `json:"reasoning_content"`
+		} `json:"delta"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+// read reads the server-sent events of one response into s. A chunk is
+// visible when it carries text; its time is when its line was read.
+func (r *recorder) read(ctx context.Context, body io.Reader, s *Stream) string {
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	usage, lastUsage, prompt := -1, 0, 0
+	complete := false
+	for sc.Scan() {
+		at := r.now()
+		line := sc.Bytes()
+		data, ok := bytes.CutPrefix(line, []byte("data:"))
+		if !ok {
+			continue
+		}
+		data = bytes.TrimSpace(data)
+		if string(data) == "[DONE]" {
+			complete = true
+			break
+		}
+		var c chunk
+		if err := json.Unmarshal(data, &c); err != nil {
+			return "bad chunk: " + firstLine(err.Error())
+		}
+		if len(c.Error) > 0 && string(c.Error) != "null" {
+			return "error in stream"
+		}
+		if s.ResponseID == "" {
+			s.ResponseID = c.ID
+		}
+		visible := false
+		for _, ch := range c.Choices {
+			if ch.Text != nil && *ch.Text != "" {
+				visible = true
+			}
+			if d := ch.Delta; d != nil && (d.Content != nil && *d.Content != "" || d.ReasoningContent != nil && *d.ReasoningContent != "") {
+				visible = true
+			}
+		}
+		if c.Usage != nil {
+			usage, prompt = c.Usage.CompletionTokens, c.Usage.PromptTokens
+		}
+		if !visible {
+			continue
+		}
+		n := 1
+		if r.o.ContinuousUsage && c.Usage != nil {
+			n = max(1, c.Usage.CompletionTokens-lastUsage)
+			lastUsage = c.Usage.CompletionTokens
+		}
+		s.ChunkTimes = append(s.ChunkTimes, at)
+		s.ChunkTokens = append(s.ChunkTokens, n)
+	}
+	if err := sc.Err(); err != nil && !complete {
+		return failure(ctx, err)
+	}
+	if !complete {
+		if ctx.Err() != nil {
+			return failure(ctx, ctx.Err())
+		}
+		return "stream ended before [DONE]"
+	}
+	if len(s.ChunkTimes) == 0 {
+		return "no output"
+	}
+	for _, n := range s.ChunkTokens {
+		s.OutputTokens += n
+	}
+	if usage >= 0 {
+		s.OutputTokens = usage
+	}
+	if prompt > 0 { // the server's count of the synthesised prompt
+		s.InputTokens = prompt
+	}
+	return ""
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// body is the request's JSON: a prompt of the request's length in words,
+// its output length as max_tokens with ignore_eos (as vLLM's benchmarks
+// send it), streamed with usage.
+func (r *recorder) body(q *workloads.Request) []byte {
+	prompt := Prompt(workloads.RequestSeed(r.o.Seed, q.ID), q.InputTokens)
+	m := map[string]any{
+		"model":      r.o.Model,
+		"max_tokens": q.OutputTokens,
+		"ignore_eos": true,
+		"stream":     true,
+		"stream_options": map[string]any{
+			"include_usage": true, "continuous_usage_stats": r.o.ContinuousUsage,
+		},
+	}
+	if r.o.Endpoint == EndpointChat {
+		m["messages"] = []any{map[string]any{"role": "user", "content": prompt}}
+	} else {
+		m["prompt"] = prompt
+	}
+	if !r.o.ContinuousUsage {
+		m["stream_options"] = map[string]any{"include_usage": true}
+	}
+	b, _ := json.Marshal(m)
+	return b
+}
+
+// Prompt synthesises a prompt of n words, one token each in the usual
+// tokenizers (common short English words), drawn from seed so prompts
+// differ and a server's prefix cache does not share them by accident.
+func Prompt(seed uint64, n int) string {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	var b strings.Builder
+	b.Grow(n * 5)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(promptWords[rng.IntN(len(promptWords))])
+	}
+	return b.String()
+}
+
+var promptWords = strings.Fields("time year people way day man thing woman life child world school state family student group country problem hand part place case week company system program question work government number night point home water room mother area money story fact month lot right study book eye job word business issue side kind head house service friend father power hour game line end member law car city community name president team minute idea kid body information back parent face others level office door health person art war history party result change morning reason research girl guy moment air teacher force education")

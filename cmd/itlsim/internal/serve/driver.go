@@ -1,0 +1,249 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/itlsim/itlsim/scheduler"
+	"github.com/itlsim/itlsim/sim"
+	"github.com/itlsim/itlsim/workloads"
+	"github.com/itlsim/itlsim/workloads/seed"
+)
+
+// errStopped answers requests that come after the server began to stop.
+var errStopped = errors.New("the server is shutting down")
+
+// event is what a response learns about its stream: a chunk of tokens, or
+// the stream's end.
+type event struct {
+	tokens int      // tokens made visible (a chunk); 0 for an end
+	at     sim.Time // simulated time of the chunk or the end
+	last   bool     // the chunk that completes the output
+	end    bool
+	status sim.Status
+	reason scheduler.Reason // why it was rejected
+}
+
+// stream is one request in flight, as its response sees it.
+type stream struct {
+	id      int
+	prompt  int
+	output  int      // tokens it will generate
+	arrival sim.Time // simulated arrival
+	finish  string   // OpenAI's finish_reason once it ends: "length" at max_tokens, else "stop"
+	last    sim.Time // its latest chunk, for the ITL histogram
+	chunks  int
+	events  chan event
+}
+
+// ask is what a handler hands the driver: a request's lengths.
+type ask struct {
+	prompt    int
+	maxTokens int // 0: the scenario's output distribution
+	ignoreEOS bool
+	reply     chan *stream
+}
+
+// backend produces the streams of requests: the live engine or a replay.
+type backend interface {
+	// start admits a request and returns its stream, whose events arrive in
+	// real time; errStopped once the server stops.
+	start(ctx context.Context, a ask) (*stream, error)
+	// abort cancels a stream whose client went away (vLLM's abort on
+	// disconnect); a no-op once it ended.
+	abort(id int)
+	// run drives the backend until ctx ends.
+	run(ctx context.Context)
+	// clock maps simulated time to wall time.
+	wall(at sim.Time) time.Time
+}
+
+// driver runs a sim.Engine in real time on one goroutine (run); handlers
+// talk to it through asks.
+type driver struct {
+	eng     *sim.Engine
+	queue   *workloads.Queue
+	scale   float64 // simulated seconds per wall second
+	t0      time.Time
+	seed    uint64
+	outLen  workloads.Dist
+	lenRand *rand.Rand
+	asks    chan ask
+	aborts  chan int
+	live    map[int]*stream // requests whose end has not been seen
+	nextID  int
+	metrics *metrics
+	stopped chan struct{}
+}
+
+var (
+	_ backend      = (*driver)(nil)
+	_ sim.Observer = (*driver)(nil)
+)
+
+func newDriver(setup *sim.Setup, scale float64, m *metrics, sink sim.TimelineSink) (*driver, error) {
+	q := &workloads.Queue{}
+	eng, err := sim.NewFromSetup(setup, q)
+	if err != nil {
+		return nil, err
+	}
+	c := setup.Config
+	d := &driver{
+		eng: eng, queue: q, scale: scale, seed: c.Seed, outLen: c.Workload.OutputLen,
+		asks: make(chan ask), aborts: make(chan int, 64), live: map[int]*stream{},
+		metrics: m, stopped: make(chan struct{}),
+	}
+	if d.outLen.IsZero() { // a trace scenario: lengths came from the file
+		d.outLen = workloads.DefaultConfig().OutputLen
+	}
+	s := sim.Stream(c.Seed, "serve/output-len")
+	d.lenRand = rand.New(rand.NewPCG(s, seed.Mix(s)))
+	eng.SetObserver(d)
+	if sink != nil {
+		eng.SetTimelineSink(sink)
+	}
+	return d, nil
+}
+
+func (d *driver) now() sim.Time {
+	return sim.Time(float64(time.Since(d.t0)) * d.scale)
+}
+
+func (d *driver) wall(at sim.Time) time.Time {
+	return d.t0.Add(time.Duration(float64(at) / d.scale))
+}
+
+func (d *driver) start(ctx context.Context, a ask) (*stream, error) {
+	a.reply = make(chan *stream, 1)
+	select {
+	case d.asks <- a:
+	case <-d.stopped:
+		return nil, errStopped
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return <-a.reply, nil
+}
+
+// run owns the engine: it admits asks, processes every event due by the
+// simulated now, publishes the state to the metrics, and sleeps until the
+// next event or ask. Before the first ask the clock starts at 0.
+func (d *driver) run(ctx context.Context) {
+	defer close(d.stopped)
+	d.t0 = time.Now()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		now := d.now()
+		for {
+			at, ok := d.eng.NextEventAt()
+			if !ok || at > now {
+				break
+			}
+			d.eng.Step()
+		}
+		if d.metrics != nil {
+			d.metrics.state(d.eng.ServerNow())
+		}
+		var wake <-chan time.Time
+		if at, ok := d.eng.NextEventAt(); ok {
+			timer.Reset(time.Until(d.wall(at)))
+			wake = timer.C
+		}
+		select {
+		case a := <-d.asks:
+			d.admit(a)
+		case id := <-d.aborts:
+			d.eng.Abort(id) // at the next step start
+		case <-wake:
+		case <-ctx.Done():
+			return
+		}
+		if wake != nil && !timer.Stop() {
+			select { // drain a timer that fired while an ask came
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
+
+func (d *driver) abort(id int) {
+	select {
+	case d.aborts <- id:
+	case <-d.stopped:
+	}
+}
+
+// admit queues a request at the simulated now and wakes the engine; its
+// arrival is processed at once by run.
+func (d *driver) admit(a ask) {
+	out := d.outLen.Sample(d.lenRand)
+	switch {
+	case a.maxTokens > 0 && a.ignoreEOS:
+		out = a.maxTokens
+	case a.maxTokens > 0:
+		out = min(out, a.maxTokens) // the model stops by itself before max_tokens
+	}
+	at := max(d.now(), d.eng.Now())
+	if at0, ok := d.queue.NextAt(); ok { // arrivals never go back in time
+		at = max(at, sim.Time(at0))
+	}
+	id := d.nextID
+	d.nextID++
+	s := &stream{id: id, prompt: a.prompt, output: out, arrival: at, finish: "stop", events: make(chan event, out+2)}
+	if out == a.maxTokens {
+		s.finish = "length"
+	}
+	d.live[id] = s
+	d.queue.Push(workloads.Request{
+		ID: id, Arrival: int64(at), InputTokens: a.prompt, OutputTokens: out,
+		Seed: workloads.RequestSeed(d.seed, id),
+	})
+	d.eng.Wake()
+	a.reply <- s
+}
+
+// Chunk implements sim.Observer: the chunk goes to its response at once.
+// The channel holds a stream's every event, so the engine never waits.
+func (d *driver) Chunk(id int, at sim.Time, tokens int, last bool) {
+	s := d.live[id]
+	if s == nil {
+		return
+	}
+	s.events <- event{tokens: tokens, at: at, last: last}
+	if d.metrics != nil {
+		if s.chunks > 0 {
+			d.metrics.itl(at - s.last)
+		} else {
+			d.metrics.ttft(at - s.arrival)
+		}
+		d.metrics.generated(tokens)
+	}
+	s.chunks++
+	s.last = at
+}
+
+// Ended implements sim.Observer.
+func (d *driver) Ended(ss *sim.StreamSummary) {
+	s := d.live[ss.ID]
+	if s == nil {
+		return
+	}
+	delete(d.live, ss.ID)
+	s.events <- event{end: true, at: d.eng.Now(), status: ss.Status, reason: ss.Reject}
+	close(s.events)
+	if d.metrics != nil {
+		d.metrics.ended(ss, s.prompt, s.finish)
+	}
+}
+
+// Result is the simulation's result so far; call it only after run returned.
+// Its duration is the simulated time served so far.
+func (d *driver) result() *sim.Result {
+	r := d.eng.ServerResult()
+	r.Duration = max(r.Duration, d.eng.Now())
+	return r
+}

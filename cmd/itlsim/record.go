@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/itlsim/itlsim/cmd/itlsim/internal/record"
+	"github.com/itlsim/itlsim/reports/ingest"
+	"github.com/itlsim/itlsim/sim"
+	"github.com/itlsim/itlsim/workloads"
+)
+
+type recordOptions struct {
+	temps       *tempFiles
+	scenario    scenarioFlags
+	endpoint    string
+	modelName   string
+	apiKeyEnv   string
+	concurrency int
+	timeout     time.Duration
+	timeScale   float64
+	continuous  bool
+	outPath     string
+	jsonPath    string
+	format      string
+}
+
+func newRecordCmd(temps *tempFiles) *cobra.Command {
+	o := &recordOptions{temps: temps}
+	cmd := &cobra.Command{
+		Use:   "record URL [SCENARIO.yaml]",
+		Short: "Send a scenario's load to an OpenAI-compatible server and record every stream's chunk times",
+		Long: `Send the scenario's requests to an OpenAI-compatible server (vLLM, SGLang,
+TGI, itlsim serve) at the scenario's arrival times (a closed loop included),
+with its prompt and output lengths: a synthesised prompt of one word per
+token, max_tokens with ignore_eos, streamed. Every chunk's arrival time and
+token count (from the usage the server sends) is recorded; errors, HTTP
+rejections, timeouts and cancellations are counted as failed requests, never
+dropped. The streams are written in itlsim's stream format (-o) and the same
+summary as itlsim analyze is printed, so itlsim gate works on recorded runs.
+
+The run is bounded by the scenario (--requests or --duration). Ctrl-C stops
+sending, cancels the requests in flight and still writes what was recorded
+(exit status 130).
+
+  itlsim record http://127.0.0.1:8000 --rate 4 --requests 200 --input-len fixed:512 --output-len fixed:256 -o vllm.jsonl
+  OPENAI_API_KEY=... itlsim record https://host/v1 scenario.yaml --concurrency 64 --endpoint chat -o run.jsonl`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd, args)
+		},
+	}
+	o.scenario.bind(cmd, false)
+	f := cmd.Flags()
+	f.StringVar(&o.endpoint, "endpoint", record.EndpointCompletions, "API to send to: completions (/v1/completions) or chat (/v1/chat/completions)")
+	f.StringVar(&o.modelName, "served-model-name", "", "model name to send (default: the first one the server's /v1/models lists)")
+	f.StringVar(&o.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment variable holding the API key sent as a bearer token (unset or empty: none)")
+	f.IntVar(&o.concurrency, "concurrency", 0, "cap on requests in flight (0: no cap)")
+	f.DurationVar(&o.timeout, "timeout", 10*time.Minute, "limit on one request, send to last byte (0: none)")
+	f.Float64Var(&o.timeScale, "time-scale", 1, "simulated seconds per wall-clock second: arrivals come this much faster and recorded times are multiplied by it (match itlsim serve --time-scale; 1 for a real server)")
+	f.BoolVar(&o.continuous, "continuous-usage", true, "ask for usage in every chunk (stream_options.continuous_usage_stats, vLLM and SGLang) to count each chunk's tokens")
+	f.StringVarP(&o.outPath, "out", "o", "", "write the recorded streams (itlsim's stream format) to this file")
+	f.StringVar(&o.jsonPath, "json", "", "write the full results (runs, streams, time series) as JSON to this file")
+	f.StringVar(&o.format, "format", "table", "stdout form: table, markdown or json")
+	return cmd
+}
+
+func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
+	stderr := cmd.ErrOrStderr()
+	format, err := stdoutFormat("format", o.format)
+	if err != nil {
+		return err
+	}
+	if !(o.timeScale > 0) || o.timeScale > 1e6 || math.IsInf(o.timeScale, 0) {
+		return fmt.Errorf("--time-scale: must be in (0, 1e6] simulated seconds per second, got %g", o.timeScale)
+	}
+	cfg, err := o.scenario.loadOne(cmd, args[1:])
+	if err != nil {
+		return err
+	}
+	if err := cfg.Workload.Validate(); err != nil {
+		return fmt.Errorf("workload: %w", err)
+	}
+	if err := cfg.Metrics.Validate(); err != nil {
+		return err
+	}
+	src, err := workloads.New(cfg.Workload, sim.Stream(cfg.Seed, "workload"))
+	if err != nil {
+		return fmt.Errorf("workload: %w", err)
+	}
+	files := newOutputs(o.temps)
+	defer files.discard()
+	out := files.add("-o", o.outPath)
+	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), format: format}
+	if err := files.check(); err != nil {
+		return err
+	}
+	opt := record.Options{
+		URL: args[0], Endpoint: o.endpoint, Model: o.modelName, Concurrency: o.concurrency,
+		Timeout: o.timeout, TimeScale: o.timeScale, ContinuousUsage: o.continuous, Seed: cfg.Seed,
+	}
+	if o.apiKeyEnv != "" {
+		opt.APIKey = os.Getenv(o.apiKeyEnv)
+	}
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	undo := o.temps.stopGracefully(cancel)
+	res, err := record.Run(ctx, src, opt)
+	undo()
+	if err != nil {
+		return err
+	}
+	if err := workloads.Err(src); err != nil {
+		return fmt.Errorf("workload: %w", err)
+	}
+	fmt.Fprintf(stderr, "itlsim record: %d requests sent, %d failed%s\n", res.Sent, len(res.Streams)-completed(res), failedList(res.Failed))
+	if res.Sent == 0 {
+		return fmt.Errorf("no request was sent")
+	}
+	name := cfg.Name
+	if name == "" {
+		name = "recorded"
+	}
+	var buf bytes.Buffer
+	if err := record.WriteStreams(&buf, name, res.Streams); err != nil {
+		return err
+	}
+	if out != nil {
+		if err := out.write(func(f *os.File) error { _, err := f.Write(buf.Bytes()); return err }); err != nil {
+			return err
+		}
+	}
+	// The summary is analyze's, read back from the very lines written.
+	label := o.outPath
+	if label == "" {
+		label = "recorded streams"
+	}
+	recs, err := ingest.Parse(label, buf.Bytes(), ingest.FormatStreams)
+	if err != nil {
+		return err
+	}
+	runs := analyzeRuns(recs, cfg.Metrics, true)
+	for i := range runs {
+		runs[i].Source.Notes = append(runs[i].Source.Notes, fmt.Sprintf("recorded from %s (%s endpoint, time scale %g)", args[0], o.endpoint, o.timeScale))
+	}
+	if err := outs.write(cmd.OutOrStdout(), runs); err != nil {
+		return err
+	}
+	if res.Stopped {
+		return &exitError{code: 130, err: fmt.Errorf("stopped by a signal after %d requests; what was recorded is written", res.Sent)}
+	}
+	return nil
+}
+
+func completed(r *record.Result) int {
+	n := 0
+	for _, s := range r.Streams {
+		if s.Err == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// failedList is ": http 429 ×3, timeout ×1" for the failed requests.
+func failedList(f map[string]int) string {
+	if len(f) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(f)) {
+		parts = append(parts, fmt.Sprintf("%s ×%d", k, f[k]))
+	}
+	return ": " + strings.Join(parts, ", ")
+}

@@ -1,0 +1,100 @@
+package sim
+
+// Driving an engine in real time (itlsim serve): a driver outside sim owns
+// the engine on one goroutine, feeds requests through a reactive workload
+// source as they arrive over the network, sleeps until the next pending
+// event, and releases each chunk to its client as the engine emits it. The
+// engine itself stays a pure function of its inputs: the driver decides
+// when each request arrives (its simulated arrival time) and when to step.
+
+// Observer sees, as they happen, the chunks the engine makes visible and
+// the streams that end. Its methods run inside Step, on the engine's
+// goroutine; they must not call back into the engine. The engine calls it
+// only when one is set (SetObserver), so a run without one pays a nil
+// check per chunk.
+type Observer interface {
+	// Chunk reports that request id made tokens tokens visible at time at;
+	// last is set for the chunk that completes its output.
+	Chunk(id int, at Time, tokens int, last bool)
+	// Ended reports a stream's end (finished, rejected or cancelled) with
+	// its summary; the pointer is valid only during the call.
+	Ended(s *StreamSummary)
+}
+
+// SetObserver makes the engine report chunks and ends to o (nil: none).
+func (e *Engine) SetObserver(o Observer) { e.rec.observer = o }
+
+// NextEventAt is the time of the next pending event, if one is pending. A
+// real-time driver sleeps until it; with none pending it waits for an
+// arrival. Step must not be called with no event pending unless the run is
+// over: an empty queue ends the run.
+func (e *Engine) NextEventAt() (Time, bool) {
+	if e.queue.Len() == 0 {
+		return 0, false
+	}
+	return e.queue.peek().at, true
+}
+
+// Wake tells the engine that its reactive workload source has a new request
+// due: it schedules an arrival at the request's time (not before Now), as it
+// does after a request ends. A non-reactive source needs no waking.
+func (e *Engine) Wake() { e.scheduleArrival() }
+
+// ServerNow reports the state for live metrics, summed over the replicas:
+// requests running and waiting (preempted ones included) and the share of
+// KV blocks in use.
+func (e *Engine) ServerNow() (running, waiting int, kvUsed float64) {
+	var used, total float64
+	for _, r := range e.reps {
+		running += len(r.sched.Running())
+		waiting += r.sched.Waiting()
+		used += float64(r.kv.Used())
+		total += float64(r.kv.Total())
+	}
+	if total > 0 {
+		kvUsed = used / total
+	}
+	return running, waiting, kvUsed
+}
+
+// Abort asks the engine to cancel request id, as vLLM aborts a request
+// whose client disconnected: at the replica's next step start (between
+// steps, where every running stream's time is accounted for) the request
+// leaves the queue or the batch, its blocks are freed, and it ends with
+// StatusCancelled, counted in Result.Cancelled; the silence it ended in
+// counts as its last gap, as for a cancellation by the failover watchdog.
+// A request that has not arrived, has already ended, or ends before then
+// is left alone.
+func (e *Engine) Abort(id int) { e.aborts = append(e.aborts, id) }
+
+// applyAborts cancels, at r's step start, the requested aborts of
+// requests r holds; an abort of a request no replica holds (not arrived,
+// ended) is dropped, one another replica holds waits for that replica's
+// next step start. Each id is looked up among the active requests: once
+// per abort and step start, not per token.
+func (e *Engine) applyAborts(r *Replica) {
+	r.now = e.now
+	keep := e.aborts[:0]
+	for _, id := range e.aborts {
+		if q := liveRequest(r, id); q != nil {
+			r.cancel(q, max(e.now, 1)) // a cancel time of 0 would read as none
+			continue
+		}
+		for _, o := range e.reps {
+			if o != r && liveRequest(o, id) != nil {
+				keep = append(keep, id)
+				break
+			}
+		}
+	}
+	e.aborts = keep
+}
+
+func liveRequest(r *Replica, id int) *request {
+	for _, q := range r.slots {
+		if q.live && q.seq.ID == id {
+			return q
+		}
+	}
+	return nil
+}
