@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -16,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/itlsim/itlsim/reports"
+	"github.com/itlsim/itlsim/reports/study"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/scenario"
 )
@@ -79,9 +78,7 @@ var shorthands = []shorthand{
 
 type runOptions struct {
 	temps         *tempFiles
-	values        map[string]*string // shorthand flag → value
-	sets          []string
-	vary          []string
+	scn           *scenarioFlags
 	format        string
 	jsonPath      string
 	streamsPath   string
@@ -89,11 +86,10 @@ type runOptions struct {
 	htmlPath      string
 	echartsJS     string
 	printConfig   bool
-	skipBadRows   bool
 }
 
 func newRunCmd(temps *tempFiles) *cobra.Command {
-	o := &runOptions{temps: temps, values: map[string]*string{}}
+	o := &runOptions{temps: temps}
 	cmd := &cobra.Command{
 		Use:   "run [SCENARIO.yaml]",
 		Short: "Simulate a scenario (the built-in default without a file) and print its metrics",
@@ -117,17 +113,8 @@ Field paths: ` + strings.Join(scenario.Paths(), ", "),
 		},
 	}
 	f := cmd.Flags()
-	for _, s := range shorthands {
-		usage := s.usage
-		if s.list {
-			usage += " (comma list compares)"
-		}
-		o.values[s.flag] = f.String(s.flag, "", usage)
-	}
-	f.StringArrayVar(&o.sets, "set", nil, "set any field: path=value (repeatable), e.g. --set cost.roofline.overhead_us=3000")
-	f.StringArrayVar(&o.vary, "vary", nil, "compare any field: path=v1,v2 (repeatable; separate values by ';' when they contain commas)")
+	o.scn = addScenarioFlags(f)
 	f.StringVar(&o.format, "format", "table", "stdout form: table, markdown or json")
-	f.BoolVar(&o.skipBadRows, "skip-bad-rows", false, "pass over malformed trace rows instead of stopping at the first (the count is reported)")
 	f.BoolVar(&o.printConfig, "print-config", false, "print each run's resolved scenario as YAML (every default filled in) and exit without simulating")
 	f.StringVar(&o.jsonPath, "json", "", "write the full results (scenario, runs, streams, time series) as JSON to this file")
 	f.StringVar(&o.streamsPath, "streams", "", "write one CSV row per request and run to this file")
@@ -142,81 +129,7 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	base := sim.DefaultConfig()
-	var cmps []scenario.Comparison
-	if len(args) == 1 {
-		f, err := scenario.Load(args[0])
-		if err != nil {
-			return err
-		}
-		base = f.Config
-		for _, c := range f.Compare {
-			cmp, err := scenario.ParseComparison(c)
-			if err != nil {
-				return fmt.Errorf("%s: compare: %w", args[0], err)
-			}
-			cmp.Origin = args[0] + ": compare: " + c
-			cmps = append(cmps, cmp)
-		}
-	}
-	// setBy records which flag set each field on the command line, so that
-	// a field set twice (--seed 5 --set seed=6) is an error rather than one
-	// value silently replacing the other. A comparison of a set field
-	// replaces the value in every run, and its labels say so.
-	setBy := map[string]string{}
-	for _, s := range shorthands {
-		if !cmd.Flags().Changed(s.flag) {
-			continue
-		}
-		v := *o.values[s.flag]
-		if strings.TrimSpace(v) == "" {
-			return fmt.Errorf("--%s: %s: expected a value, got %q%s", s.flag, s.path, v, offHint(s.path))
-		}
-		if strings.HasSuffix(s.path, "_ms") {
-			v = durationsAsMS(v)
-		}
-		if s.list && strings.Contains(v, ",") {
-			cmp, err := scenario.ParseComparison(s.path + "=" + v)
-			if err != nil {
-				return fmt.Errorf("--%s: %w", s.flag, err)
-			}
-			cmp.Origin = "--" + s.flag + " " + *o.values[s.flag]
-			cmps = append(cmps, cmp)
-			continue
-		}
-		if err := scenario.Set(&base, s.path, v); err != nil {
-			return fmt.Errorf("--%s: %w", s.flag, err)
-		}
-		setBy[s.path] = "--" + s.flag + " " + *o.values[s.flag]
-	}
-	if o.skipBadRows {
-		base.Workload.SkipBadRows = true
-	}
-	for _, s := range o.sets {
-		path, val, ok := strings.Cut(s, "=")
-		if !ok {
-			continue // ApplySets names the malformed entry
-		}
-		if strings.TrimSpace(val) == "" {
-			return fmt.Errorf("--set %s: %s: expected a value, got %q%s", s, path, val, offHint(path))
-		}
-		if by, ok := setBy[path]; ok {
-			return fmt.Errorf("--set %s: %s is already set (by %s)", s, path, by)
-		}
-		setBy[path] = "--set " + s
-	}
-	if err := scenario.ApplySets(&base, o.sets); err != nil {
-		return err
-	}
-	for _, s := range o.vary {
-		cmp, err := scenario.ParseComparison(s)
-		if err != nil {
-			return fmt.Errorf("--vary: %w", err)
-		}
-		cmp.Origin = "--vary " + s
-		cmps = append(cmps, cmp)
-	}
-	variants, err := scenario.Expand(base, cmps)
+	variants, err := o.scn.variants(cmd, args)
 	if err != nil {
 		return err
 	}
@@ -303,31 +216,23 @@ func simulate(variants []scenario.Variant, withStreams bool, timelines *outFile,
 			engines[i].SetTimelineSink(w)
 		}
 	}
-	runs := make([]reports.Run, len(variants))
 	if progress != nil {
 		stop := showProgress(progress, variants, engines)
 		defer stop()
 	}
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i := range variants {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			res := engines[i].Run()
-			v := variants[i]
-			ov := map[string]string{}
-			for _, o := range v.Overrides {
-				ov[o.Path] = o.Value
-			}
-			runs[i] = reports.NewRunOptions(v.Name, ov, engines[i].Setup().Config, res, withStreams)
-			if srv := engines[i].ServerResult(); srv != res {
-				runs[i].AddServerView(srv)
-			}
-		}()
-	}
-	wg.Wait()
+	runs, _ := study.Map(len(variants), study.Workers(0), func(i int) (reports.Run, error) {
+		res := engines[i].Run()
+		v := variants[i]
+		ov := map[string]string{}
+		for _, o := range v.Overrides {
+			ov[o.Path] = o.Value
+		}
+		run := reports.NewRunOptions(v.Name, ov, engines[i].Setup().Config, res, withStreams)
+		if srv := engines[i].ServerResult(); srv != res {
+			run.AddServerView(srv)
+		}
+		return run, nil // a run's error is the engine's, read below
+	}, nil)
 	for i, e := range engines {
 		if err := e.Err(); err != nil {
 			return nil, fmt.Errorf("run %s: %w", variants[i].Name, err)
