@@ -101,6 +101,9 @@ of every stall.`,
 	root.AddCommand(newAnalyzeCmd(temps))
 	root.AddCommand(newGateCmd(temps))
 	root.AddCommand(newReplayCmd(temps))
+	root.AddCommand(newSweepCmd(temps))
+	root.AddCommand(newCapacityCmd(temps))
+	root.AddCommand(newMergeCmd(temps))
 	return root
 }
 
