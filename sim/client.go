@@ -41,11 +41,11 @@ func newClientView(path *delivery.Path, interval Time) *clientView {
 // deliver runs a finished stream, or one the server cancelled at cancelAt
 // (0: not cancelled), through the delivery path and records the client's
 // view of it. It must run before the stream's gaps are sorted.
-func (e *Engine) deliver(q *request, cancelAt Time) {
-	cv := e.client
+func (rc *recorder) deliver(q *request, cancelAt Time) {
+	cv := rc.client
 	cv.req.Seed, cv.req.Arrival, cv.req.PromptTokens = q.seed, int64(q.arrival), q.seq.Prompt
 	cv.req.CancelledAt, cv.req.Output = int64(cancelAt), q.seq.Output
-	cv.req.PartsOver = int64(e.stall) // only stalls are split by cause (clientParts)
+	cv.req.PartsOver = int64(rc.stall) // only stalls are split by cause (clientParts)
 	ch := cv.req.Chunks[:0]
 	if q.chunks > 0 {
 		ch = append(ch, delivery.Chunk{At: int64(q.first), Tokens: int(q.chunkTok[0])})
@@ -102,10 +102,10 @@ func (e *Engine) deliver(q *request, cancelAt Time) {
 		res.Position[pos].Record(gap)
 		res.PositionPerToken[pos].RecordN(gap/int64(n), uint64(n))
 		tokens += n
-		if Time(gap) > e.stall {
+		if Time(gap) > rc.stall {
 			// A gap's split by cause is needed only for stalls (the stall
 			// table and the worst streams' timelines), so only they pay for it.
-			e.clientParts(q, o, k, &cv.parts)
+			clientParts(q, o, k, &cv.parts)
 			p := &cv.parts
 			if t := p.sum(); int64(t) != gap {
 				panic(fmt.Sprintf("sim: request %d: client gap %d ns but its parts sum to %d ns", q.seq.ID, gap, t))
@@ -118,7 +118,7 @@ func (e *Engine) deliver(q *request, cancelAt Time) {
 					s.Causes |= 1 << c
 				}
 			}
-			if e.worstK > 0 || e.sink != nil {
+			if rc.worstK > 0 || rc.sink != nil {
 				stallList = append(stallList, Stall{Index: k + 1, Gap: Time(gap), Parts: *p})
 			}
 		}
@@ -128,7 +128,7 @@ func (e *Engine) deliver(q *request, cancelAt Time) {
 			res.StreamsHit[c]++
 		}
 	}
-	if e.worstK > 0 || e.sink != nil {
+	if rc.worstK > 0 || rc.sink != nil {
 		t := &cv.timeline
 		t.ID, t.Arrival, t.InputTokens, t.OutputTokens = q.seq.ID, q.arrival, q.seq.Prompt, o.Tokens
 		t.Chunks = t.Chunks[:0]
@@ -136,14 +136,14 @@ func (e *Engine) deliver(q *request, cancelAt Time) {
 			t.Chunks = append(t.Chunks, Chunk{At: Time(c.At), Tokens: c.Tokens})
 		}
 		t.Stalls = stallList
-		if e.sink != nil {
-			e.sink.Stream(t)
+		if rc.sink != nil {
+			rc.sink.Stream(t)
 		}
 		var maxGap int64
 		for _, g := range cv.gaps {
 			maxGap = max(maxGap, g)
 		}
-		res.Worst = offerWorst(res.Worst, e.worstK, t, Time(maxGap))
+		res.Worst = offerWorst(res.Worst, rc.worstK, t, Time(maxGap))
 	}
 	if g := cv.gaps; len(g) > 0 {
 		s.GapMean = float64(sum) / float64(len(g))
@@ -163,7 +163,7 @@ func (e *Engine) deliver(q *request, cancelAt Time) {
 // delivery path reports them, and its server part by the causes of the
 // server gap it is a share of, in proportion (largest part takes the
 // rounding), so the parts sum exactly to the gap.
-func (e *Engine) clientParts(q *request, o *delivery.Result, k int, p *parts) {
+func clientParts(q *request, o *delivery.Result, k int, p *parts) {
 	*p = parts{}
 	row := &o.Parts[k]
 	for c, v := range row {
@@ -220,8 +220,8 @@ func (e *Engine) clientParts(q *request, o *delivery.Result, k int, p *parts) {
 
 // finishClient copies the run-wide, server-side counters into the client
 // result, which then stands for the run.
-func (e *Engine) finishClient() {
-	c, s := e.client.res, e.res
+func (rc *recorder) finishClient() {
+	c, s := rc.client.res, rc.res
 	c.Name, c.Requests, c.Rejected = s.Name, s.Requests, s.Rejected
 	c.PreemptRecompute, c.PreemptSwap, c.SwapBytes = s.PreemptRecompute, s.PreemptSwap, s.SwapBytes
 	c.Steps, c.KVBlocks, c.Series = s.Steps, s.KVBlocks, s.Series

@@ -43,6 +43,9 @@ type Config struct {
 	// mitigations; off by default (the client sees what the server emits).
 	Delivery delivery.Config `yaml:"delivery" json:"delivery"`
 	Metrics  MetricsConfig   `yaml:"metrics" json:"metrics"`
+	// Cluster puts several replicas of the configuration above (or pools
+	// of other ones) behind a router; one replica by default.
+	Cluster ClusterConfig `yaml:"cluster" json:"cluster"`
 }
 
 // CostConfig selects the step cost model and the server-side jitter sources.
@@ -108,6 +111,7 @@ func DefaultConfig() Config {
 		Workload:   w,
 		SpecDecode: specdecode.DefaultConfig(),
 		Delivery:   delivery.DefaultConfig(),
+		Cluster:    DefaultCluster(),
 		Metrics: MetricsConfig{
 			StallThresholdMS:    250,
 			ITLGoodputMS:        400,
@@ -174,6 +178,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.Metrics.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Cluster.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -250,6 +257,9 @@ type Setup struct {
 	// DraftCost prices one draft step of the draft-model proposer (same
 	// GPUs, no per-step overhead: the target's step carries it); nil otherwise.
 	DraftCost cost.Model
+	// Pools are the cluster's replicas by pool; without a cluster, one
+	// pool of one replica whose setup is this one.
+	Pools []Pool
 }
 
 // lookupModel finds a preset or reads a Hugging Face config.json.
@@ -264,8 +274,33 @@ func lookupModel(name string) (cost.ModelSpec, error) {
 }
 
 // Resolve validates c, looks up its presets and derives what the engine
-// needs. Errors say which field is wrong and why.
+// needs, for every pool of its cluster. Errors say which field is wrong
+// and why.
 func (c Config) Resolve() (*Setup, error) {
+	s, err := c.resolve()
+	if err != nil {
+		return nil, err
+	}
+	if s.Pools, err = resolvePools(c, s); err != nil {
+		return nil, err
+	}
+	if len(c.Cluster.Pools) > 0 { // the resolved scenario spells out every pool
+		pools := make([]PoolConfig, len(s.Pools))
+		for i, p := range s.Pools {
+			pc := &p.Setup.Config
+			pools[i] = PoolConfig{Name: p.Name, Replicas: p.Replicas, Model: pc.Model, GPU: pc.GPU, TP: pc.TP,
+				Scheduler: &pc.Scheduler, KVCache: &pc.KVCache, Cost: &pc.Cost}
+		}
+		s.Config.Cluster.Pools = pools
+	}
+	if s.Config.Cluster.Router.StalenessMS < 0 {
+		s.Config.Cluster.Router.StalenessMS = s.Config.Cluster.Router.Staleness()
+	}
+	return s, nil
+}
+
+// resolve is Resolve for one replica's configuration.
+func (c Config) resolve() (*Setup, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

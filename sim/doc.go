@@ -6,8 +6,18 @@
 // Start reading at [Engine]: [New] resolves a [Config] (model, GPU, cost
 // model, scheduler, KV cache, workload, metrics) into a ready engine;
 // [Engine.Step] processes one event and [Engine.Run] runs to the end and
-// returns a [Result]. Between steps a test can look at [Engine.Now] and the
-// replica's scheduler, cache and streams.
+// returns a [Result]. Between steps a test can look at [Engine.Now] and
+// each replica's scheduler, cache and streams.
+//
+// The engine (engine.go) keeps only the clock, the event queue, the
+// workload source and the replicas. A [Replica] (replica.go) is one model
+// instance as a value: its scheduler, KV cache, cost model, noise and
+// hiccup streams, failover watchdog (watchdog.go) and step scratch; it
+// prices and ends its own steps when the engine hands it a step boundary.
+// Each replica has a recorder (recorder.go, and client.go for the client's
+// view through a delivery path) that turns its chunks, ends and rejections
+// into a [Result]; the engine merges them for the run. Every event names
+// its replica.
 //
 // Time is [Time], integer nanoseconds since the run started. Simultaneous
 // events are ordered by (time, event class, sequence number), so a run is a

@@ -1,12 +1,14 @@
 package sim
 
 // eventClass orders simultaneous events: a step's tokens become visible
-// before requests arriving at the same instant are queued, and those
-// requests are queued before the next step is formed.
+// before the engines' load snapshot is taken, the snapshot before requests
+// arriving at the same instant are routed and queued, and those requests
+// are queued before the next step is formed.
 type eventClass uint8
 
 const (
 	evStepEnd eventClass = iota
+	evSnapshot
 	evArrival
 	evStepStart
 )
@@ -14,7 +16,7 @@ const (
 type event struct {
 	at      Time
 	class   eventClass
-	replica int32
+	replica int32 // the replica a step event belongs to; -1 for arrivals and snapshots
 	seq     uint64
 }
 

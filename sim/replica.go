@@ -1,6 +1,10 @@
 package sim
 
 import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
 	"github.com/itlsim/itlsim/kvcache"
 	"github.com/itlsim/itlsim/scheduler"
 	"github.com/itlsim/itlsim/sim/cost"
@@ -39,9 +43,18 @@ type request struct {
 }
 
 // Replica is one model instance: its scheduler, KV cache and cost model,
-// and the step it is running. It is a value the engine drives; several
-// replicas can share one engine's clock.
+// its own noise and hiccup streams, its failover watchdog, the step it is
+// running and the recorder of the streams it serves. It is a value the
+// engine drives on the engine's clock: the engine hands it arrivals and
+// step boundaries (with the time), and it prices and ends its own steps.
+// Several replicas share one engine; every event names its replica.
 type Replica struct {
+	index int32
+	name  string // "replica-0", or the pool's name and index
+	pool  string // the pool's name; "" outside a cluster with pools
+	setup *Setup // the replica's resolved configuration (its pool's)
+	now   Time   // the engine's clock during a call from the engine
+
 	sched *scheduler.Scheduler
 	kv    *kvcache.Manager
 	cost  cost.Model
@@ -49,6 +62,20 @@ type Replica struct {
 	slots []*request
 	free  []int
 
+	// Server-side jitter: lognormal step noise and Poisson hiccups, each a
+	// stream of the replica's own.
+	noise      *rand.Rand
+	noiseMu    float64
+	noiseSigma float64
+	hiccups    *rand.Rand
+	hiccupNS   Time
+	nextHiccup Time
+
+	rec      recorder                               // the replica's results
+	ended    func(id int)                           // tells the engine a request ended (set by the engine)
+	onReject func(*scheduler.Seq, scheduler.Reason) // r.rejectWaiting, bound once
+
+	watchNS    Time                             // the failover watchdog when it aborts primaries; 0 off
 	watch      minHeap[watchEntry, *watchEntry] // failover watchdog deadlines (see watchdog.go)
 	busy       bool                             // a step is running or about to start
 	plan       *scheduler.Plan
@@ -63,11 +90,72 @@ type Replica struct {
 	leftOut    parts      // a step's split for a running stream left out of it
 }
 
+// newReplica builds replica index of a run seeded runSeed from its
+// resolved setup s. Replica 0 draws its noise and hiccups from the run's
+// own streams, so a one-replica cluster is exactly the plain run; replica
+// i > 0 from streams derived from the run seed and "replica-i".
+func newReplica(index int, name, pool string, s *Setup, runSeed uint64, rec recorder) (*Replica, error) {
+	c := &s.Config
+	kv, err := kvcache.New(s.Blocks, c.KVCache.BlockSize, s.SwapBlocks)
+	if err != nil {
+		return nil, err
+	}
+	if c.KVCache.EnablePrefixCaching {
+		kv.EnablePrefixCaching()
+	}
+	sched, err := scheduler.New(c.Scheduler, kv, c.MaxModelLen)
+	if err != nil {
+		return nil, err
+	}
+	r := &Replica{index: int32(index), name: name, pool: pool, setup: s, sched: sched, kv: kv, cost: s.Cost, rec: rec}
+	r.onReject = r.rejectWaiting
+	seed := replicaSeed(runSeed, index)
+	if cv := c.Cost.NoiseCV; cv > 0 {
+		r.noise = newRand(seed, "step-noise")
+		r.noiseSigma = math.Sqrt(math.Log1p(cv * cv))
+		r.noiseMu = -r.noiseSigma * r.noiseSigma / 2
+	}
+	if c.Cost.HiccupRatePerS > 0 && c.Cost.HiccupMS > 0 {
+		r.hiccups = newRand(seed, "hiccups")
+		r.hiccupNS = FromMS(c.Cost.HiccupMS)
+		r.nextHiccup = r.hiccupGap()
+	}
+	return r, nil
+}
+
+// replicaSeed is the seed replica i's own streams derive from.
+func replicaSeed(runSeed uint64, i int) uint64 {
+	if i == 0 {
+		return runSeed
+	}
+	return Stream(runSeed, fmt.Sprintf("replica-%d", i))
+}
+
+func (r *Replica) hiccupGap() Time {
+	return Time(r.hiccups.ExpFloat64() / r.setup.Config.Cost.HiccupRatePerS * 1e9)
+}
+
 // Scheduler exposes the replica's scheduler for inspection between steps.
 func (r *Replica) Scheduler() *scheduler.Scheduler { return r.sched }
 
 // KV exposes the replica's KV cache for inspection between steps.
 func (r *Replica) KV() *kvcache.Manager { return r.kv }
+
+// Name is the replica's name: "replica-I", or "POOL-I" in a cluster of pools.
+func (r *Replica) Name() string { return r.name }
+
+// Pool is the name of the replica's pool ("" without pools).
+func (r *Replica) Pool() string { return r.pool }
+
+// Setup is the replica's resolved configuration.
+func (r *Replica) Setup() *Setup { return r.setup }
+
+// Result is the replica's results so far (the client's view with a
+// delivery path); ServerResult the server's.
+func (r *Replica) Result() *Result { return r.rec.result() }
+
+// ServerResult is the replica's server-side results so far.
+func (r *Replica) ServerResult() *Result { return r.rec.res }
 
 // Active is the number of requests queued or running on the replica.
 func (r *Replica) Active() int { return len(r.slots) - len(r.free) }
@@ -105,4 +193,370 @@ func (r *Replica) liveAllocs() []kvcache.Alloc {
 		}
 	}
 	return out
+}
+
+// check verifies the replica's invariants: every KV block is free or held
+// by exactly one active request, and every computed token has a block.
+func (r *Replica) check() error {
+	if err := r.kv.Check(r.liveAllocs()); err != nil {
+		return err
+	}
+	bs := r.kv.BlockSize()
+	for _, s := range r.sched.Running() {
+		if (s.KV.Blocks+s.KV.SharedBlocks)*bs < s.Computed {
+			return fmt.Errorf("sim: %s: request %d holds %d blocks for %d computed tokens", r.name, s.ID, s.KV.Blocks+s.KV.SharedBlocks, s.Computed)
+		}
+	}
+	if r.plan != nil {
+		for _, en := range r.plan.Entries {
+			if (en.Seq.KV.Blocks+en.Seq.KV.SharedBlocks)*bs < en.Start+en.Tokens {
+				return fmt.Errorf("sim: %s: request %d computes up to token %d with %d blocks", r.name, en.Seq.ID, en.Start+en.Tokens, en.Seq.KV.Blocks+en.Seq.KV.SharedBlocks)
+			}
+		}
+	}
+	return nil
+}
+
+// admit queues the request in q, which the engine filled from the
+// workload, and reports whether the replica must start a step now (it was
+// idle). A request the scheduler refuses ends here as rejected.
+func (r *Replica) admit(now Time, q *request) (start bool) {
+	r.now = now
+	q.specModel = r.setup.Spec
+	if q.class >= 0 && int(q.class) < len(r.setup.ClassSpec) && r.setup.ClassSpec[q.class] != nil {
+		q.specModel = r.setup.ClassSpec[q.class]
+	}
+	if q.specModel != nil {
+		q.specModel.Start(&q.spec, q.seed, q.seq.Output)
+	}
+	r.rec.res.Requests++
+	q.live = true
+	if d := r.sched.Arrive(int64(now), &q.seq); d.Verdict == scheduler.Reject {
+		r.reject(q, d.Reason)
+		return false
+	}
+	if r.watchNS > 0 {
+		r.watchRequest(q)
+	}
+	if !r.busy {
+		r.busy = true
+		return true
+	}
+	return false
+}
+
+func (r *Replica) rejectWaiting(s *scheduler.Seq, why scheduler.Reason) {
+	r.reject(r.slots[s.Slot], why)
+}
+
+func (r *Replica) reject(q *request, why scheduler.Reason) {
+	defer r.ended(q.seq.ID)
+	r.rec.reject(q, why)
+	r.release(q)
+}
+
+// startStep forms and prices the replica's next step at now. It returns
+// the step's duration, or ok false when there is nothing to run (the
+// replica goes idle until an arrival).
+func (r *Replica) startStep(now Time) (dur Time, ok bool) {
+	r.now = now
+	if r.watchNS > 0 {
+		r.checkWatchdog()
+	}
+	if r.setup.Spec != nil {
+		r.chooseDrafts()
+	}
+	plan := r.sched.Schedule(int64(now), r.onReject)
+	if plan.Empty() {
+		r.busy = false
+		return 0, false
+	}
+	r.plan = plan
+	dur = r.priceStep(plan)
+	res := r.rec.res
+	bk := res.Series.bucket(now)
+	r.notePreemptions(plan, bk)
+	fd := float64(dur)
+	bk.RunningNS += float64(len(r.sched.Running())) * fd
+	bk.WaitingNS += float64(r.sched.Waiting()) * fd
+	bk.PreemptedNS += float64(r.sched.Preempted()) * fd
+	bk.KVUsedNS += r.kv.Utilization() * fd
+	bk.BusyNS += dur
+	bk.Steps++
+	bk.BatchTokens += r.batch.Tokens()
+	res.Steps++
+	return dur, true
+}
+
+// priceStep prices the plan's step and prepares its attribution: the time
+// a stream in the step is charged by cause (inStep, with the plain-decode
+// and speculative parts apart, split per stream at the step's end) and the
+// time a running stream left out of it is charged (leftOut). It returns the
+// step's duration.
+func (r *Replica) priceStep(plan *scheduler.Plan) Time {
+	b := &r.batch
+	b.Reset()
+	maxK := 0
+	for i := range plan.Entries {
+		en := &plan.Entries[i]
+		if en.Decode {
+			b.AddVerify(en.Start+1, en.Tokens)
+			maxK = max(maxK, en.Tokens-1)
+		} else {
+			b.AddPrefill(en.Start, en.Tokens)
+		}
+	}
+	// A step's time splits into plain decode work, speculative work beyond
+	// it (drafting and the verified draft positions), and prefill work.
+	verify := Time(r.cost.StepNS(b))
+	decSpec := verify
+	if b.PrefillTokens > 0 {
+		decSpec = 0
+		if b.DecodeSeqs > 0 {
+			r.decBatch = b.DecodeOnly()
+			decSpec = min(verify, Time(r.cost.StepNS(&r.decBatch)))
+		}
+	}
+	plain := decSpec
+	var draft Time
+	if maxK > 0 {
+		r.plainBatch = b.PlainDecode()
+		plain = min(decSpec, Time(r.cost.StepNS(&r.plainBatch)))
+		draft = r.draftTime(plan, maxK)
+		r.rec.res.Spec.DraftTime += draft
+	}
+	full := verify + draft
+	extra := decSpec - plain + draft
+	if r.noise != nil {
+		f := math.Exp(r.noiseMu + r.noiseSigma*r.noise.NormFloat64())
+		full = max(1, Time(float64(full)*f+0.5))
+		plain = min(full, Time(float64(plain)*f+0.5))
+		extra = min(full-plain, Time(float64(extra)*f+0.5))
+	}
+	var hiccup Time
+	if r.hiccups != nil && r.now >= r.nextHiccup {
+		hiccup = r.hiccupNS
+		r.nextHiccup = r.now + hiccup + r.hiccupGap()
+	}
+	var swap Time
+	if blocks := plan.SwapOutBlocks + plan.SwapInBlocks; blocks > 0 {
+		bytes := int64(blocks) * r.setup.BlockBytes
+		r.rec.res.SwapBytes += bytes
+		swap = Time(float64(bytes)/r.setup.HostBW*1e9 + 0.5)
+	}
+	dur := swap + full + hiccup
+	r.plainNS, r.extraNS = plain, extra
+	r.inStep = parts{}
+	r.inStep[CausePrefillInterference] = full - plain - extra
+	r.inStep[CauseKVSwap] = swap
+	r.inStep[CauseEngineHiccup] = hiccup
+	r.leftOut = parts{}
+	if b.PrefillTokens > 0 {
+		r.leftOut[CausePrefillInterference] = full
+	} else {
+		r.leftOut[CauseBatchFull] = full
+	}
+	r.leftOut[CauseKVSwap] = swap
+	r.leftOut[CauseEngineHiccup] = hiccup
+	return dur
+}
+
+// notePreemptions counts the plan's preemptions and starts (or, for a
+// stream swapped back in, ends) the pause each stream's next gap will be
+// charged for.
+func (r *Replica) notePreemptions(plan *scheduler.Plan, bk *Bucket) {
+	res := r.rec.res
+	for _, p := range plan.Preempted {
+		q := r.slots[p.Seq.Slot]
+		q.preemptions++
+		bk.Preemptions++
+		if p.Mode == scheduler.Swap {
+			res.PreemptSwap++
+		} else {
+			res.PreemptRecompute++
+		}
+		if !q.paused {
+			q.paused, q.pauseStart = true, r.now
+			q.pauseCause = CauseKVRecompute
+			if p.Mode == scheduler.Swap {
+				q.pauseCause = CauseKVSwap
+			}
+		}
+	}
+	for _, s := range plan.SwappedIn {
+		q := r.slots[s.Slot]
+		if q.paused && q.pauseCause == CauseKVSwap {
+			q.acc[CauseKVSwap] += r.now - q.pauseStart
+			q.paused = false
+		}
+	}
+}
+
+// endStep, at now, makes the step's tokens visible and attributes the
+// step's time to every running stream. The engine starts the next step.
+func (r *Replica) endStep(now Time) {
+	r.now = now
+	plan := r.plan
+	r.plan = nil
+	spec := r.setup.Spec
+	// Draw every verification's outcome first: a stream that did not
+	// speculate is charged the step's overall rejected share.
+	var drafted, rejected int
+	if r.extraNS > 0 || spec != nil {
+		r.accepted = r.accepted[:0]
+		for i := range plan.Entries {
+			en := &plan.Entries[i]
+			a := 0
+			if k := en.Tokens - 1; en.Decode && k > 0 {
+				qq := r.slots[en.Seq.Slot]
+				a = qq.specModel.Draw(&qq.spec, k)
+				drafted += k
+				rejected += k - a
+			}
+			r.accepted = append(r.accepted, a)
+		}
+	}
+	for i := range plan.Entries {
+		en := &plan.Entries[i]
+		q := r.slots[en.Seq.Slot]
+		k := 0
+		if en.Decode {
+			k = en.Tokens - 1
+		}
+		if !q.paused {
+			p := r.inStep
+			var rej Time
+			if r.extraNS > 0 {
+				switch {
+				case k > 0:
+					rej = Time(float64(r.extraNS)*float64(k-r.accepted[i])/float64(k) + 0.5)
+				case drafted > 0:
+					rej = Time(float64(r.extraNS)*float64(rejected)/float64(drafted) + 0.5)
+				}
+			}
+			p[CauseDecode] = r.plainNS + r.extraNS - rej
+			p[CauseSpecRejection] = rej
+			q.acc.add(&p)
+		}
+		if r.watchNS > 0 {
+			if d := r.deadline(q); now > d {
+				// The watchdog fired during the step: the stream is aborted
+				// before its tokens are seen.
+				r.cancel(q, d)
+				continue
+			}
+		}
+		if k > 0 {
+			a := r.accepted[i]
+			n := en.Seq.Verify(a)
+			r.kv.Shrink(&en.Seq.KV, en.Seq.Computed)
+			st := &r.rec.res.Spec
+			st.Steps++
+			st.Drafted += int64(k)
+			st.Accepted += int64(n - 1)
+			st.Emitted += int64(n)
+			for j := range k {
+				st.Drafts[j]++
+				if j < n-1 {
+					st.ByPosition[j]++
+				}
+			}
+			st.DecodeEntries++
+			st.DecodeTokens += int64(n)
+			q.specModel.Record(&q.spec, k, n-1, n)
+			r.emit(q, n)
+		} else if sampled := en.Seq.Advance(en.Tokens); len(en.Seq.Prefix) > 0 && !en.Decode {
+			r.kv.RegisterPrefix(&en.Seq.KV, en.Seq.Prefix, en.Seq.PrefixUnit, min(en.Seq.Computed, en.Seq.Prompt))
+			if sampled {
+				r.sampled(q, en)
+			}
+		} else if sampled {
+			r.sampled(q, en)
+		}
+	}
+	for _, s := range r.sched.Running() {
+		if s.Sched == 0 {
+			if q := r.slots[s.Slot]; !q.paused {
+				q.acc.add(&r.leftOut)
+			}
+		}
+	}
+}
+
+// sampled makes the one token a plain step sampled visible.
+func (r *Replica) sampled(q *request, en *scheduler.Entry) {
+	if spec := q.specModel; spec != nil {
+		if en.Decode {
+			r.rec.res.Spec.DecodeEntries++
+			r.rec.res.Spec.DecodeTokens++
+		}
+		spec.Record(&q.spec, 0, 0, 1)
+	}
+	r.emit(q, 1)
+}
+
+// emit makes a chunk of n tokens visible now; a stream that produced its
+// last token finishes.
+func (r *Replica) emit(q *request, n int) {
+	if r.rec.chunk(r.now, q, n) {
+		r.sched.Finish(&q.seq)
+		r.rec.res.Finished++
+		r.end(q, 0)
+	}
+}
+
+// end reduces a stream that finished, or was cancelled at cancelAt (the
+// watchdog aborted it), to its summary and frees its slot.
+func (r *Replica) end(q *request, cancelAt Time) {
+	defer r.ended(q.seq.ID)
+	r.rec.end(r.now, q, cancelAt)
+	r.release(q)
+}
+
+// chooseDrafts sets, for every running decoding sequence, how many tokens
+// it drafts this step: k while its stream still speculates (fallback) and
+// the batch is not above disable_by_batch_size, never past its last token.
+func (r *Replica) chooseDrafts() {
+	cfg := r.setup.Config.SpecDecode
+	running := r.sched.Running()
+	off := cfg.DisableByBatchSize > 0 && len(running) > cfg.DisableByBatchSize
+	for _, s := range running {
+		s.Spec = 0
+		if off || !s.Decoding() {
+			continue
+		}
+		if q := r.slots[s.Slot]; q.specModel.Active(&q.spec) {
+			s.Spec = max(0, min(cfg.K, s.Output-s.Generated-1))
+		}
+	}
+}
+
+// draftTime is how long the proposer takes to draft for the step's
+// speculating sequences: maxK sequential steps of the draft model over
+// them, or the cheap proposer's cost.
+func (r *Replica) draftTime(plan *scheduler.Plan, maxK int) Time {
+	if r.setup.DraftCost == nil {
+		return Time(r.setup.Config.SpecDecode.ProposerNS(maxK))
+	}
+	db := &r.draftBatch
+	db.Reset()
+	for i := range plan.Entries {
+		if en := &plan.Entries[i]; en.Decode && en.Tokens > 1 {
+			db.AddDecode(en.Start + 1)
+		}
+	}
+	return Time(maxK) * Time(r.setup.DraftCost.StepNS(db))
+}
+
+// finish closes the replica's results at the end of the run (now).
+func (r *Replica) finish(now Time) {
+	res := r.rec.res
+	res.Duration = now
+	res.PrefixQueried, res.PrefixHits, res.PrefixEvictions = r.kv.PrefixStats()
+	if n := r.Active(); n != 0 {
+		panic(fmt.Sprintf("sim: %s: run ended with %d requests neither finished nor rejected", r.name, n))
+	}
+	if r.kv.Free() != r.kv.Total() || r.kv.SwapFree() != r.kv.SwapTotal() {
+		panic("sim: run ended with KV blocks still allocated")
+	}
 }

@@ -38,7 +38,7 @@ type TimelineSink interface {
 }
 
 // SetTimelineSink makes the engine hand every finished stream's timeline to s.
-func (e *Engine) SetTimelineSink(s TimelineSink) { e.sink = s }
+func (e *Engine) SetTimelineSink(s TimelineSink) { e.rec.sink = s }
 
 // WorstStream is one of the streams with the largest gaps, kept whole for
 // reports (a timeline chart of the worst streams).

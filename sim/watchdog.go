@@ -31,29 +31,29 @@ func (a *watchEntry) before(b *watchEntry) bool {
 }
 
 // deadline is when the watchdog gives up on q if it shows nothing more.
-func (e *Engine) deadline(q *request) Time {
+func (r *Replica) deadline(q *request) Time {
 	if q.chunks == 0 {
-		return q.arrival + e.watchNS
+		return q.arrival + r.watchNS
 	}
-	return q.last + e.watchNS
+	return q.last + r.watchNS
 }
 
 // watch arms the watchdog for a request that was just queued.
-func (e *Engine) watch(r *Replica, q *request) {
-	r.watch.push(watchEntry{at: e.deadline(q), id: q.seq.ID, slot: int32(q.seq.Slot)})
+func (r *Replica) watchRequest(q *request) {
+	r.watch.push(watchEntry{at: r.deadline(q), id: q.seq.ID, slot: int32(q.seq.Slot)})
 }
 
 // checkWatchdog aborts, before a step, every request whose deadline has
 // passed, and re-arms the entries of those that emitted since.
-func (e *Engine) checkWatchdog(r *Replica) {
-	for r.watch.Len() > 0 && r.watch.peek().at < e.now {
+func (r *Replica) checkWatchdog() {
+	for r.watch.Len() > 0 && r.watch.peek().at < r.now {
 		w := r.watch.pop()
 		q := r.slots[w.slot]
 		if !q.live || q.seq.ID != w.id {
 			continue // ended, and its slot perhaps reused
 		}
-		if d := e.deadline(q); d < e.now {
-			e.cancel(r, q, d)
+		if d := r.deadline(q); d < r.now {
+			r.cancel(q, d)
 		} else {
 			r.watch.push(watchEntry{at: d, id: w.id, slot: w.slot})
 		}
@@ -63,25 +63,25 @@ func (e *Engine) checkWatchdog(r *Replica) {
 // cancel aborts q on the replica: the watchdog fired at fire, and the
 // stream's open gap (from its last chunk, or its arrival, to now) is the
 // one the backup takes over.
-func (e *Engine) cancel(r *Replica, q *request, fire Time) {
+func (r *Replica) cancel(q *request, fire Time) {
 	r.sched.Abort(&q.seq)
 	if q.paused {
-		q.acc[q.pauseCause] += e.now - q.pauseStart
+		q.acc[q.pauseCause] += r.now - q.pauseStart
 		q.paused = false
 	}
 	if q.chunks > 0 {
 		// The silence the watchdog gave up on ends the stream in the server
 		// view (see end), as a stall when it is one; the client splits the
 		// server's part of its failover gap by its causes.
-		gap := e.now - q.last
+		gap := r.now - q.last
 		if t := q.acc.sum(); t != gap {
 			panic(fmt.Sprintf("sim: request %d: cancelled after a %d ns silence whose parts sum to %d ns (%v)", q.seq.ID, gap, t, q.acc))
 		}
-		if gap > e.stall {
-			e.noteStall(q, gap, q.chunks)
+		if gap > r.rec.stall {
+			r.rec.noteStall(q, gap, q.chunks)
 		}
 		q.noteGapCauses(gap)
 	}
-	e.res.Cancelled++
-	e.end(r, q, fire)
+	r.rec.res.Cancelled++
+	r.end(q, fire)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/study"
+	"github.com/itlsim/itlsim/scheduler/router"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/scenario"
 )
@@ -69,6 +70,9 @@ var shorthands = []shorthand{
 	{"smoothing-depth", "delivery.smoothing.depth_ms", "client smoothing buffer: target depth, ms", true},
 	{"flush", "delivery.flush.window_ms", "server accept-then-flush window, ms (0: off)", true},
 	{"failover-ms", "delivery.failover.watchdog_ms", "mid-stream failover after this many ms without a token (0: off)", true},
+	{"replicas", "cluster.replicas", "replicas of the configuration behind the router", true},
+	{"router", "cluster.router.policy", "router of a cluster: " + strings.Join(router.Names(), ", "), true},
+	{"router-staleness", "cluster.router.staleness_ms", "age of the engine load snapshots routers see, e.g. 100ms (0: live state)", true},
 	{"stall-threshold", "metrics.stall_threshold_ms", "gaps above this many ms are stalls", false},
 	{"itl-goodput", "metrics.itl_goodput_ms", "ITL goodput threshold θ, ms", false},
 	{"slo-ttft", "metrics.slo.ttft_ms", "TTFT limit for SLO goodput, ms (0: none)", false},

@@ -310,9 +310,7 @@ func finishCapacity(c *Capacity, cfg sim.Config, prices Prices) {
 	med := c.PerSeed[order[(len(order)-1)/2]]
 	c.MaxRate, c.MinRate = med.MaxRate, c.PerSeed[order[0]].MaxRate
 	c.LimitingTerm = med.LimitingTerm
-	c.GPU = cfg.GPU
-	c.GPUs = GPUs(cfg)
-	c.USDPerGPUHour = prices.For(cfg.GPU)
+	c.GPU, c.GPUs, c.USDPerGPUHour = Fleet(cfg, prices)
 	if at := med.at; at != nil {
 		c.OutputTokensPerS = at.OutputTokensPerS
 		c.TokensPerSPerUser = at.TokensPerSPerUser.Mean
@@ -330,8 +328,39 @@ func finishCapacity(c *Capacity, cfg sim.Config, prices Prices) {
 	}
 }
 
-// GPUs is the GPUs a configuration occupies: its tensor-parallel degree.
-func GPUs(cfg sim.Config) int { return max(cfg.TP, 1) }
+// Fleet is what a configuration occupies: its GPU model (for a cluster of
+// pools, each pool's as "4×h100-sxm-80gb+2×a100-80gb"), its GPUs (every
+// replica's tensor-parallel degree, summed) and the price per GPU-hour
+// (for pools, the GPUs' mean; 0 when a GPU has no price).
+func Fleet(cfg sim.Config, prices Prices) (gpu string, gpus int, usdPerGPUHour float64) {
+	tp := max(cfg.TP, 1)
+	if len(cfg.Cluster.Pools) == 0 {
+		n := max(cfg.Cluster.Replicas, 1) * tp
+		return cfg.GPU, n, prices.For(cfg.GPU)
+	}
+	var usd float64
+	known := true
+	var parts []string
+	for _, p := range cfg.Cluster.Pools {
+		g, t := cfg.GPU, tp
+		if p.GPU != "" {
+			g = p.GPU
+		}
+		if p.TP != 0 {
+			t = p.TP
+		}
+		n := p.Replicas * t
+		gpus += n
+		price := prices.For(g)
+		known = known && price > 0
+		usd += float64(n) * price
+		parts = append(parts, fmt.Sprintf("%d×%s", n, g))
+	}
+	if !known || gpus == 0 {
+		return strings.Join(parts, "+"), gpus, 0
+	}
+	return strings.Join(parts, "+"), gpus, usd / float64(gpus)
+}
 
 // MarkPareto marks the configurations on the two Pareto fronts: more
 // tokens/s per GPU against more tokens/s per user, and against a lower

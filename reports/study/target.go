@@ -134,7 +134,7 @@ func finishTarget(c *Capacity, v scenario.Variant, t Target, n int, prices Price
 	if n > 0 {
 		_ = scenario.Set(&cfg, t.Field, strconv.Itoa(n)) // probed already
 	}
-	c.GPU, c.GPUs, c.USDPerGPUHour = cfg.GPU, GPUs(cfg), prices.For(cfg.GPU)
+	c.GPU, c.GPUs, c.USDPerGPUHour = Fleet(cfg, prices)
 	if n > 0 {
 		c.MaxRate, c.MinRate = t.Rate, t.Rate
 	}

@@ -1,0 +1,168 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/itlsim/itlsim/kvcache"
+	"github.com/itlsim/itlsim/scheduler"
+	"github.com/itlsim/itlsim/scheduler/router"
+)
+
+// ClusterConfig describes the replicas behind one router. Without it (or
+// with one replica) a run is one replica, exactly as before clusters.
+type ClusterConfig struct {
+	// Replicas copies the top-level replica configuration (model, gpu, tp,
+	// scheduler, kvcache, cost) this many times. Default 1. With pools,
+	// leave it at 1: each pool says how many replicas it has.
+	Replicas int `yaml:"replicas" json:"replicas"`
+	// Router chooses the replica of each arriving request.
+	Router router.Config `yaml:"router" json:"router"`
+	// Pools describe a heterogeneous fleet (e.g. 4× H100 TP1 + 2× A100
+	// TP2). A pool's omitted fields inherit the top-level configuration;
+	// within scheduler, kvcache and cost, every field the pool leaves at
+	// zero inherits the top-level value.
+	Pools []PoolConfig `yaml:"pools,omitempty" json:"pools,omitempty"`
+}
+
+// PoolConfig is one pool of identical replicas in a cluster.
+type PoolConfig struct {
+	// Name labels the pool; its replicas are NAME-0, NAME-1, …
+	Name string `yaml:"name" json:"name"`
+	// Replicas is the number of replicas in the pool (≥ 1).
+	Replicas int    `yaml:"replicas" json:"replicas"`
+	Model    string `yaml:"model" json:"model,omitempty"`
+	GPU      string `yaml:"gpu" json:"gpu,omitempty"`
+	TP       int    `yaml:"tp" json:"tp,omitempty"`
+	// Scheduler, KVCache and Cost override the top-level sections field
+	// by field (fields left at zero inherit).
+	Scheduler *scheduler.Config `yaml:"scheduler" json:"scheduler,omitempty"`
+	KVCache   *kvcache.Config   `yaml:"kvcache" json:"kvcache,omitempty"`
+	Cost      *CostConfig       `yaml:"cost" json:"cost,omitempty"`
+}
+
+// MaxReplicas bounds a cluster's size.
+const MaxReplicas = 4096
+
+// DefaultCluster is one replica behind a round-robin router.
+func DefaultCluster() ClusterConfig {
+	return ClusterConfig{Replicas: 1, Router: router.DefaultConfig()}
+}
+
+// Validate names the first bad field.
+func (c ClusterConfig) Validate() error {
+	var errs []error
+	if c.Replicas < 1 || c.Replicas > MaxReplicas {
+		errs = append(errs, fmt.Errorf("cluster.replicas: must be in [1, %d], got %d", MaxReplicas, c.Replicas))
+	}
+	if len(c.Pools) > 0 && c.Replicas != 1 {
+		errs = append(errs, fmt.Errorf("cluster.replicas: with pools, give each pool's replicas instead (got replicas %d and %d pools)", c.Replicas, len(c.Pools)))
+	}
+	total := 0
+	names := map[string]int{}
+	for i, p := range c.Pools {
+		at := fmt.Sprintf("cluster.pools[%d]", i)
+		if p.Name == "" {
+			errs = append(errs, fmt.Errorf("%s.name: every pool needs a name", at))
+		} else if j, ok := names[p.Name]; ok {
+			errs = append(errs, fmt.Errorf("%s.name: %q is also the name of pool %d", at, p.Name, j))
+		}
+		names[p.Name] = i
+		if p.Replicas < 1 || p.Replicas > MaxReplicas {
+			errs = append(errs, fmt.Errorf("%s.replicas: must be in [1, %d], got %d", at, MaxReplicas, p.Replicas))
+		}
+		if p.TP < 0 {
+			errs = append(errs, fmt.Errorf("%s.tp: must be ≥ 1 (0 inherits), got %d", at, p.TP))
+		}
+		total += p.Replicas
+	}
+	if total > MaxReplicas {
+		errs = append(errs, fmt.Errorf("cluster.pools: %d replicas in all, more than %d", total, MaxReplicas))
+	}
+	if err := c.Router.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Size is the number of replicas the cluster has.
+func (c ClusterConfig) Size() int {
+	if len(c.Pools) == 0 {
+		return max(1, c.Replicas)
+	}
+	n := 0
+	for _, p := range c.Pools {
+		n += p.Replicas
+	}
+	return n
+}
+
+// Pool is one resolved pool: its replicas share one immutable Setup.
+type Pool struct {
+	Name     string // "" for the copies of the top-level configuration
+	Replicas int
+	Setup    *Setup
+}
+
+// poolConfig is the top-level configuration c with pool p's fields laid
+// over it: a replica's whole configuration.
+func poolConfig(c Config, p PoolConfig) Config {
+	c.Cluster = DefaultCluster()
+	if p.Model != "" {
+		c.Model = p.Model
+	}
+	if p.GPU != "" {
+		c.GPU = p.GPU
+	}
+	if p.TP != 0 {
+		c.TP = p.TP
+	}
+	if p.Scheduler != nil {
+		overlay(reflect.ValueOf(&c.Scheduler).Elem(), reflect.ValueOf(p.Scheduler).Elem())
+	}
+	if p.KVCache != nil {
+		overlay(reflect.ValueOf(&c.KVCache).Elem(), reflect.ValueOf(p.KVCache).Elem())
+	}
+	if p.Cost != nil {
+		overlay(reflect.ValueOf(&c.Cost).Elem(), reflect.ValueOf(p.Cost).Elem())
+	}
+	return c
+}
+
+// overlay sets every field of dst that src gives (is not zero), section by
+// section.
+func overlay(dst, src reflect.Value) {
+	for i := range dst.NumField() {
+		if !dst.Type().Field(i).IsExported() {
+			continue
+		}
+		d, s := dst.Field(i), src.Field(i)
+		if d.Kind() == reflect.Struct {
+			overlay(d, s)
+			continue
+		}
+		if !s.IsZero() {
+			d.Set(s)
+		}
+	}
+}
+
+// resolvePools resolves every pool of c's cluster over the top-level
+// configuration (raw: before its defaults were filled, since they depend
+// on the GPU), or one pool of the top-level setup s itself.
+func resolvePools(raw Config, s *Setup) ([]Pool, error) {
+	cl := raw.Cluster
+	if len(cl.Pools) == 0 {
+		return []Pool{{Replicas: max(1, cl.Replicas), Setup: s}}, nil
+	}
+	var pools []Pool
+	for i, p := range cl.Pools {
+		ps, err := poolConfig(raw, p).resolve()
+		if err != nil {
+			return nil, fmt.Errorf("cluster.pools[%d] (%s): %w", i, p.Name, err)
+		}
+		pools = append(pools, Pool{Name: p.Name, Replicas: p.Replicas, Setup: ps})
+	}
+	return pools, nil
+}
