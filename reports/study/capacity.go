@@ -56,6 +56,15 @@ func Judge(c Condition, m *Metrics) (pass bool, limiting string, outs []Outcome)
 	return pass, limiting, outs
 }
 
+// limitWords says a limiting term for prose: the stability rule as
+// "stability (the run never reached a steady state)".
+func limitWords(term string) string {
+	if term == StableTerm {
+		return "stability (the run never reached a steady state)"
+	}
+	return term
+}
+
 // Search is how a capacity search probes rates.
 type Search struct {
 	Window Window
@@ -409,7 +418,7 @@ func AnswerWords(cs []Capacity, seeds int) string {
 			continue
 		}
 		if c.MaxRate <= 0 {
-			fmt.Fprintf(&b, "no rate holds (limited by %s)", c.LimitingTerm)
+			fmt.Fprintf(&b, "no rate holds (limited by %s)", limitWords(c.LimitingTerm))
 			parts = append(parts, b.String())
 			continue
 		}
@@ -417,7 +426,7 @@ func AnswerWords(cs []Capacity, seeds int) string {
 		if seeds > 1 {
 			fmt.Fprintf(&b, " (median of %d seeds, min %s)", seeds, num(c.MinRate))
 		}
-		fmt.Fprintf(&b, ", limited by %s", c.LimitingTerm)
+		fmt.Fprintf(&b, ", limited by %s", limitWords(c.LimitingTerm))
 		if c.USDPerMillionTokens > 0 {
 			fmt.Fprintf(&b, ", $%.3g per million output tokens", c.USDPerMillionTokens)
 			if first := cs[0].USDPerMillionTokens; i > 0 && first > 0 {

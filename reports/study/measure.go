@@ -16,8 +16,12 @@ import (
 // is falling: drain); neither is the steady state a capacity figure is
 // about. The window is the arrivals between the two, as shares of the
 // arrival span [first arrival, last arrival]: requests arriving in
-// [WarmUp·span, (1−Drain)·span] are measured, and throughput counts what
-// finished inside that interval.
+// [warm-up, (1−Drain)·span] are measured, and throughput counts what
+// finished inside that interval. The warm-up is WarmUp·span, or the time
+// the server takes to fill if longer: the p90 of the run's E2EL (until the
+// longer streams start ending, fewer run together than in the steady
+// state), capped at half the span; a WarmUp of 0 measures from the
+// first arrival.
 type Window struct {
 	// WarmUp is the share of the arrival span left out at the start, in [0, 0.9].
 	WarmUp float64 `json:"warm_up"`
@@ -101,6 +105,9 @@ func Measure(cfg sim.Config, client, server *sim.Result, w Window) Metrics {
 	}
 	span := float64(last - first)
 	lo := float64(first) + w.WarmUp*span
+	if w.WarmUp > 0 {
+		lo = max(lo, float64(first)+min(fillTime(client), maxFill*span))
+	}
 	hi := float64(first) + (1-w.Drain)*span
 	win := client.Duration.Seconds()
 	if hi > lo {
@@ -196,13 +203,36 @@ func Measure(cfg sim.Config, client, server *sim.Result, w Window) Metrics {
 	switch {
 	case m.AchievedPerS < StableShare*m.ArrivedPerS:
 		m.Stable = false
-		m.Unstable = fmt.Sprintf("served %.1f of %.1f req/s arrived (below %.0f %%)", m.AchievedPerS, m.ArrivedPerS, 100*StableShare)
+		m.Unstable = fmt.Sprintf("served %.1f of %.1f req/s arrived (below %.0f %%; if the load is sustainable, a longer run reaches its steady state)", m.AchievedPerS, m.ArrivedPerS, 100*StableShare)
 	case growing(m.InSystemStart, m.InSystemEnd):
 		m.Stable = false
-		m.Unstable = fmt.Sprintf("requests in the system grew from %.1f to %.1f over the window", m.InSystemStart, m.InSystemEnd)
+		m.Unstable = fmt.Sprintf("requests in the system grew from %.1f to %.1f over the window (if the load is sustainable, a longer run reaches its steady state)", m.InSystemStart, m.InSystemEnd)
 	}
 	m.round()
 	return m
+}
+
+// maxFill caps the warm-up fillTime asks for, as a share of the arrival
+// span: an overloaded run's streams last long, and half of it is still
+// measured.
+const maxFill = 0.5
+
+// fillTime is how long a server takes to fill from empty: until the
+// first streams of the longer kind end, the streams running together are
+// fewer than in the steady state. It is the p90 of E2EL over the streams
+// that finished.
+func fillTime(r *sim.Result) float64 {
+	var e2el []float64
+	for i := range r.Streams {
+		if st := &r.Streams[i]; st.Status == sim.StatusFinished {
+			e2el = append(e2el, float64(st.E2EL))
+		}
+	}
+	if len(e2el) == 0 {
+		return 0
+	}
+	slices.Sort(e2el)
+	return quantile.Linear(e2el, 0.9)
 }
 
 // growing tells whether the requests in the system over the last third of

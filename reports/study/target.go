@@ -96,7 +96,7 @@ func (s *Search) SearchTarget(v scenario.Variant, t Target, prices Prices) (Conf
 	}
 	if hi == 0 {
 		tr.LimitingTerm = limAtLo
-		tr.Words = fmt.Sprintf("%s up to %d does not hold %s req/s (limited by %s)", t.Field, t.Max, num(t.Rate), limAtLo)
+		tr.Words = fmt.Sprintf("%s up to %d does not hold %s req/s (limited by %s)", t.Field, t.Max, num(t.Rate), limitWords(limAtLo))
 		out.Capacity.Target = tr
 		out.Capacity.LimitingTerm = limAtLo
 		finishTarget(&out.Capacity, v, t, 0, prices)
@@ -117,7 +117,7 @@ func (s *Search) SearchTarget(v scenario.Variant, t Target, prices Prices) (Conf
 	tr.Value, tr.Holds = hi, true
 	tr.LimitingTerm = limAtLo
 	if lo > 0 {
-		tr.Words = fmt.Sprintf("%s=%d holds %s req/s on every seed (%d does not: %s)", t.Field, hi, num(t.Rate), lo, limAtLo)
+		tr.Words = fmt.Sprintf("%s=%d holds %s req/s on every seed (%d does not: %s)", t.Field, hi, num(t.Rate), lo, limitWords(limAtLo))
 	} else {
 		tr.Words = fmt.Sprintf("%s=%d holds %s req/s on every seed", t.Field, hi, num(t.Rate))
 	}
