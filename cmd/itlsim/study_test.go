@@ -42,7 +42,7 @@ func TestSweepSameBytesForAnyWorkers(t *testing.T) {
 		}
 	}
 	var doc struct {
-		Points []map[string]any `json:"points"`
+		Points  []map[string]any `json:"points"`
 		Configs []struct {
 			Config         string  `json:"config"`
 			SaturationRate float64 `json:"saturation_rate"`
