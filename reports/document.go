@@ -36,6 +36,10 @@ type Run struct {
 	WorstStreams  []WorstStream       `json:"worst_streams"`
 	// Source is set on runs read from measured files (`itlsim analyze`).
 	Source *Source `json:"source,omitempty"`
+	// Replicas and Cluster describe a run of several replicas (absent for
+	// one): each replica's share and the router's (see AddCluster).
+	Replicas []ReplicaRun `json:"replicas,omitempty"`
+	Cluster  *ClusterRun  `json:"cluster,omitempty"`
 }
 
 // StreamRow is one request's summary (finished or rejected), times in ms.

@@ -165,6 +165,7 @@ func summaryRows(runs []Run) []row {
 			})},
 		)
 	}
+	rows = append(rows, clusterRows(runs)...)
 	rows = append(rows,
 		section(fmt.Sprintf("STALLS > %g ms: ms (streams hit)", stall)),
 		row{"stalls / stalled streams", gapCell(func(s *Summary) string {

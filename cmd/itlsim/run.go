@@ -235,6 +235,7 @@ func simulate(variants []scenario.Variant, withStreams bool, timelines *outFile,
 		if srv := engines[i].ServerResult(); srv != res {
 			run.AddServerView(srv)
 		}
+		run.AddCluster(engines[i].ReplicaReports(), engines[i].Routing())
 		return run, nil // a run's error is the engine's, read below
 	}, nil)
 	for i, e := range engines {

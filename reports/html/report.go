@@ -119,6 +119,11 @@ func build(runs []reports.Run, o Options) (*page, error) {
 		}
 		p.Sections = append(p.Sections, s)
 	}
+	if s, ok, err := replicasSection(runs, names); err != nil {
+		return nil, err
+	} else if ok {
+		p.Sections = append(p.Sections, s)
+	}
 	return p, nil
 }
 
