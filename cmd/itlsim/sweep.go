@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -67,7 +68,7 @@ func (o *sweepOptions) plan(cmd *cobra.Command, args []string) (*study.SweepPlan
 		return nil, nil, nil, err
 	}
 	if !cmd.Flags().Changed("rate") {
-		return nil, nil, nil, fmt.Errorf("--rate: expected the rates to sweep, A:B:STEP or r1,r2,...")
+		return nil, nil, nil, errors.New("--rate: expected the rates to sweep (A:B:STEP, or a list r1,r2)")
 	}
 	rates, err := study.ParseRates(o.rate)
 	if err != nil {
