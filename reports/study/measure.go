@@ -203,10 +203,10 @@ func Measure(cfg sim.Config, client, server *sim.Result, w Window) Metrics {
 	switch {
 	case m.AchievedPerS < StableShare*m.ArrivedPerS:
 		m.Stable = false
-		m.Unstable = fmt.Sprintf("served %.1f of %.1f req/s arrived (below %.0f %%; if the load is sustainable, a longer run reaches its steady state)", m.AchievedPerS, m.ArrivedPerS, 100*StableShare)
+		m.Unstable = fmt.Sprintf("served %.1f of %.1f req/s arrived (below %.0f %%)", m.AchievedPerS, m.ArrivedPerS, 100*StableShare)
 	case growing(m.InSystemStart, m.InSystemEnd):
 		m.Stable = false
-		m.Unstable = fmt.Sprintf("requests in the system grew from %.1f to %.1f over the window (if the load is sustainable, a longer run reaches its steady state)", m.InSystemStart, m.InSystemEnd)
+		m.Unstable = fmt.Sprintf("requests in the system grew from %.1f to %.1f over the window", m.InSystemStart, m.InSystemEnd)
 	}
 	m.round()
 	return m

@@ -191,7 +191,7 @@ func WriteCapacityTable(w io.Writer, r *CapacityResult, f reports.Format) error 
 				ps += "+" + par[1]
 			}
 		}
-		row := []any{c.Config, g(c.MaxRate), g(c.MinRate)}
+		row := []any{c.Config, fx(c.MaxRate, 2), fx(c.MinRate, 2)}
 		if target {
 			holds := "no"
 			if c.Target.Holds {
