@@ -193,7 +193,6 @@ func checkProperties(t *testing.T, cfg sim.Config) {
 	if err != nil {
 		t.Fatalf("NewFromSetup: %v", err)
 	}
-	maxSeqs := setup.Config.Scheduler.MaxNumSeqs
 
 	// The engine panics on a broken invariant: a gap whose parts do not sum
 	// to it, time going back, a run ending with requests or blocks still
@@ -215,30 +214,37 @@ func checkProperties(t *testing.T, cfg sim.Config) {
 		if err := e.Check(); err != nil {
 			t.Fatalf("event %d, t=%d: %v", events, now, err)
 		}
-		kv := e.Replica().KV()
-		if kv.Used() > kv.Total() || kv.Free() < 0 || kv.SwapFree() < 0 || kv.SwapFree() > kv.SwapTotal() {
-			t.Fatalf("event %d, t=%d: KV %d used of %d, swap %d free of %d", events, now, kv.Used(), kv.Total(), kv.SwapFree(), kv.SwapTotal())
-		}
-		running := e.Replica().Scheduler().Running()
-		if len(running) > maxSeqs {
-			t.Fatalf("event %d: %d running, above max_num_seqs %d", events, len(running), maxSeqs)
-		}
-		for _, s := range running {
-			if s.State != scheduler.Running {
-				t.Fatalf("event %d: request %d in the running set is %v", events, s.ID, s.State)
+		active := 0
+		for _, rep := range e.Replicas() {
+			kv := rep.KV()
+			if kv.Used() > kv.Total() || kv.Free() < 0 || kv.SwapFree() < 0 || kv.SwapFree() > kv.SwapTotal() {
+				t.Fatalf("event %d, t=%d, %s: KV %d used of %d, swap %d free of %d", events, now, rep.Name(), kv.Used(), kv.Total(), kv.SwapFree(), kv.SwapTotal())
 			}
+			running := rep.Scheduler().Running()
+			if ms := rep.Setup().Config.Scheduler.MaxNumSeqs; len(running) > ms {
+				t.Fatalf("event %d, %s: %d running, above max_num_seqs %d", events, rep.Name(), len(running), ms)
+			}
+			for _, s := range running {
+				if s.State != scheduler.Running {
+					t.Fatalf("event %d, %s: request %d in the running set is %v", events, rep.Name(), s.ID, s.State)
+				}
+			}
+			active += rep.Active()
 		}
-		if a := e.Replica().Active(); a > len(reqs) {
-			t.Fatalf("event %d: %d active of %d requests", events, a, len(reqs))
+		if active > len(reqs) {
+			t.Fatalf("event %d: %d active of %d requests", events, active, len(reqs))
 		}
 		if events > 50_000_000 {
 			t.Fatalf("run did not end after %d events", events)
 		}
 	}
 	r := e.Result()
-	if e.Replica().Active() != 0 {
-		t.Errorf("%d requests still active after the run", e.Replica().Active())
+	for _, rep := range e.Replicas() {
+		if rep.Active() != 0 {
+			t.Errorf("%s: %d requests still active after the run", rep.Name(), rep.Active())
+		}
 	}
+	checkReplicas(t, e, r)
 
 	if r.Requests != len(reqs) || r.Finished+r.RejectedTotal() != r.Requests {
 		t.Errorf("requests %d (generated %d) != finished %d + rejected %d", r.Requests, len(reqs), r.Finished, r.RejectedTotal())

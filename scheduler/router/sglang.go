@@ -23,13 +23,19 @@ type SGLangConfig struct {
 	// BlockTokens is the unit of the router's trees for requests without
 	// block ids of their own. Default 16.
 	BlockTokens int `yaml:"block_tokens" json:"block_tokens"`
+	// MaxTreeTokens bounds each replica's tree, in tokens; the oldest
+	// entries are evicted beyond it. Default 16,777,216: SGLang's
+	// max_tree_size of 2^26 characters at about 4 characters a token. The
+	// tree does not know what the replica's cache evicted, so it remembers
+	// far more than the replica holds, as SGLang's does.
+	MaxTreeTokens int `yaml:"max_tree_tokens" json:"max_tree_tokens"`
 }
 
 // DefaultSGLang holds the SGLang router's defaults (sgl-router /
 // SMG --cache-threshold 0.3, --balance-abs-threshold 64,
 // --balance-rel-threshold 1.5).
 func DefaultSGLang() SGLangConfig {
-	return SGLangConfig{CacheThreshold: 0.3, BalanceAbsThreshold: 64, BalanceRelThreshold: 1.5, BlockTokens: 16}
+	return SGLangConfig{CacheThreshold: 0.3, BalanceAbsThreshold: 64, BalanceRelThreshold: 1.5, BlockTokens: 16, MaxTreeTokens: 1 << 24}
 }
 
 func (c SGLangConfig) validate() error {
@@ -45,6 +51,9 @@ func (c SGLangConfig) validate() error {
 	}
 	if c.BlockTokens < 1 || c.BlockTokens > 1<<20 {
 		errs = append(errs, fmt.Errorf("cluster.router.sglang.block_tokens: must be in [1, 1048576], got %d", c.BlockTokens))
+	}
+	if c.MaxTreeTokens < 1 || c.MaxTreeTokens > 1<<40 {
+		errs = append(errs, fmt.Errorf("cluster.router.sglang.max_tree_tokens: must be in [1, 2^40], got %d", c.MaxTreeTokens))
 	}
 	return errors.Join(errs...)
 }
@@ -67,8 +76,8 @@ var _ Router = (*sglang)(nil)
 
 func newSGLang(c Config, reps []Replica, _ seed.Rand) Router {
 	r := &sglang{cfg: c.SGLang}
-	for _, rep := range reps {
-		r.idx = append(r.idx, newPrefixIndex(rep.KVTokens))
+	for range reps {
+		r.idx = append(r.idx, newPrefixIndex(c.SGLang.MaxTreeTokens))
 	}
 	return r
 }
@@ -101,9 +110,9 @@ func (r *sglang) Route(req *Request, st *State) Decision {
 		if req.PromptTokens > 0 && float64(bestMatch)/float64(req.PromptTokens) > r.cfg.CacheThreshold {
 			d = Decision{best, ReasonPrefixMatch}
 		} else {
-			small := 0
+			small := 0 // fewer in flight, then the lower index, break ties
 			for i := range r.idx {
-				if r.idx[i].size < r.idx[small].size {
+				if a, b := r.idx[i].size, r.idx[small].size; a < b || (a == b && st.Loads[i].InFlight < st.Loads[small].InFlight) {
 					small = i
 				}
 			}

@@ -44,17 +44,28 @@ func (r *random) Route(*Request, *State) Decision {
 }
 
 // leastOutstanding sends a request to the replica with the fewest requests
-// in flight by the router's own count (Envoy's LEAST_REQUEST with all
-// hosts considered; NGINX least_conn), lowest index among equals.
-type leastOutstanding struct{}
+// in flight by the router's own count, trying tied replicas in turn
+// (NGINX's least_conn: "if there are several such servers, they are tried
+// in turn"; Envoy's LEAST_REQUEST over all hosts): without the rotation a
+// tie would send every burst to the lowest index.
+type leastOutstanding struct{ n, next int }
 
-var _ Router = leastOutstanding{}
+var _ Router = (*leastOutstanding)(nil)
 
-func newLeastOutstanding(Config, []Replica, seed.Rand) Router { return leastOutstanding{} }
+func newLeastOutstanding(_ Config, reps []Replica, _ seed.Rand) Router {
+	return &leastOutstanding{n: len(reps)}
+}
 
-func (leastOutstanding) Route(_ *Request, st *State) Decision {
-	i := argmin(len(st.Loads), func(i int) float64 { return float64(st.Loads[i].InFlight) })
-	return Decision{i, ReasonLeastLoaded}
+func (r *leastOutstanding) Route(_ *Request, st *State) Decision {
+	best := -1
+	for k := range r.n {
+		i := (r.next + k) % r.n
+		if best < 0 || st.Loads[i].InFlight < st.Loads[best].InFlight {
+			best = i
+		}
+	}
+	r.next = (best + 1) % r.n
+	return Decision{best, ReasonLeastLoaded}
 }
 
 // powerOfTwo samples two distinct replicas and keeps the one with fewer

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/itlsim/itlsim/reports"
+)
+
+// runOf returns the named run of a story's document.
+func runOf(t *testing.T, doc reports.Document, name string) reports.Run {
+	t.Helper()
+	for _, r := range doc.Runs {
+		if r.Name == name {
+			return r
+		}
+	}
+	t.Fatalf("no run named %q", name)
+	return reports.Run{}
+}
+
+// A cluster of one replica is the plain run, whatever its router: the same
+// table, from flags or from a scenario's cluster section.
+func TestClusterOfOneIsThePlainRun(t *testing.T) {
+	plain := mustRunCLI(t, "run", "--requests", "200", "--noise-cv", "0.2", "--hiccup-rate", "0.5")
+	for _, args := range [][]string{
+		{"--replicas", "1", "--router", "llm-d", "--router-staleness", "250ms"},
+		{"--replicas", "1", "--router", "random"},
+	} {
+		got := mustRunCLI(t, append([]string{"run", "--requests", "200", "--noise-cv", "0.2", "--hiccup-rate", "0.5"}, args...)...)
+		if got.stdout != plain.stdout {
+			t.Errorf("%v: output differs from the plain run:\n%s\nwant:\n%s", args, got.stdout, plain.stdout)
+		}
+	}
+	scen := writeScenario(t, "one.yaml", "workload: {requests: 200}\ncost: {noise_cv: 0.2, hiccup_rate_per_s: 0.5}\ncluster: {replicas: 1, router: {policy: vllm-dp}}\n")
+	if got := mustRunCLI(t, "run", scen); got.stdout != plain.stdout {
+		t.Errorf("a scenario with cluster: {replicas: 1} differs from the plain run")
+	}
+	if strings.Contains(plain.stdout, "REPLICAS") {
+		t.Error("a single replica prints a REPLICAS section")
+	}
+}
+
+func TestClusterJSONAndTable(t *testing.T) {
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "c.json")
+	r := mustRunCLI(t, "run", "--requests", "300", "--rate", "40", "--replicas", "3", "--router", "least-outstanding,vllm-dp", "--json", jsonPath)
+	for _, want := range []string{"REPLICAS", "least-outstanding (0)", "vllm-dp (100)", "replica-2: "} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	raw, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Runs []struct {
+			Name     string           `json:"name"`
+			Summary  map[string]any   `json:"summary"`
+			Replicas []map[string]any `json:"replicas"`
+			Cluster  map[string]any   `json:"cluster"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range doc.Runs {
+		if len(run.Replicas) != 3 {
+			t.Fatalf("%s: %d replicas in JSON, want 3", run.Name, len(run.Replicas))
+		}
+		routed := 0.0
+		for _, rep := range run.Replicas {
+			for _, k := range []string{"name", "pool", "gpu", "tp", "routed", "summary", "busy_share", "kv_utilization_mean", "load"} {
+				if _, ok := rep[k]; !ok {
+					t.Errorf("%s: replica lacks %q", run.Name, k)
+				}
+			}
+			routed += rep["routed"].(float64)
+			checkSummaryKeys(t, run.Name, rep["summary"].(map[string]any))
+		}
+		if routed != 300 || run.Summary["requests"].(float64) != 300 {
+			t.Errorf("%s: replicas were routed %g requests, the summary counts %v; want 300", run.Name, routed, run.Summary["requests"])
+		}
+		for _, k := range []string{"replicas", "router", "imbalance", "staleness_ms", "decisions"} {
+			if _, ok := run.Cluster[k]; !ok {
+				t.Errorf("%s: cluster lacks %q", run.Name, k)
+			}
+		}
+		if imb := run.Cluster["imbalance"].(float64); imb < 1 || imb > 3 {
+			t.Errorf("%s: imbalance %g", run.Name, imb)
+		}
+	}
+	// The same cluster run again: identical bytes.
+	again := filepath.Join(dir, "again.json")
+	r2 := mustRunCLI(t, "run", "--requests", "300", "--rate", "40", "--replicas", "3", "--router", "least-outstanding,vllm-dp", "--json", again)
+	raw2, _ := os.ReadFile(again)
+	if r2.stdout != r.stdout || string(raw2) != string(raw) {
+		t.Error("two runs of one cluster scenario differ")
+	}
+	// The HTML report draws the per-replica load.
+	html := filepath.Join(dir, "c.html")
+	mustRunCLI(t, "run", "--requests", "200", "--replicas", "2", "--html", html)
+	page, _ := os.ReadFile(html)
+	if !strings.Contains(string(page), `id="chart-replicas-0"`) || !strings.Contains(string(page), "imbalance") {
+		t.Error("the HTML report lacks the per-replica load chart or the imbalance")
+	}
+}
+
+func TestClusterBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		file string
+		want string
+	}{
+		{args: []string{"--router", "nope", "--replicas", "2"}, want: `cluster.router.policy: unknown router "nope"; valid: least-kv, least-outstanding, llm-d, power-of-two, random, round-robin, sglang-cache-aware, vllm-dp`},
+		{args: []string{"--replicas", "0"}, want: "cluster.replicas: must be in [1, 4096], got 0"},
+		{args: []string{"--router-staleness", "-3ms"}, want: "cluster.router.staleness_ms"},
+		{file: "cluster:\n  pools:\n    - {replicas: 2}\n", want: "cluster.pools[0].name: every pool needs a name"},
+		{file: "cluster:\n  replicas: 3\n  pools:\n    - {name: a, replicas: 2}\n", want: "cluster.replicas: with pools, give each pool's replicas instead"},
+		{file: "cluster:\n  pools:\n    - {name: a, replicas: 1, gpu: nope}\n", want: `cluster.pools[0] (a): gpu: unknown preset "nope"`},
+		{file: "cluster:\n  pools:\n    - {name: a, replicas: 1, colour: red}\n", want: "colour"},
+	} {
+		args := append([]string{"run", "--requests", "10"}, tc.args...)
+		if tc.file != "" {
+			args = append(args, writeScenario(t, "bad.yaml", tc.file))
+		}
+		r := execCLI(t, args...)
+		if r.code == 0 || !strings.Contains(r.stderr, tc.want) || strings.Contains(r.stderr, "goroutine") {
+			t.Errorf("%v: exit %d, stderr %q; want an error containing %q", args, r.code, r.stderr, tc.want)
+		}
+	}
+}
+
+func TestStoryClusterHeavyTail(t *testing.T) {
+	doc := runStory(t, "cluster-heavy-tail")
+	rr, rnd := runOf(t, doc, "round-robin").Summary, runOf(t, doc, "random").Summary
+	for _, name := range []string{"least-outstanding", "power-of-two"} {
+		s := runOf(t, doc, name).Summary
+		for _, base := range []struct {
+			name string
+			s    reports.Summary
+		}{{"round-robin", rr}, {"random", rnd}} {
+			if s.TTFT.P99 >= base.s.TTFT.P99/2 || s.StreamP99ITL.P99 >= base.s.StreamP99ITL.P99 {
+				t.Errorf("%s: p99 TTFT %.0f ms, p99 of stream p99 ITL %.1f ms; want below half of %s's %.0f ms and below its %.1f ms",
+					name, s.TTFT.P99, s.StreamP99ITL.P99, base.name, base.s.TTFT.P99, base.s.StreamP99ITL.P99)
+			}
+		}
+		if p := s.Preemptions.Recompute; p >= rr.Preemptions.Recompute {
+			t.Errorf("%s: %d preemptions, want fewer than round-robin's %d", name, p, rr.Preemptions.Recompute)
+		}
+	}
+	// Round-robin's tail is one replica's queue: the worst replica's p99
+	// TTFT is far above the best's.
+	lo, hi := 1e18, 0.0
+	for _, rep := range runOf(t, doc, "round-robin").Replicas {
+		lo, hi = min(lo, rep.Summary.TTFT.P99), max(hi, rep.Summary.TTFT.P99)
+	}
+	if hi < 10*lo {
+		t.Errorf("round-robin replicas' p99 TTFT from %.0f to %.0f ms; want one replica's queue far behind", lo, hi)
+	}
+}
+
+func TestStoryClusterStaleness(t *testing.T) {
+	doc := runStory(t, "cluster-staleness")
+	live := runOf(t, doc, "staleness_ms=0").Summary
+	s100 := runOf(t, doc, "staleness_ms=100").Summary
+	s500 := runOf(t, doc, "staleness_ms=500").Summary
+	if !(live.StreamP99ITL.P99 < s100.StreamP99ITL.P99 && s100.StreamP99ITL.P99 < s500.StreamP99ITL.P99) {
+		t.Errorf("p99 of per-stream p99 ITL: %.1f, %.1f, %.1f ms at 0, 100, 500 ms; want rising with the snapshot's age",
+			live.StreamP99ITL.P99, s100.StreamP99ITL.P99, s500.StreamP99ITL.P99)
+	}
+	if !(live.TTFT.P99 < s100.TTFT.P99 && s100.TTFT.P99 <= s500.TTFT.P99) {
+		t.Errorf("p99 TTFT: %.1f, %.1f, %.1f ms; want rising with the snapshot's age", live.TTFT.P99, s100.TTFT.P99, s500.TTFT.P99)
+	}
+	for _, r := range doc.Runs {
+		if r.Cluster == nil || r.Cluster.Router != "vllm-dp" {
+			t.Errorf("%s: cluster %+v", r.Name, r.Cluster)
+		}
+	}
+}
+
+func TestStoryClusterPrefix(t *testing.T) {
+	doc := runStory(t, "cluster-prefix")
+	rr := runOf(t, doc, "round-robin").Summary
+	for _, name := range []string{"llm-d", "sglang-cache-aware"} {
+		s := runOf(t, doc, name).Summary
+		if s.PrefixCacheHitRate < 3*rr.PrefixCacheHitRate || s.TTFT.Mean >= rr.TTFT.Mean || s.TTFT.P50 >= 0.75*rr.TTFT.P50 {
+			t.Errorf("%s: hit rate %.3f, TTFT mean %.0f p50 %.0f ms; round-robin %.3f, %.0f, %.0f: want 3× the hits, a lower mean and a median below 3/4",
+				name, s.PrefixCacheHitRate, s.TTFT.Mean, s.TTFT.P50, rr.PrefixCacheHitRate, rr.TTFT.Mean, rr.TTFT.P50)
+		}
+	}
+}
+
+func TestStoryClusterMixed(t *testing.T) {
+	doc := runStory(t, "cluster-mixed")
+	rr := runOf(t, doc, "round-robin")
+	for _, name := range []string{"least-outstanding", "power-of-two"} {
+		r := runOf(t, doc, name)
+		if r.Summary.TTFT.P99 >= rr.Summary.TTFT.P99/4 || r.Summary.TTFT.Mean >= rr.Summary.TTFT.Mean/4 {
+			t.Errorf("%s: TTFT p99 %.0f, mean %.0f ms; round-robin %.0f, %.0f: want both below a quarter",
+				name, r.Summary.TTFT.P99, r.Summary.TTFT.Mean, rr.Summary.TTFT.P99, rr.Summary.TTFT.Mean)
+		}
+		// It sends the A100s fewer requests than the H100s.
+		var h100, a100 int
+		for _, rep := range r.Replicas {
+			switch rep.Pool {
+			case "h100":
+				h100 += rep.Routed
+			case "a100":
+				a100 += rep.Routed
+			}
+		}
+		if a100 >= h100*3/4 {
+			t.Errorf("%s: %d requests to the A100s, %d to the H100s; want the slower GPUs sent fewer", name, a100, h100)
+		}
+	}
+	for _, rep := range rr.Replicas {
+		if rep.Routed != 750 {
+			t.Errorf("round-robin sent %s %d requests, want 750", rep.Name, rep.Routed)
+		}
+	}
+}
