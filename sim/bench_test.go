@@ -31,9 +31,31 @@ func BenchmarkChatWorkload(b *testing.B) {
 	benchmarkChat(b, chatConfig(20_000))
 }
 
+// BenchmarkChatCluster16 runs the chat workload on 16 replicas behind
+// each router, at 16 times the single replica's rate (each replica sees
+// the load of BenchmarkChatWorkload), 20,000 requests per iteration.
+// Simulated output tokens per wall-second compare with the single
+// replica's: the target is at least 0.8 of it.
+func BenchmarkChatCluster16(b *testing.B) {
+	for _, name := range []string{"round-robin", "least-outstanding", "vllm-dp", "llm-d"} {
+		b.Run(name, func(b *testing.B) {
+			cfg := chatConfig(20_000)
+			cfg.Workload.Rate *= 16
+			cfg.Cluster.Replicas = 16
+			cfg.Cluster.Router.Policy = name
+			benchmarkChat(b, cfg)
+		})
+	}
+}
+
 // benchmarkChat runs cfg (20,000 chat requests) per iteration and reports
 // simulated output tokens per wall-second.
 func benchmarkChat(b *testing.B, cfg sim.Config) {
+	benchmarkChatN(b, cfg, 20_000)
+}
+
+// benchmarkChatN runs cfg, which has n requests, per iteration.
+func benchmarkChatN(b *testing.B, cfg sim.Config, n int) {
 	setup, err := cfg.Resolve()
 	if err != nil {
 		b.Fatal(err)
@@ -47,8 +69,8 @@ func benchmarkChat(b *testing.B, cfg sim.Config) {
 			b.Fatal(err)
 		}
 		r := e.Run()
-		if r.Finished != 20_000 {
-			b.Fatalf("finished %d of 20000", r.Finished)
+		if r.Finished != n {
+			b.Fatalf("finished %d of %d", r.Finished, n)
 		}
 		tokens += r.OutputTokens
 	}

@@ -15,31 +15,33 @@ import (
 // engine needs to time its chunks and attribute its gaps. Slots are reused
 // once a request ends, gap buffer included.
 type request struct {
-	seq     scheduler.Seq
-	arrival Time
-	seed    uint64
-	chunks  int
-	first   Time    // first chunk
-	last    Time    // latest chunk
-	gaps    []int64 // ns; lives only while the stream is active
-
-	acc        parts // the current gap's split by cause so far
-	paused     bool  // preempted and not yet resumed
+	seq scheduler.Seq
+	// Fields read or written for every token come first, on the cache
+	// lines right after the scheduler's: a cluster keeps thousands of
+	// streams active, and their per-token state must stay dense.
+	chunks     int
+	first      Time    // first chunk
+	last       Time    // latest chunk
+	gaps       []int64 // ns; lives only while the stream is active
+	chunkTok   []int32 // tokens of each chunk; reused with the slot
+	paused     bool    // preempted and not yet resumed
 	pauseCause Cause
-	pauseStart Time
+	live       bool              // between arrival and end (a freed slot is not)
+	class      int16             // index into Result.ClassNames; -1 for none
+	specModel  *specdecode.Model // the request's class's model, or the run's; nil without speculation
+	acc        parts             // the current gap's split by cause so far
 
+	arrival     Time
+	seed        uint64
+	pauseStart  Time
 	stalls      int
 	stallTime   Time
+	causes      uint32
+	preemptions int
 	stallList   []Stall    // the stalls, for timelines; reused with the slot
-	chunkTok    []int32    // tokens of each chunk; reused with the slot
-	live        bool       // between arrival and end (a freed slot is not)
 	gapCause    []uint16   // each gap's causes (see noteGapCauses); kept only with a delivery path
 	gapMixed    []mixedGap // the gaps of more than one cause, in order; with a delivery path
 	spec        specdecode.Stream
-	specModel   *specdecode.Model // the request's class's model, or the run's; nil without speculation
-	class       int16             // index into Result.ClassNames; -1 for none
-	causes      uint32
-	preemptions int
 }
 
 // Replica is one model instance: its scheduler, KV cache and cost model,

@@ -200,4 +200,3 @@ func TestStalenessDefaults(t *testing.T) {
 		}
 	}
 }
-
