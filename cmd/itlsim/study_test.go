@@ -264,3 +264,12 @@ func TestStudyBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestCapacitySameBytesForAnyWorkers(t *testing.T) {
+	args := []string{"capacity", "--requests", "300", "--seeds", "2", "--slo", "stream-p99-itl:p99<=120ms", "--format", "json"}
+	one := mustRunCLI(t, append(slices.Clone(args), "-j", "1")...)
+	eight := mustRunCLI(t, append(slices.Clone(args), "-j", "8")...)
+	if one.stdout != eight.stdout {
+		t.Error("capacity JSON differs between -j 1 and -j 8")
+	}
+}
