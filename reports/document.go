@@ -2,6 +2,7 @@ package reports
 
 import (
 	"cmp"
+	"encoding/json"
 	"slices"
 
 	"github.com/itlsim/itlsim/sim"
@@ -40,6 +41,23 @@ type Run struct {
 	// one): each replica's share and the router's (see AddCluster).
 	Replicas []ReplicaRun `json:"replicas,omitempty"`
 	Cluster  *ClusterRun  `json:"cluster,omitempty"`
+}
+
+// UnmarshalJSON decodes a document and links what the JSON carries beside
+// each run's summary (summary_server, classes) back into Summary.Server and
+// Summary.ByClass, where the tables read them: a run read from a --json
+// file renders as the run itself did. (On the document, not the run, so
+// that a decoding error's offset stays the file's.)
+func (d *Document) UnmarshalJSON(data []byte) error {
+	type plain Document // no methods: no recursion
+	if err := json.Unmarshal(data, (*plain)(d)); err != nil {
+		return err
+	}
+	for i := range d.Runs {
+		r := &d.Runs[i]
+		r.Summary.Server, r.Summary.ByClass = r.SummaryServer, r.Classes
+	}
+	return nil
 }
 
 // StreamRow is one request's summary (finished or rejected), times in ms.

@@ -210,9 +210,13 @@ func spread4(s Spread) string {
 // WriteSummaryTable prints the runs side by side: one row per metric, one
 // column per run. FormatMarkdown gives a table for pull-request comments.
 func WriteSummaryTable(w io.Writer, runs []Run, f Format) error {
+	name := Printable
+	if f == FormatMarkdown {
+		name = MarkdownCell
+	}
 	header := []any{"metric"}
 	for _, r := range runs {
-		header = append(header, r.Name)
+		header = append(header, name(r.Name))
 	}
 	opts := []tablewriter.Option{
 		tablewriter.WithHeaderAutoFormat(tw.Off),
@@ -226,7 +230,7 @@ func WriteSummaryTable(w io.Writer, runs []Run, f Format) error {
 	t := tablewriter.NewTable(w, opts...)
 	t.Header(header...)
 	for _, r := range summaryRows(runs) {
-		cells := []any{r.label}
+		cells := []any{name(r.label)}
 		for i := range runs {
 			if r.cell == nil {
 				cells = append(cells, "")

@@ -55,14 +55,18 @@ func WorstStreams(r *sim.Result) []WorstStream {
 	return out
 }
 
-// TimelineWriter writes finished streams in itlsim's stream format: JSON
-// lines, one stream each, with its chunk times:
+// TimelineWriter writes every request of a run in itlsim's stream format:
+// JSON lines, one request each, a stream with its chunk times:
 //
 //	{"run":"chunked","id":7,"arrival_s":1.25,"input_tokens":512,"output_tokens":3,"chunk_times_s":[1.31,1.33,1.35],"chunk_tokens":[1,1,1]}
 //
 // Times are seconds from the start of the run; chunk_tokens gives the tokens
-// each chunk made visible. It implements sim.TimelineSink and allocates
-// nothing per stream once its buffer has grown.
+// each chunk made visible. A stream whose connection failed for good ends
+// with "error":"connection" after the chunks it saw; a rejected request has
+// no chunks and says why, "rejected":"queue-full" (a scheduler reason).
+// Analyzing the file counts them as the run did. It implements
+// sim.TimelineSink and allocates nothing per stream once its buffer has
+// grown.
 type TimelineWriter struct {
 	w   *bufio.Writer
 	run string
@@ -91,6 +95,14 @@ func (t *TimelineWriter) Stream(s *sim.Timeline) {
 	b = strconv.AppendInt(b, int64(s.InputTokens), 10)
 	b = append(b, `,"output_tokens":`...)
 	b = strconv.AppendInt(b, int64(s.OutputTokens), 10)
+	if s.Status == sim.StatusRejected {
+		b = append(b, `,"rejected":`...)
+		b = strconv.AppendQuote(b, s.Reject.String())
+		b = append(b, "}\n"...)
+		t.buf = b
+		_, t.err = t.w.Write(b)
+		return
+	}
 	b = append(b, `,"chunk_times_s":[`...)
 	for i, c := range s.Chunks {
 		if i > 0 {
@@ -105,7 +117,11 @@ func (t *TimelineWriter) Stream(s *sim.Timeline) {
 		}
 		b = strconv.AppendInt(b, int64(c.Tokens), 10)
 	}
-	b = append(b, "]}\n"...)
+	b = append(b, ']')
+	if s.Status == sim.StatusFailed {
+		b = append(b, `,"error":"connection"`...)
+	}
+	b = append(b, "}\n"...)
 	t.buf = b
 	_, t.err = t.w.Write(b)
 }

@@ -41,6 +41,20 @@ func (r Reason) String() string {
 	return "unknown"
 }
 
+// ReasonNamed returns the reason whose String is name (not ReasonNone),
+// for files that record rejections by name.
+func ReasonNamed(name string) (Reason, bool) {
+	for r := ReasonNone + 1; r < NumReasons; r++ {
+		if reasonNames[r] == name {
+			return r, true
+		}
+	}
+	return ReasonNone, false
+}
+
+// ReasonNames lists the reasons' names, in order, ReasonNone left out.
+func ReasonNames() []string { return append([]string(nil), reasonNames[1:]...) }
+
 // Decision is an admission verdict with its reason.
 type Decision struct {
 	Verdict Verdict

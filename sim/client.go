@@ -78,6 +78,9 @@ func (rc *recorder) deliver(q *request, cancelAt Time) {
 	}
 	if len(o.Client) == 0 {
 		res.Streams = append(res.Streams, s)
+		if rc.sink != nil {
+			rc.sinkNoChunks(q, s.Status, 0)
+		}
 		return
 	}
 	first, last := Time(o.Client[0].At), Time(o.Client[len(o.Client)-1].At)
@@ -131,6 +134,9 @@ func (rc *recorder) deliver(q *request, cancelAt Time) {
 	if rc.worstK > 0 || rc.sink != nil {
 		t := &cv.timeline
 		t.ID, t.Arrival, t.InputTokens, t.OutputTokens = q.seq.ID, q.arrival, q.seq.Prompt, o.Tokens
+		if t.Status = StatusFinished; o.Failed {
+			t.Status = StatusFailed
+		}
 		t.Chunks = t.Chunks[:0]
 		for _, c := range o.Client {
 			t.Chunks = append(t.Chunks, Chunk{At: Time(c.At), Tokens: c.Tokens})

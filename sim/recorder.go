@@ -113,6 +113,9 @@ func (rc *recorder) reject(q *request, why scheduler.Reason) {
 	if rc.client != nil {
 		rc.client.res.Streams = append(rc.client.res.Streams, rs)
 	}
+	if rc.sink != nil {
+		rc.sinkNoChunks(q, StatusRejected, why)
+	}
 }
 
 // offerTimeline hands the stream's chunks to the sink and the worst-stream

@@ -276,14 +276,11 @@ func (r *Replica) startStep(now Time) (dur Time, ok bool) {
 	r.plan = plan
 	dur = r.priceStep(plan)
 	res := r.rec.res
+	r.notePreemptions(plan, res.Series.bucket(now))
+	// The step's gauges are charged to every bucket it spans, in
+	// proportion, so a bucket's mean never exceeds the state it held.
+	res.Series.spread(now, dur, float64(len(r.sched.Running())), float64(r.sched.Waiting()), float64(r.sched.Preempted()), r.kv.Utilization())
 	bk := res.Series.bucket(now)
-	r.notePreemptions(plan, bk)
-	fd := float64(dur)
-	bk.RunningNS += float64(len(r.sched.Running())) * fd
-	bk.WaitingNS += float64(r.sched.Waiting()) * fd
-	bk.PreemptedNS += float64(r.sched.Preempted()) * fd
-	bk.KVUsedNS += r.kv.Utilization() * fd
-	bk.BusyNS += dur
 	bk.Steps++
 	bk.BatchTokens += r.batch.Tokens()
 	res.Steps++

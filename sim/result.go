@@ -259,6 +259,25 @@ func (s *Series) bucket(t Time) *Bucket {
 	return &s.Buckets[i]
 }
 
+// spread charges a span of dur from start, during which the gauges held
+// the given values, to every bucket it overlaps, in proportion to the
+// overlap.
+func (s *Series) spread(start, dur Time, running, waiting, preempted, kv float64) {
+	end := start + dur
+	for t := start; t < end; {
+		b := s.bucket(t)
+		next := min(end, b.Start+s.Interval)
+		d := next - t
+		fd := float64(d)
+		b.RunningNS += running * fd
+		b.WaitingNS += waiting * fd
+		b.PreemptedNS += preempted * fd
+		b.KVUsedNS += kv * fd
+		b.BusyNS += d
+		t = next
+	}
+}
+
 func (s *Series) halve() {
 	n := (len(s.Buckets) + 1) / 2
 	for i := range n {

@@ -3,6 +3,8 @@ package sim
 import (
 	"cmp"
 	"slices"
+
+	"github.com/itlsim/itlsim/scheduler"
 )
 
 // Chunk is one visible update of a stream: Tokens tokens at At.
@@ -19,22 +21,37 @@ type Stall struct {
 	Parts [NumCauses]Time // its split by cause; sums to Gap
 }
 
-// Timeline is a finished stream's visible chunks and stalls. A
-// TimelineSink receives it; its slices are only valid during the call.
+// Timeline is one request's outcome and, for a stream, its visible chunks
+// and stalls. A TimelineSink receives it; its slices are only valid during
+// the call.
 type Timeline struct {
 	ID           int
 	Arrival      Time
 	InputTokens  int
 	OutputTokens int
-	Chunks       []Chunk
-	Stalls       []Stall
+	// Status is how the request ended, as the run's figures count it:
+	// finished, failed (the client's connection dropped for good; its
+	// chunks are those it saw) or rejected (no chunks; Reject says why).
+	Status Status
+	Reject scheduler.Reason
+	Chunks []Chunk
+	Stalls []Stall
 }
 
-// TimelineSink receives every finished stream's timeline, in the order
-// streams finish, before the engine forgets it. The CLI writes them to a
-// file; the engine keeps none of them.
+// TimelineSink receives every request's timeline, in the order requests
+// end (finish, fail or are rejected), before the engine forgets it: with
+// a delivery path, the client's view. The CLI writes them to a file; the
+// engine keeps none of them.
 type TimelineSink interface {
 	Stream(t *Timeline)
+}
+
+// sinkNoChunks hands the sink a request that ended without a visible
+// chunk: rejected (why), or failed before its first chunk reached the
+// client. It is called once per such request, never per token.
+func (rc *recorder) sinkNoChunks(q *request, status Status, why scheduler.Reason) {
+	rc.sink.Stream(&Timeline{ID: q.seq.ID, Arrival: q.arrival, InputTokens: q.seq.Prompt,
+		Status: status, Reject: why})
 }
 
 // SetTimelineSink makes the engine hand every finished stream's timeline to s.

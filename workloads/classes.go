@@ -159,7 +159,7 @@ func (c Config) ResolveClasses() ([]Class, error) {
 		case seen[cl.Name]:
 			return nil, fmt.Errorf("%s.name: class %q appears twice", field, cl.Name)
 		case !(cl.Share > 0 && cl.Share <= 1e6):
-			return nil, fmt.Errorf("%s.share: class %s needs a share > 0, got %g", field, cl.Name, cl.Share)
+			return nil, fmt.Errorf("%s.share: class %s needs a share in (0, 1e6] (shares are relative weights), got %g", field, cl.Name, cl.Share)
 		case cl.InputLen.IsZero() || cl.OutputLen.IsZero():
 			return nil, fmt.Errorf("%s: class %s needs input_len and output_len (or a preset)", field, cl.Name)
 		case !(cl.SLO.TTFTMS >= 0 && cl.SLO.TPOTMS >= 0 && cl.SLO.E2ELMS >= 0):

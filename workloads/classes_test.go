@@ -46,7 +46,7 @@ func TestClassErrors(t *testing.T) {
 		{func(c *Config) { c.Mix = "party" }, `workload.mix: unknown mix "party"`},
 		{func(c *Config) { c.Classes = []Class{{Preset: "poetry", Share: 1}} }, `workload.classes[0].preset: unknown class "poetry"`},
 		{func(c *Config) { c.Classes = []Class{{Name: "x", Share: 1}} }, "class x needs input_len and output_len"},
-		{func(c *Config) { c.Classes = []Class{{Preset: "chat", Share: 0}} }, "needs a share > 0"},
+		{func(c *Config) { c.Classes = []Class{{Preset: "chat", Share: 0}} }, "needs a share in (0, 1e6]"},
 		{func(c *Config) { c.Classes = []Class{{Preset: "chat", Share: 1}, {Preset: "chat", Share: 1}} }, "appears twice"},
 		{func(c *Config) { c.Mix = "assistant"; c.Trace = "t.csv" }, "cannot be combined with a trace"},
 	} {

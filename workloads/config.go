@@ -32,8 +32,10 @@ type Config struct {
 	// RateCurve multiplies it over time.
 	Rate float64 `yaml:"rate" json:"rate"`
 	// Requests is how many requests to generate. 0 means the workload is
-	// bounded by DurationS instead; when Requests > 0, DurationS is ignored.
-	// A trace with its own arrival times ignores both.
+	// bounded by DurationS instead; setting both is an error (one would be
+	// ignored). A scenario file or a flag that sets duration_s and not
+	// requests sets requests to 0. A trace with its own arrival times
+	// ignores both.
 	Requests int `yaml:"requests" json:"requests"`
 	// DurationS is the arrival window in seconds when Requests is 0: every
 	// request arriving before it is generated.
@@ -127,6 +129,29 @@ const (
 	maxRequests = 1 << 30
 	maxHorizonS = 1e8 // about 3 years of arrivals
 )
+
+// checkCount is the one bound on the requests a workload creates, whatever
+// creates them: the generator (rate × duration, under a rate curve), a
+// ServeGen client's windows (Σ rate_rps × window), and, as each request is
+// made, every source New returns (capped). what says what the count comes
+// from.
+func checkCount(what string, n float64) error {
+	if n > maxRequests {
+		return fmt.Errorf("%s is about %.3g requests, more than %d (the simulator's limit): lower the rate or the duration", what, n, maxRequests)
+	}
+	return nil
+}
+
+// expectedRequests is the expected number of requests a generator bounded
+// by DurationS creates: Rate × DurationS, times the rate curve's mean
+// multiplier over the duration.
+func (c Config) expectedRequests() float64 {
+	n := c.Rate * c.DurationS
+	if cv, err := parseCurve(c.RateCurve); err == nil && cv != nil {
+		n *= meanMultiplier(cv, c.DurationS*1e9)
+	}
+	return n
+}
 
 // DefaultConfig returns a ShareGPT-like chat workload: Poisson arrivals at
 // 10 requests/s (a placeholder: scenarios set the rate they study), 1,000
@@ -225,6 +250,9 @@ func (c Config) Validate() error {
 		bad("requests", "must be in [0, %d], got %d", maxRequests, c.Requests)
 	case !(c.DurationS >= 0) || math.IsInf(c.DurationS, 1):
 		bad("duration_s", "must be a finite number ≥ 0 (seconds), got %g", c.DurationS)
+	case c.Requests > 0 && c.DurationS > 0:
+		bad("duration_s", "set requests or duration_s, not both: %d requests would end the run and %g s be ignored "+
+			"(requests 0 runs for duration_s)", c.Requests, c.DurationS)
 	case bounded && c.Requests == 0 && c.DurationS == 0:
 		bad("requests", "one of requests and duration_s must be > 0, got requests=0 and duration_s=0")
 	case bounded && c.Requests > 0 && rateOK && float64(c.Requests-1)/c.Rate > maxHorizonS:
@@ -232,9 +260,14 @@ func (c Config) Validate() error {
 			float64(c.Requests-1)/c.Rate, maxHorizonS)
 	case c.Requests == 0 && c.DurationS > maxHorizonS:
 		bad("duration_s", "must be ≤ %.0g s, got %g", maxHorizonS, c.DurationS)
-	case bounded && c.Requests == 0 && rateOK && c.Rate*c.DurationS > maxRequests:
-		bad("duration_s", "%g s at %g/s is about %.3g requests, more than %d", c.DurationS, c.Rate,
-			c.Rate*c.DurationS, maxRequests)
+	case bounded && c.Requests == 0 && rateOK:
+		what := fmt.Sprintf("workload.duration_s: %g s at %g/s", c.DurationS, c.Rate)
+		if c.RateCurve != "" {
+			what += " under rate_curve " + c.RateCurve
+		}
+		if err := checkCount(what, c.expectedRequests()); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	switch {
 	case c.Trace != "" && strings.TrimSpace(c.Trace) == "":
@@ -299,6 +332,31 @@ func (c Config) CapAtContext(maxModelLen int) Config {
 		c.CapTokens = maxModelLen
 	}
 	return c
+}
+
+// Files lists the files c reads: the trace, the lengths file and the FILE
+// of every empirical length distribution, its classes' included, in that
+// order. A command checks its outputs against them.
+func (c Config) Files() []string {
+	var files []string
+	add := func(p string) {
+		if p != "" {
+			files = append(files, p)
+		}
+	}
+	add(c.Trace)
+	add(c.LengthsFile)
+	dists := []Dist{c.InputLen, c.OutputLen}
+	for _, cl := range c.Classes {
+		dists = append(dists, cl.InputLen, cl.OutputLen)
+	}
+	for _, d := range dists {
+		if d.kind == kindEmpirical {
+			p, _ := d.empiricalParts()
+			add(p)
+		}
+	}
+	return files
 }
 
 // ResolvePaths returns c with its relative file paths (lengths_file,

@@ -30,6 +30,31 @@ type curve interface {
 	inverse(u float64) float64
 }
 
+// meanMultiplier returns the curve's mean multiplier over [0, T] ns,
+// Λ(T)/T with Λ(T) = ∫₀ᵀ m, found from inverse by bisection (inverse is
+// non-decreasing; multipliers are at most 1e6, so Λ(T) ≤ 1e6·T).
+func meanMultiplier(c curve, T float64) float64 {
+	if !(T > 0) {
+		return 1
+	}
+	lo, hi := 0.0, T
+	for range 21 { // 2^21 > 1e6
+		if !(c.inverse(hi) <= T) {
+			break
+		}
+		lo, hi = hi, 2*hi
+	}
+	for range 60 {
+		mid := (lo + hi) / 2
+		if c.inverse(mid) <= T {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo / T
+}
+
 // curveSpec says how one curve kind is written and parsed.
 type curveSpec struct {
 	params, describe string

@@ -3,6 +3,7 @@ package workloads
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -200,6 +201,7 @@ func FuzzJSONScanner(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		var sc jsonScanner
 		got := map[string]string{}
+		dup := false
 		accept := func() bool {
 			sc.reset(line)
 			if sc.open() != nil {
@@ -207,6 +209,9 @@ func FuzzJSONScanner(f *testing.F) {
 			}
 			for sc.more() {
 				k, err := sc.key()
+				if errors.Is(err, errDuplicateKey) {
+					dup = true
+				}
 				if err != nil {
 					return false
 				}
@@ -222,6 +227,12 @@ func FuzzJSONScanner(f *testing.F) {
 		}()
 		var m map[string]json.RawMessage
 		valid := json.Valid(line) && json.Unmarshal(line, &m) == nil && m != nil
+		if dup {
+			// encoding/json keeps a duplicate key's last value; the
+			// scanner refuses the line at the repeated key, before reading
+			// the rest: there are no members to compare.
+			return
+		}
 		if accept != valid {
 			t.Fatalf("scanner accepts %q: %v; encoding/json: %v", line, accept, valid)
 		}

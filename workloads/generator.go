@@ -92,10 +92,46 @@ func New(c Config, seed uint64) (Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	if tr.identity() {
-		return src, nil
+	if !tr.identity() {
+		src = tr.wrap(src)
 	}
-	return tr.wrap(src), nil
+	return &capped{src: src}, nil
+}
+
+// capped ends a source with an error once it has given maxRequests
+// requests: the bound checkCount applies up front, kept as the requests
+// are made, for sources whose count is not known before (traces, a
+// time-scaled or resampled source).
+type capped struct {
+	src Source
+	n   int
+	err error
+}
+
+func (c *capped) Next(r *Request) bool {
+	if c.err != nil || !c.src.Next(r) {
+		return false
+	}
+	if c.n++; c.n > maxRequests {
+		c.err = fmt.Errorf("the workload gives more than %d requests (the simulator's limit): shorten it (workload.window_s, workload.sample)", maxRequests)
+		return false
+	}
+	return true
+}
+
+// Close releases the underlying source's file, if any.
+func (c *capped) Close() error {
+	if cl, ok := c.src.(interface{ Close() error }); ok {
+		return cl.Close()
+	}
+	return nil
+}
+
+func (c *capped) Err() error {
+	if c.err != nil {
+		return c.err
+	}
+	return Err(c.src)
 }
 
 // openBase returns the untransformed source of c.
@@ -118,6 +154,9 @@ func openBase(c Config, seed uint64) (Source, error) {
 	case FormatServeGen:
 		m, err := ReadServeGen(c.Trace)
 		if err != nil {
+			return nil, err
+		}
+		if err := checkCount(c.Trace+": rate_rps × window length", m.ExpectedRequests()); err != nil {
 			return nil, err
 		}
 		return m.Source(seed), nil

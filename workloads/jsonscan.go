@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"unicode/utf16"
@@ -27,7 +28,15 @@ type jsonScanner struct {
 	first   bool // no member read yet
 	err     error
 	scratch []byte // unescaped keys and strings
+	// keys holds the object's keys read so far, end to end, and keyEnds
+	// where each ends, so a key given twice is caught (encoding/json and
+	// Python keep the last, other readers the first: the row is ambiguous).
+	keys    []byte
+	keyEnds []int
 }
+
+// errDuplicateKey is what key returns for a key the object already has.
+var errDuplicateKey = errors.New("key appears twice")
 
 const maxJSONDepth = 10000
 
@@ -35,6 +44,7 @@ var errJSONEnd = errors.New("unexpected end of line")
 
 func (s *jsonScanner) reset(line []byte) {
 	s.data, s.i, s.first, s.err = line, 0, true, nil
+	s.keys, s.keyEnds = s.keys[:0], s.keyEnds[:0]
 }
 
 func (s *jsonScanner) ws() {
@@ -103,8 +113,30 @@ func (s *jsonScanner) more() bool {
 	return true
 }
 
-// key reads a member's key and the ':' after it.
+// key reads a member's key of the top-level object and the ':' after it;
+// a key the object already has is an error (errDuplicateKey).
 func (s *jsonScanner) key() ([]byte, error) {
+	k, err := s.keyText()
+	if err != nil {
+		return nil, err
+	}
+	start := 0
+	for _, end := range s.keyEnds {
+		if bytes.Equal(s.keys[start:end], k) {
+			if s.err == nil {
+				s.err = fmt.Errorf("column %d: %w: %q is given twice in the object (which value counts is ambiguous)", s.i, errDuplicateKey, k)
+			}
+			return nil, s.err
+		}
+		start = end
+	}
+	s.keys = append(s.keys, k...)
+	s.keyEnds = append(s.keyEnds, len(s.keys))
+	return k, nil
+}
+
+// keyText reads a key and the ':' after it.
+func (s *jsonScanner) keyText() ([]byte, error) {
 	if c, ok := s.peek(); !ok || c != '"' {
 		return nil, s.fail("expected a quoted key")
 	}
@@ -412,7 +444,7 @@ func (s *jsonScanner) skipDepth(depth int) error {
 			return nil
 		}
 		for {
-			if _, err := s.key(); err != nil {
+			if _, err := s.keyText(); err != nil {
 				return err
 			}
 			if err := s.skipDepth(depth + 1); err != nil {

@@ -332,6 +332,8 @@ func SkippedRows(src Source) int {
 			return s.Skipped()
 		case *transform:
 			src = s.src
+		case *capped:
+			src = s.src
 		default:
 			return 0
 		}

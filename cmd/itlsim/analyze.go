@@ -20,12 +20,12 @@ type metricFlags struct {
 func (mf *metricFlags) bind(cmd *cobra.Command) {
 	mf.m = sim.DefaultConfig().Metrics
 	f := cmd.Flags()
-	f.Float64Var(&mf.m.StallThresholdMS, "stall-threshold", mf.m.StallThresholdMS, "gaps above this many ms are stalls")
-	f.Float64Var(&mf.m.ITLGoodputMS, "itl-goodput", mf.m.ITLGoodputMS, "ITL goodput threshold θ, ms")
+	f.Var(newMS(&mf.m.StallThresholdMS), "stall-threshold", "gaps above this are stalls, ms or with a unit (250ms, 1s)")
+	f.Var(newMS(&mf.m.ITLGoodputMS), "itl-goodput", "ITL goodput threshold θ, ms or with a unit")
 	f.Float64Var(&mf.m.UnstableJitter, "unstable-jitter", mf.m.UnstableJitter, "a stream whose p99/p50 gap ratio exceeds this is unstable")
-	f.Float64Var(&mf.m.SLO.TTFTMS, "slo-ttft", mf.m.SLO.TTFTMS, "TTFT limit for SLO goodput, ms (0: none)")
-	f.Float64Var(&mf.m.SLO.TPOTMS, "slo-tpot", mf.m.SLO.TPOTMS, "TPOT limit for SLO goodput, ms (0: none)")
-	f.Float64Var(&mf.m.SLO.E2ELMS, "slo-e2el", mf.m.SLO.E2ELMS, "E2EL limit for SLO goodput, ms (0: none)")
+	f.Var(newMS(&mf.m.SLO.TTFTMS), "slo-ttft", "TTFT limit for SLO goodput, ms or with a unit (2s); 0: none")
+	f.Var(newMS(&mf.m.SLO.TPOTMS), "slo-tpot", "TPOT limit for SLO goodput, ms or with a unit; 0: none")
+	f.Var(newMS(&mf.m.SLO.E2ELMS), "slo-e2el", "E2EL limit for SLO goodput, ms or with a unit; 0: none")
 }
 
 type analyzeOptions struct {
@@ -47,7 +47,8 @@ as a simulation, one run per file (or per run of a file), so measured and
 simulated results compare directly. The metrics are computed by the same code
 as a simulation's; pooled ITL percentiles are exact (every gap is kept).
 
-Formats, detected from the content or forced with --format:
+Formats, detected from the content or forced with --input-format (--format
+picks stdout's form: table, markdown or json):
   vllm      vLLM benchmark results (benchmark_serving.py --save-result,
             vllm bench serve --save-result): ttfts, itls, output_lens, errors
   aiperf    AIPerf profile_export.jsonl: metrics.ttft,
@@ -77,15 +78,7 @@ table and in the JSON's runs[].source.notes.
 }
 
 func (o *analyzeOptions) run(cmd *cobra.Command, args []string) error {
-	in, err := ingest.ParseFormat(o.format)
-	if err != nil {
-		switch o.format {
-		case "table", "markdown", "json":
-			return fmt.Errorf("--format: %w (--format names the input; for %s on stdout use --output %s)", err, o.format, o.format)
-		}
-		return fmt.Errorf("--format: %w", err)
-	}
-	out, err := stdoutFormat("output", o.output)
+	in, out, err := o.formats(cmd)
 	if err != nil {
 		return err
 	}
@@ -95,12 +88,15 @@ func (o *analyzeOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	files := newOutputs(o.temps)
 	defer files.discard()
-	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), streams: files.add("--streams", o.streamsPath), format: out}
+	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), streams: files.add("--streams", o.streamsPath),
+		summaryCSV: files.add("--summary-csv", o.summaryCSV), format: out}
 	if h := files.add("--html", o.htmlPath); h != nil {
 		if outs.html, err = newHTMLOutput(h, o.echartsJS); err != nil {
 			return err
 		}
 	}
+	files.reads("FILE", args...)
+	files.reads("--echarts-js", o.echartsJS)
 	if err := files.check(); err != nil {
 		return err
 	}
@@ -160,7 +156,7 @@ func writeNotes(w io.Writer, runs []reports.Run, f reports.Format) error {
 			continue
 		}
 		for _, n := range r.Source.Notes {
-			lines = append(lines, r.Name+" ("+r.Source.Format+"): "+n)
+			lines = append(lines, reports.Printable(r.Name+" ("+r.Source.Format+"): "+n))
 		}
 	}
 	if len(lines) == 0 {

@@ -226,8 +226,8 @@ func TestAnalyzeBadInput(t *testing.T) {
 		{[]string{"analyze", trunc}, []string{"trunc.json", "line 2", "truncated"}},
 		{[]string{"analyze", neg}, []string{"neg.jsonl", "line 1", "negative gap"}},
 		{[]string{"analyze", simDoc}, []string{"doc.json", "itlsim results document", "itlsim gate"}},
-		{[]string{"analyze", "--format", "json", trunc}, []string{"--format", "--output json"}},
-		{[]string{"analyze", "--format", "csv", trunc}, []string{"unknown input format", "aiperf, guidellm, itlsim, vllm"}},
+		{[]string{"analyze", "--input-format", "json", trunc}, []string{"--input-format", "unknown input format"}},
+		{[]string{"analyze", "--format", "csv", trunc}, []string{"--format", "table, markdown or json", "--input-format: auto, aiperf, guidellm, itlsim, vllm"}},
 		{[]string{"analyze", "--output", "html", trunc}, []string{"--output", "table, markdown or json"}},
 		{[]string{"analyze", "--itl-goodput", "-1", "testdata/analyze/vllm_small.json"}, []string{"itl_goodput_ms"}},
 	}

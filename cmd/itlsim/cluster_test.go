@@ -224,3 +224,45 @@ func TestStoryClusterMixed(t *testing.T) {
 		}
 	}
 }
+
+// The running gauge of the time series is a time-weighted mean: a step is
+// charged to every bucket it spans, so no bucket's mean exceeds the
+// batch limit (it did when a whole step was charged to the bucket it
+// started in: 1115 running against max_num_seqs 1024).
+func TestTimeseriesRunningWithinMaxNumSeqs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ts.json")
+	mustRunCLI(t, "run", "--rate", "1000", "--requests", "1500", "--max-num-seqs", "64",
+		"--set", "metrics.timeseries_interval_s=0.005", "--replicas", "1,2", "--json", path)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Runs []struct {
+			Name       string `json:"name"`
+			Timeseries []struct {
+				TS      float64 `json:"t_s"`
+				Running float64 `json:"running"`
+			} `json:"timeseries"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range doc.Runs {
+		limit := 64.0
+		if strings.Contains(r.Name, "2") {
+			limit = 128 // two replicas of 64
+		}
+		peak := 0.0
+		for _, p := range r.Timeseries {
+			peak = max(peak, p.Running)
+			if p.Running > limit+1e-9 {
+				t.Fatalf("%s: %.1f running at t=%.3f s, above max_num_seqs %g", r.Name, p.Running, p.TS, limit)
+			}
+		}
+		if peak < limit/2 {
+			t.Errorf("%s: peak running %.1f; the run should saturate the batch", r.Name, peak)
+		}
+	}
+}

@@ -166,6 +166,9 @@ func (o *gateOptions) run(cmd *cobra.Command) error {
 		}
 		html.opts.Title = "itlsim gate: baseline against candidate"
 	}
+	files.reads("--baseline", o.baseline)
+	files.reads("--candidate", o.candidate)
+	files.reads("--echarts-js", o.echartsJS)
 	if err := files.check(); err != nil {
 		return badInput(err)
 	}
@@ -248,6 +251,7 @@ func loadGateInput(path, run, runFlag string, in ingest.Format) (*gateInput, err
 	if err != nil {
 		return nil, err
 	}
+	data = ingest.TrimBOM(data)
 	if in == "" {
 		if _, derr := ingest.Detect(path, data); errors.Is(derr, ingest.ErrDocument) {
 			return loadDocument(path, data, run, runFlag)
@@ -269,7 +273,7 @@ func loadGateInput(path, run, runFlag string, in ingest.Format) (*gateInput, err
 	if len(recs) > 1 {
 		name += " (" + recs[k].Name + ")"
 	}
-	return &gateInput{name: name, record: &recs[k]}, nil
+	return &gateInput{name: reports.Printable(name), record: &recs[k]}, nil
 }
 
 func loadDocument(path string, data []byte, run, runFlag string) (*gateInput, error) {
@@ -289,6 +293,7 @@ func loadDocument(path string, data []byte, run, runFlag string) (*gateInput, er
 	if len(doc.Runs) > 1 {
 		name += " (" + doc.Runs[k].Name + ")"
 	}
+	name = reports.Printable(name)
 	s, err := gate.FromRun(name, &doc.Runs[k])
 	if err != nil {
 		return nil, err

@@ -104,10 +104,26 @@ func (t *tempFiles) count() int {
 	return len(t.names)
 }
 
-// outputs is the files one command writes.
+// outputs is the files one command writes, and the files it reads, which
+// no output may replace.
 type outputs struct {
-	temps *tempFiles
-	files []*outFile
+	temps  *tempFiles
+	files  []*outFile
+	inputs []inputFile
+}
+
+// inputFile is a file the command reads: what names it ("FILE", "--workload")
+// and its path.
+type inputFile struct{ what, path string }
+
+// reads registers path, named by what, as an input of the command: check
+// refuses an output that would replace it. An empty path is no input.
+func (o *outputs) reads(what string, paths ...string) {
+	for _, p := range paths {
+		if p != "" {
+			o.inputs = append(o.inputs, inputFile{what, p})
+		}
+	}
 }
 
 func newOutputs(temps *tempFiles) *outputs { return &outputs{temps: temps} }
@@ -162,6 +178,9 @@ func (o *outputs) check() error {
 			}
 		}
 	}
+	if err := o.checkInputs(); err != nil {
+		return err
+	}
 	for _, f := range o.files {
 		if f.direct {
 			continue
@@ -171,6 +190,41 @@ func (o *outputs) check() error {
 			return f.fail(fmt.Errorf("cannot create a file in directory %s: %w", filepath.Dir(f.target), pathErr(err)))
 		}
 		f.tmp = tmp
+	}
+	return nil
+}
+
+// checkInputs refuses an output that is one of the inputs: the same path
+// once links are followed, or the same file by identity (a hard link, a
+// bind mount). Character devices (/dev/stdin and /dev/stdout lead to one
+// terminal) are exempt. An input that cannot be found is left for the
+// command to report when it reads it.
+func (o *outputs) checkInputs() error {
+	for _, in := range o.inputs {
+		resolved, err := filepath.EvalSymlinks(in.path)
+		if err != nil {
+			continue
+		}
+		if abs, err := filepath.Abs(resolved); err == nil {
+			resolved = abs
+		}
+		info, err := os.Stat(in.path)
+		if err != nil {
+			continue
+		}
+		for _, f := range o.files {
+			if f.charDevice() {
+				continue
+			}
+			if f.target == resolved || f.info != nil && os.SameFile(f.info, info) {
+				what := in.what
+				if what != "" {
+					what = " (" + what + ")"
+				}
+				return fmt.Errorf("%s %s: is an input of this command, %s%s: writing it would destroy what is read; choose another path",
+					f.flag, f.path, in.path, what)
+			}
+		}
 	}
 	return nil
 }

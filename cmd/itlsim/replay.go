@@ -77,7 +77,7 @@ Durations take a unit (33ms, 0.5s) or are milliseconds.
 	f.StringSliceVar(&o.smoothing, "smoothing", []string{"none"}, "client smoothing buffers to compare: none or CADENCE[/DEPTH]")
 	f.StringSliceVar(&o.flush, "flush", []string{"none"}, "server flush windows to compare: none or WINDOW")
 	f.StringSliceVar(&o.network, "network", []string{"none"}, "network profiles to compare: none, "+strings.Join(delivery.ProfileNames(), ", "))
-	f.Float64Var(&o.frameMS, "frame-ms", 0, "renderer frame period in ms (16.7 for 60 Hz); 0 shows chunks on arrival")
+	f.Var(newMS(&o.frameMS), "frame-ms", "renderer frame period, ms or with a unit (16.7 or 16.7ms for 60 Hz); 0 shows chunks on arrival")
 	o.metrics.bind(cmd)
 	return cmd
 }
@@ -98,11 +98,7 @@ type pausePlan struct {
 }
 
 func (o *replayOptions) run(cmd *cobra.Command, args []string) error {
-	in, err := ingest.ParseFormat(o.format)
-	if err != nil {
-		return fmt.Errorf("--format: %w", err)
-	}
-	out, err := stdoutFormat("output", o.output)
+	in, out, err := o.formats(cmd)
 	if err != nil {
 		return err
 	}
@@ -114,13 +110,21 @@ func (o *replayOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	if o.pauses == 0 {
+		for _, name := range []string{"pause-ms", "pause-at"} {
+			if cmd.Flags().Changed(name) {
+				return fmt.Errorf("--%s: applies to injected pauses, and --pauses is 0: give --pauses N (per stream) or drop --%s", name, name)
+			}
+		}
+	}
 	mits, err := o.mitigations()
 	if err != nil {
 		return err
 	}
 	files := newOutputs(o.temps)
 	defer files.discard()
-	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), format: out}
+	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), summaryCSV: files.add("--summary-csv", o.summaryCSV), format: out}
+	files.reads("FILE", args...)
 	if err := files.check(); err != nil {
 		return err
 	}

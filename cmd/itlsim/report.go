@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -61,6 +62,8 @@ func (o *reportOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	files.reads("RESULT.json", args...)
+	files.reads("--echarts-js", o.echartsJS)
 	if err := files.check(); err != nil {
 		return err
 	}
@@ -91,7 +94,11 @@ func readDocument(path string) (reports.Document, error) {
 		return doc, err
 	}
 	defer f.Close()
-	if err := json.NewDecoder(bufio.NewReaderSize(f, 1<<20)).Decode(&doc); err != nil {
+	br := bufio.NewReaderSize(f, 1<<20)
+	if head, _ := br.Peek(3); bytes.Equal(head, []byte("\ufeff")) {
+		br.Discard(3) // a byte-order mark, as editors on Windows write
+	}
+	if err := json.NewDecoder(br).Decode(&doc); err != nil {
 		// Read the file again, on this error path only, to say where.
 		if data, rerr := os.ReadFile(path); rerr == nil {
 			err = ingest.JSONError(data, err)
@@ -99,7 +106,14 @@ func readDocument(path string) (reports.Document, error) {
 		return doc, fmt.Errorf("%s: not an itlsim --json result: %w", path, err)
 	}
 	if len(doc.Runs) == 0 {
-		return doc, fmt.Errorf("%s: no runs", path)
+		data, _ := os.ReadFile(path)
+		if f, derr := ingest.Detect(path, data); derr == nil {
+			return doc, fmt.Errorf("%s: not an itlsim --json result but measured streams (%s): make its report with itlsim analyze %s --html FILE", path, f, path)
+		}
+		if bytes.Contains(data, []byte(`"runs"`)) {
+			return doc, fmt.Errorf("%s: no runs", path)
+		}
+		return doc, fmt.Errorf("%s: not an itlsim --json result: it has no \"runs\" (give report the file itlsim run --json or analyze --json wrote)", path)
 	}
 	return doc, nil
 }

@@ -181,3 +181,27 @@ func TestReportBadInput(t *testing.T) {
 		t.Errorf("a failed run left %s behind", out)
 	}
 }
+
+// TestReportIsRunHTML: itlsim report of a --json result writes the very
+// page run --html wrote, byte for byte, including what only the tables
+// show: the BY CLASS rows and the server-side delivery rows.
+func TestReportIsRunHTML(t *testing.T) {
+	dir := t.TempDir()
+	page, doc, again := filepath.Join(dir, "run.html"), filepath.Join(dir, "r.json"), filepath.Join(dir, "report.html")
+	mustRunCLI(t, "run", "--requests", "60", "--set", "workload.mix=assistant", "--network", "mobile-4g",
+		"--html", page, "--json", doc)
+	mustRunCLI(t, "report", doc, "-o", again)
+	want, got := mustRead(t, page), mustRead(t, again)
+	for _, s := range []string{"BY CLASS", "server TTFT"} {
+		if !bytes.Contains(want, []byte(s)) {
+			t.Fatalf("run --html lacks %q", s)
+		}
+	}
+	if !bytes.Equal(got, want) {
+		i := 0
+		for i < len(got) && i < len(want) && got[i] == want[i] {
+			i++
+		}
+		t.Errorf("report differs from run --html at byte %d: %.120q against %.120q", i, got[i:], want[i:])
+	}
+}

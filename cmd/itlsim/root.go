@@ -128,6 +128,8 @@ func flagError(err error) error {
 		want = "true or false"
 	case "duration":
 		want = "a duration such as 500ms or 2s"
+	case "ms":
+		want = "milliseconds (250) or a duration with a unit (250ms, 2s)"
 	default:
 		return err
 	}

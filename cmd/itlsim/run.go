@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/itlsim/itlsim/reports"
@@ -18,6 +20,7 @@ import (
 	"github.com/itlsim/itlsim/scheduler/router"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/scenario"
+	"github.com/itlsim/itlsim/workloads"
 )
 
 // shorthand is a flag that sets one scenario field. A list flag given
@@ -42,7 +45,7 @@ var shorthands = []shorthand{
 	{"long-prefill-threshold", "scheduler.long_prefill_token_threshold", "max prefill tokens per request per step (chunked)", true},
 	{"rate", "workload.rate", "arrival rate, requests/s", true},
 	{"requests", "workload.requests", "number of requests", true},
-	{"duration", "workload.duration_s", "seconds of arrivals when --requests is 0", true},
+	{"duration", "workload.duration_s", "seconds of arrivals (sets --requests to 0 unless it is given)", true},
 	{"arrival", "workload.arrival", "arrival process: poisson, constant, gamma, weibull (with --set workload.cv=…) or closed (with workload.users, think_s)", true},
 	{"input-len", "workload.input_len", "prompt lengths: fixed:N, uniform:MIN,MAX, normal:MEAN,SD,MIN,MAX, lognormal:MEAN,SD[,MIN,MAX], pareto:MIN,ALPHA[,MAX], table:LEN=P,…, empirical:FILE:COLUMN", false},
 	{"output-len", "workload.output_len", "output lengths (same forms as --input-len)", false},
@@ -86,6 +89,7 @@ type runOptions struct {
 	format        string
 	jsonPath      string
 	streamsPath   string
+	summaryCSV    string
 	timelinesPath string
 	htmlPath      string
 	echartsJS     string
@@ -110,7 +114,8 @@ the compared setting alone. --vary compares any field by its YAML path:
   itlsim run --vary scheduler.max_num_batched_tokens=512,2048
   itlsim run --vary "workload.input_len=fixed:512;fixed:4096"
 
-Field paths: ` + strings.Join(scenario.Paths(), ", "),
+Field paths, by section (` + "`itlsim run --print-config`" + ` prints them all with their values):
+` + fieldPathsHelp(scenario.Paths(), 80),
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd, args)
@@ -122,7 +127,8 @@ Field paths: ` + strings.Join(scenario.Paths(), ", "),
 	f.BoolVar(&o.printConfig, "print-config", false, "print each run's resolved scenario as YAML (every default filled in) and exit without simulating")
 	f.StringVar(&o.jsonPath, "json", "", "write the full results (scenario, runs, streams, time series) as JSON to this file")
 	f.StringVar(&o.streamsPath, "streams", "", "write one CSV row per request and run to this file")
-	f.StringVar(&o.timelinesPath, "timelines", "", "write every finished stream's chunk times as JSON lines (itlsim's stream format) to this file")
+	f.StringVar(&o.summaryCSV, "summary-csv", "", summaryCSVUsage)
+	f.StringVar(&o.timelinesPath, "timelines", "", "write every request as JSON lines (itlsim's stream format) to this file: its outcome and a stream's chunk times")
 	f.StringVar(&o.htmlPath, "html", "", "write the HTML report (the page itlsim report makes from --json) to this file")
 	f.StringVar(&o.echartsJS, "echarts-js", "", "with --html: ECharts build to inline (echarts.min.js) so the report draws offline")
 	return cmd
@@ -137,6 +143,9 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := o.checkTraceFlags(cmd, variants); err != nil {
+		return err
+	}
 
 	if o.printConfig {
 		return printConfigs(cmd.OutOrStdout(), variants)
@@ -145,12 +154,18 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	// Every output path is checked before the simulation, which may be long.
 	files := newOutputs(o.temps)
 	defer files.discard()
-	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), streams: files.add("--streams", o.streamsPath), format: format}
+	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), streams: files.add("--streams", o.streamsPath),
+		summaryCSV: files.add("--summary-csv", o.summaryCSV), format: format}
 	timelines := files.add("--timelines", o.timelinesPath)
 	if h := files.add("--html", o.htmlPath); h != nil {
 		if outs.html, err = newHTMLOutput(h, o.echartsJS); err != nil {
 			return err
 		}
+	}
+	files.reads("SCENARIO", args...)
+	files.reads("--echarts-js", o.echartsJS)
+	for _, v := range variants {
+		readsConfig(files, v.Config)
 	}
 	if err := files.check(); err != nil {
 		return err
@@ -169,11 +184,124 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	if tty {
 		fmt.Fprintf(stderr, "simulated %d run(s) in %.2f s wall time\n", len(runs), time.Since(start).Seconds())
 	}
+	noteIdentical(stderr, runs)
 	if n := runs[0].Summary.SkippedRows; n > 0 {
 		fmt.Fprintf(stderr, "itlsim: skipped %d malformed row(s) of %s (--skip-bad-rows)\n", n, runs[0].Config.Workload.Trace)
 	}
 
 	return outs.write(cmd.OutOrStdout(), runs)
+}
+
+// fieldFlag is the value of a flag that sets a scenario field: the text
+// given, checked when it is set on the scenario (so that a list compares
+// and a duration takes a unit). Its Type is the field's, for --help.
+type fieldFlag struct {
+	p   *string
+	typ string
+}
+
+func (f *fieldFlag) String() string     { return *f.p }
+func (f *fieldFlag) Set(s string) error { *f.p = s; return nil }
+func (f *fieldFlag) Type() string       { return f.typ }
+
+// bindField defines a flag that sets the field at path into p, shown in
+// --help with the field's type and its value in defaults.
+func bindField(f *pflag.FlagSet, p *string, name, path, usage string, defaults sim.Config) {
+	def, typ, _ := scenario.Field(defaults, path)
+	f.Var(&fieldFlag{p: p, typ: typ}, name, usage)
+	f.Lookup(name).DefValue = def
+}
+
+// fieldPathsHelp lists the field paths one section a line ("workload:
+// arrival, rate, …"), wrapped at width, for run --help.
+func fieldPathsHelp(paths []string, width int) string {
+	var b strings.Builder
+	var section string
+	var line strings.Builder
+	flush := func() {
+		if line.Len() > 0 {
+			b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+			line.Reset()
+		}
+	}
+	for _, p := range paths {
+		sec, name, ok := strings.Cut(p, ".")
+		if !ok {
+			sec, name = "top level", p
+		}
+		if sec != section {
+			flush()
+			section = sec
+			line.WriteString("  " + sec + ": ")
+		} else {
+			line.WriteString(", ")
+			if line.Len()+len(name) > width {
+				b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+				line.Reset()
+				line.WriteString("      ")
+			}
+		}
+		line.WriteString(name)
+	}
+	flush()
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// generatorFlags set how generated requests arrive and how long they are:
+// a trace with its own arrival times has no use for them.
+var generatorFlags = []string{"requests", "rate", "duration", "arrival", "input-len", "output-len"}
+
+// checkTraceFlags refuses generator flags given with a trace that has its
+// own arrival times (every format but lengths), which would ignore them.
+func (o *runOptions) checkTraceFlags(cmd *cobra.Command, variants []scenario.Variant) error {
+	for _, v := range variants {
+		trace := v.Config.Workload.Trace
+		if trace == "" {
+			continue
+		}
+		format := v.Config.Workload.Format
+		if format == "" {
+			var err error
+			if format, err = workloads.DetectFormat(trace); err != nil {
+				continue // reading the trace will say what is wrong
+			}
+		}
+		if format == workloads.FormatLengths {
+			continue
+		}
+		for _, name := range generatorFlags {
+			if cmd.Flags().Changed(name) {
+				return fmt.Errorf("--%s: the trace %s (%s) has its own arrival times and lengths, so --%s would be ignored; "+
+					"change a trace's load with --set workload.target_rate=R, workload.time_scale, workload.window_s or workload.sample",
+					name, trace, format, name)
+			}
+		}
+	}
+	return nil
+}
+
+// noteIdentical says on stderr which compared runs came out identical: the
+// setting they differ in made no difference (a smoothing depth without a
+// cadence, a limit the load never reaches), which two equal columns would
+// otherwise leave the reader to discover.
+func noteIdentical(w io.Writer, runs []reports.Run) {
+	same := make([]bool, len(runs))
+	for i := range runs {
+		if same[i] {
+			continue
+		}
+		var group []string
+		for j := i + 1; j < len(runs); j++ {
+			if !same[j] && reflect.DeepEqual(runs[i].Summary, runs[j].Summary) {
+				same[j] = true
+				group = append(group, reports.Printable(runs[j].Name))
+			}
+		}
+		if len(group) > 0 {
+			fmt.Fprintf(w, "itlsim: note: runs %s and %s give identical results: what they differ in makes no difference here\n",
+				reports.Printable(runs[i].Name), strings.Join(group, ", "))
+		}
+	}
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -345,16 +473,17 @@ func offHint(path string) string {
 	return ""
 }
 
-// durationsAsMS lets a millisecond flag take durations with a unit, as
-// people write them: "33ms", "1.5s" (and lists of them) become "33", "1500".
-// Plain numbers pass unchanged; anything else is left for the field's own
-// check to reject.
-func durationsAsMS(v string) string {
+// durationsIn lets a flag in milliseconds or seconds (unit) take durations
+// with a unit, as people write them: for milliseconds "33ms", "1.5s" (and
+// lists of them) become "33", "1500"; for seconds "2m" becomes "120". Plain
+// numbers pass unchanged; anything else is left for the field's own check
+// to reject.
+func durationsIn(v string, unit time.Duration) string {
 	parts := strings.Split(v, ",")
 	for i, p := range parts {
 		p = strings.TrimSpace(p)
 		if d, err := time.ParseDuration(p); err == nil && strings.ContainsAny(p, "hmsµun") {
-			parts[i] = strconv.FormatFloat(float64(d)/1e6, 'g', -1, 64)
+			parts[i] = strconv.FormatFloat(float64(d)/float64(unit), 'g', -1, 64)
 		}
 	}
 	return strings.Join(parts, ",")

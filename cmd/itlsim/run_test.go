@@ -582,11 +582,21 @@ func TestRunOutputIntoMissingFolder(t *testing.T) {
 	}
 }
 
+// TestRunHelpListsFieldPaths: run --help lists every field path grouped by
+// section on lines that fit a terminal, and shows each flag's type and the
+// built-in scenario's default.
 func TestRunHelpListsFieldPaths(t *testing.T) {
 	r := mustRunCLI(t, "run", "--help")
-	for _, w := range []string{"scheduler.policy", "workload.input_len", "metrics.slo.ttft_ms", "--vary", "--policy"} {
+	for _, w := range []string{"  scheduler: policy, max_num_seqs", "  workload: arrival, rate", "slo.ttft_ms", "--vary", "--policy",
+		"--requests int", "(default 1000)", "--rate float", "--input-len spec", `(default "chunked")`} {
 		if !strings.Contains(r.stdout, w) {
 			t.Errorf("run --help does not mention %q", w)
+		}
+	}
+	fields, _, _ := strings.Cut(r.stdout, "Usage:")
+	for _, line := range strings.Split(fields, "\n") {
+		if n := len([]rune(line)); n > 90 {
+			t.Errorf("help line of %d characters: %q", n, line)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -26,6 +27,7 @@ type scenarioFlags struct {
 // themselves).
 func addScenarioFlags(f *pflag.FlagSet, skip ...string) *scenarioFlags {
 	o := &scenarioFlags{values: map[string]*string{}}
+	defaults := sim.DefaultConfig()
 	for _, s := range shorthands {
 		if contains(skip, s.flag) {
 			continue
@@ -34,7 +36,10 @@ func addScenarioFlags(f *pflag.FlagSet, skip ...string) *scenarioFlags {
 		if s.list {
 			usage += " (comma list compares)"
 		}
-		o.values[s.flag] = f.String(s.flag, "", usage)
+		// The flag holds text (a list compares, a duration takes a unit);
+		// its type and default in --help are the field's.
+		o.values[s.flag] = new(string)
+		bindField(f, o.values[s.flag], s.flag, s.path, usage, defaults)
 	}
 	f.StringArrayVar(&o.sets, "set", nil, "set any field: path=value (repeatable), e.g. --set cost.roofline.overhead_us=3000")
 	f.StringArrayVar(&o.vary, "vary", nil, "compare any field: path=v1,v2 (repeatable; separate values by ';' when they contain commas)")
@@ -86,8 +91,11 @@ func (o *scenarioFlags) variants(cmd *cobra.Command, args []string) ([]scenario.
 		if strings.TrimSpace(v) == "" {
 			return nil, fmt.Errorf("--%s: %s: expected a value, got %q%s", s.flag, s.path, v, offHint(s.path))
 		}
-		if strings.HasSuffix(s.path, "_ms") {
-			v = durationsAsMS(v)
+		switch {
+		case strings.HasSuffix(s.path, "_ms"):
+			v = durationsIn(v, time.Millisecond)
+		case strings.HasSuffix(s.path, "_s"):
+			v = durationsIn(v, time.Second)
 		}
 		if s.list && strings.Contains(v, ",") {
 			cmp, err := scenario.ParseComparison(s.path + "=" + v)
@@ -129,6 +137,22 @@ func (o *scenarioFlags) variants(cmd *cobra.Command, args []string) ([]scenario.
 		}
 		cmp.Origin = "--vary " + s
 		cmps = append(cmps, cmp)
+	}
+	setsField := func(path string) bool {
+		if _, ok := setBy[path]; ok {
+			return true
+		}
+		for _, c := range cmps {
+			if c.Path == path {
+				return true
+			}
+		}
+		return false
+	}
+	if setsField("workload.duration_s") && !setsField("workload.requests") {
+		// A duration given on the command line means the run to last that
+		// long, not to stop at the default (or the file's) request count.
+		base.Workload.Requests = 0
 	}
 	return scenario.Expand(base, cmps)
 }

@@ -109,7 +109,7 @@ func TestFlagValueErrors(t *testing.T) {
 		{"gate confidence", []string{"gate", "--baseline", a, "--candidate", a, "--confidence", "high"}, 2, []string{"--confidence: expected a number, got high"}},
 		{"gate block", []string{"gate", "--baseline", a, "--candidate", a, "--block", "1.5"}, 2, []string{"--block: expected a whole number, got 1.5"}},
 		{"replay pauses", []string{"replay", replay, "--pauses", "x"}, 1, []string{"--pauses: expected a whole number, got x"}},
-		{"analyze threshold", []string{"analyze", replay, "--stall-threshold", "1s"}, 1, []string{"--stall-threshold: expected a number, got 1s"}},
+		{"analyze threshold", []string{"analyze", replay, "--stall-threshold", "soon"}, 1, []string{"--stall-threshold: expected milliseconds (250) or a duration with a unit (250ms, 2s), got soon"}},
 		{"run bool", []string{"run", "--print-config=maybe"}, 1, []string{"--print-config: expected true or false, got maybe"}},
 	})
 }

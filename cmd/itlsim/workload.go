@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/quantile"
 	"github.com/itlsim/itlsim/sim/scenario"
@@ -30,7 +31,7 @@ func newWorkloadCmd(temps *tempFiles) *cobra.Command {
 // sourceOptions are the flags that say which requests a workload command
 // reads: a trace file or a scenario's workload, transformed.
 type sourceOptions struct {
-	format     string
+	format     string // --workload-format (or its old spelling --format)
 	seed       string
 	timeScale  string
 	window     string
@@ -42,13 +43,18 @@ type sourceOptions struct {
 
 func (o *sourceOptions) bind(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.format, "format", "", "trace format: "+strings.Join(workloads.Formats(), ", ")+" (default: detected from the file)")
-	f.StringVar(&o.seed, "seed", "", "seed of the generated or sampled requests (default: the scenario's, 1)")
-	f.StringVar(&o.timeScale, "time-scale", "", "divide arrival times by this (2 replays twice as fast)")
-	f.StringVar(&o.window, "window", "", "keep requests arriving in START,END seconds of the source, shifted to start at 0")
-	f.StringVar(&o.sample, "sample", "", "keep each request with this probability")
-	f.StringVar(&o.targetRate, "target-rate", "", "rescale time to this mean rate, requests/s")
-	f.StringVar(&o.capTokens, "cap-tokens", "", "cap prompt + output at this many tokens")
+	f.StringVar(&o.format, "workload-format", "", "trace format: "+strings.Join(workloads.Formats(), ", ")+" (default: detected from the file)")
+	// The old spelling: --format names stdout's form in run, gate, analyze
+	// and replay, so a trace's format is --workload-format, as in run.
+	f.StringVar(&o.format, "format", "", "the old spelling of --workload-format")
+	_ = f.MarkHidden("format")
+	d := sim.DefaultConfig()
+	bindField(f, &o.seed, "seed", "seed", "seed of the generated or sampled requests (a scenario's own by default)", d)
+	bindField(f, &o.timeScale, "time-scale", "workload.time_scale", "divide arrival times by this (2 replays twice as fast; 0: as recorded)", d)
+	bindField(f, &o.window, "window", "workload.window_s", "keep requests arriving in START,END seconds of the source, shifted to start at 0", d)
+	bindField(f, &o.sample, "sample", "workload.sample", "keep each request with this probability (0: all)", d)
+	bindField(f, &o.targetRate, "target-rate", "workload.target_rate", "rescale time to this mean rate, requests/s (0: off)", d)
+	bindField(f, &o.capTokens, "cap-tokens", "workload.cap_tokens", "cap prompt + output at this many tokens (0: no cap)", d)
 	f.StringArrayVar(&o.sets, "set", nil, "set any scenario field: path=value (repeatable), e.g. --set workload.rate=8")
 }
 
@@ -56,6 +62,20 @@ func (o *sourceOptions) bind(cmd *cobra.Command) {
 // trace — exactly as `itlsim run` would simulate them: the same resolved
 // configuration and the same workload seed.
 func (o *sourceOptions) open(cmd *cobra.Command, source string) (workloads.Source, sim.Config, error) {
+	cfg, err := o.config(cmd, source)
+	if err != nil {
+		return nil, cfg, err
+	}
+	src, err := workloads.New(cfg.Workload, sim.Stream(cfg.Seed, "workload"))
+	if err != nil {
+		return nil, cfg, err
+	}
+	return src, cfg, nil
+}
+
+// config returns the resolved configuration whose workload open reads,
+// without reading the workload's files.
+func (o *sourceOptions) config(cmd *cobra.Command, source string) (sim.Config, error) {
 	cfg := sim.DefaultConfig()
 	isScenario := false
 	switch strings.ToLower(filepath.Ext(source)) {
@@ -63,11 +83,11 @@ func (o *sourceOptions) open(cmd *cobra.Command, source string) (workloads.Sourc
 		isScenario = true
 		data, err := os.ReadFile(source)
 		if err != nil {
-			return nil, cfg, err
+			return cfg, err
 		}
 		f, err := scenario.Parse(source, data)
 		if err != nil {
-			return nil, cfg, err
+			return cfg, err
 		}
 		cfg = f.Config
 		// Files a scenario names are relative to the scenario.
@@ -79,8 +99,16 @@ func (o *sourceOptions) open(cmd *cobra.Command, source string) (workloads.Sourc
 	default:
 		cfg.Workload.Trace = source
 	}
+	flagName := "workload-format"
+	if cmd.Flags().Changed("format") {
+		if cmd.Flags().Changed("workload-format") {
+			return cfg, fmt.Errorf("--format is the old spelling of --workload-format: give one of them")
+		}
+		flagName = "format"
+		fmt.Fprintf(cmd.ErrOrStderr(), "itlsim: note: --format %s is spelled --workload-format %s now (as in run; --format names stdout's form)\n", o.format, o.format)
+	}
 	for _, s := range []struct{ flag, path, value string }{
-		{"format", "workload.format", o.format},
+		{flagName, "workload.format", o.format},
 		{"seed", "seed", o.seed},
 		{"time-scale", "workload.time_scale", o.timeScale},
 		{"window", "workload.window_s", o.window},
@@ -91,26 +119,21 @@ func (o *sourceOptions) open(cmd *cobra.Command, source string) (workloads.Sourc
 		if !cmd.Flags().Changed(s.flag) {
 			continue
 		}
-		if s.flag == "format" && isScenario && cfg.Workload.Trace == "" {
-			return nil, cfg, fmt.Errorf("--format: %s generates its requests; --format applies to a trace", source)
+		if s.flag == flagName && isScenario && cfg.Workload.Trace == "" {
+			return cfg, fmt.Errorf("--%s: %s generates its requests; --%s applies to a trace", flagName, source, flagName)
 		}
 		if err := scenario.Set(&cfg, s.path, s.value); err != nil {
-			return nil, cfg, fmt.Errorf("--%s: %w", s.flag, err)
+			return cfg, fmt.Errorf("--%s: %w", s.flag, err)
 		}
 	}
 	if err := scenario.ApplySets(&cfg, o.sets); err != nil {
-		return nil, cfg, err
+		return cfg, err
 	}
 	setup, err := cfg.Resolve()
 	if err != nil {
-		return nil, cfg, err
+		return cfg, err
 	}
-	cfg = setup.Config
-	src, err := workloads.New(cfg.Workload, sim.Stream(cfg.Seed, "workload"))
-	if err != nil {
-		return nil, cfg, err
-	}
-	return src, cfg, nil
+	return setup.Config, nil
 }
 
 func newWorkloadInspectCmd() *cobra.Command {
@@ -126,7 +149,7 @@ percentiles of prompt and output lengths, per class when the requests have
 classes, and the prefix block ids they carry.
 
 SOURCE is a trace (its format detected from its name and first line, or
-given with --format) or a scenario file (.yaml), whose workload is generated
+given with --workload-format) or a scenario file (.yaml), whose workload is generated
 exactly as 'itlsim run' would generate it. The transformation flags apply to
 either:
 
@@ -150,6 +173,9 @@ either:
 			}
 			if s.Format == "" {
 				s.Format = "generated"
+			}
+			if err := s.describeLengthsFile(cfg.Workload); err != nil {
+				return err
 			}
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), s)
@@ -185,10 +211,16 @@ run leaves no partial file.
 			files := newOutputs(temps)
 			defer files.discard()
 			file := files.add("-o", out)
+			cfg, err := o.config(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			files.reads("SOURCE", args[0])
+			readsConfig(files, cfg)
 			if err := files.check(); err != nil {
 				return err
 			}
-			src, _, err := o.open(cmd, args[0])
+			src, err := workloads.New(cfg.Workload, sim.Stream(cfg.Seed, "workload"))
 			if err != nil {
 				return err
 			}
@@ -227,6 +259,51 @@ type workloadSummary struct {
 	Output  lengthSummary  `json:"output_tokens"`
 	Classes []classSummary `json:"classes,omitempty"`
 	Prefix  *prefixSummary `json:"prefix_blocks,omitempty"`
+	// File describes a length-only file (a lengths trace or lengths_file),
+	// which holds no arrival times: the figures above are of the requests
+	// generated from it, which Generated describes.
+	File      *lengthsFileSummary `json:"file,omitempty"`
+	Generated string              `json:"generated,omitempty"`
+}
+
+// lengthsFileSummary is what a length-only file holds.
+type lengthsFileSummary struct {
+	Pairs  int           `json:"pairs"`
+	Input  lengthSummary `json:"input_tokens"`
+	Output lengthSummary `json:"output_tokens"`
+}
+
+// describeLengthsFile fills File and Generated when the workload draws its
+// lengths from a length-only file.
+func (s *workloadSummary) describeLengthsFile(w workloads.Config) error {
+	path := w.LengthsFile
+	if w.Trace != "" && s.Format == workloads.FormatLengths {
+		path = w.Trace
+	}
+	if path == "" {
+		return nil
+	}
+	l, err := workloads.ReadLengths(path)
+	if err != nil {
+		return err
+	}
+	in, out := make([]int64, l.Len()), make([]int64, l.Len())
+	for i := range l.Len() {
+		a, b := l.At(i)
+		in[i], out[i] = int64(a), int64(b)
+	}
+	s.File = &lengthsFileSummary{Pairs: l.Len(), Input: lengthsOf(in), Output: lengthsOf(out)}
+	arrival := w.Arrival
+	if arrival == "" {
+		arrival = workloads.ArrivalPoisson
+	}
+	bound := fmt.Sprintf("%d requests", w.Requests)
+	if w.Requests == 0 {
+		bound = fmt.Sprintf("%g s of requests", w.DurationS)
+	}
+	s.Generated = fmt.Sprintf("%s, %s arrivals at %g/s, each drawing one of the file's pairs at random (set by workload.requests or duration_s, arrival, rate)",
+		bound, arrival, w.Rate)
+	return nil
 }
 
 type lengthSummary struct {
@@ -358,7 +435,11 @@ func lengthsOf(v []int64) lengthSummary {
 func (s *workloadSummary) write(w io.Writer) error {
 	var b strings.Builder
 	f1 := func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
-	fmt.Fprintf(&b, "source      %s (%s)\n", s.Source, s.Format)
+	fmt.Fprintf(&b, "source      %s (%s)\n", reports.Printable(s.Source), s.Format)
+	if f := s.File; f != nil {
+		fmt.Fprintf(&b, "file        %d length pairs (prompt, output tokens), no arrival times\n", f.Pairs)
+		fmt.Fprintf(&b, "generated   %s; the figures below are of those requests\n", s.Generated)
+	}
 	fmt.Fprintf(&b, "requests    %d\n", s.Requests)
 	fmt.Fprintf(&b, "duration    %.1f s (first to last arrival)\n", s.DurationS)
 	fmt.Fprintf(&b, "rate        %.3f requests/s\n", s.RatePerS)
@@ -372,10 +453,14 @@ func (s *workloadSummary) write(w io.Writer) error {
 	add := func(label string, l lengthSummary) {
 		rows = append(rows, []string{label, f1(l.Mean), f1(l.P50), f1(l.P90), f1(l.P99), strconv.FormatInt(l.Max, 10)})
 	}
+	if f := s.File; f != nil {
+		add("file input", f.Input)
+		add("file output", f.Output)
+	}
 	add("input", s.Input)
 	add("output", s.Output)
 	for _, c := range s.Classes {
-		name := c.Class
+		name := reports.Printable(c.Class)
 		if name == "" {
 			name = "no class"
 		}

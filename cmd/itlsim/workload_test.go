@@ -179,3 +179,39 @@ func TestRunWorkloadFlag(t *testing.T) {
 		t.Errorf("run --workload classes.csv: %d requests, %d finished, want 6 and 6", s.Requests, s.Finished)
 	}
 }
+
+// TestInspectLengthsFile: a length-only CSV has no arrival times, so
+// inspect says what the file holds (its pairs and their lengths) apart from
+// what a run would generate from it (the arrival process's requests, each
+// drawing a pair), rather than describing the default arrivals as if they
+// were the file's.
+func TestInspectLengthsFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "len.csv")
+	if err := os.WriteFile(path, []byte("num_prefill_tokens,num_decode_tokens\n100,10\n200,20\n300,30\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := mustRunCLI(t, "workload", "inspect", path, "--set", "workload.requests=50")
+	for _, want := range []string{"3 length pairs", "no arrival times", "generated", "50 requests", "poisson",
+		"file input ", "file output "} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("inspect lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	var s struct {
+		File *struct {
+			Pairs int `json:"pairs"`
+			Input struct {
+				Max int `json:"max"`
+			} `json:"input_tokens"`
+		} `json:"file"`
+		Generated string `json:"generated"`
+		Requests  int    `json:"requests"`
+	}
+	j := mustRunCLI(t, "workload", "inspect", path, "--set", "workload.requests=50", "--json")
+	if err := json.Unmarshal([]byte(j.stdout), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.File == nil || s.File.Pairs != 3 || s.File.Input.Max != 300 || s.Requests != 50 || s.Generated == "" {
+		t.Errorf("JSON file %+v, generated %q, requests %d; want 3 pairs of max input 300 and 50 generated requests", s.File, s.Generated, s.Requests)
+	}
+}

@@ -56,7 +56,7 @@ func (o *Options) Validate() error {
 	}
 	for _, n := range o.Metrics {
 		if _, err := Lookup(n); err != nil {
-			return err
+			return fmt.Errorf("metric: %w", err)
 		}
 	}
 	return nil

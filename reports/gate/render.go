@@ -28,10 +28,7 @@ func Write(w io.Writer, r *Report, f reports.Format) error {
 	if !r.Pass {
 		verdict = "FAIL"
 	}
-	ci := "change"
-	if r.Bootstrap > 0 {
-		ci = fmt.Sprintf("%g%% CI of change", r.Confidence*100)
-	}
+	ci := fmt.Sprintf("%g%% CI of change", r.Confidence*100)
 	if md {
 		fmt.Fprintf(w, "**itlsim gate: %s** — candidate `%s` (%d streams) against baseline `%s` (%d streams)\n\n",
 			verdict, r.Candidate, r.CandidateStreams, r.Baseline, r.BaselineStreams)
@@ -49,7 +46,11 @@ func Write(w io.Writer, r *Report, f reports.Format) error {
 		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
 	}
 	t := tablewriter.NewTable(w, opts...)
-	t.Header("metric", "baseline", "candidate", "change", ci, "verdict")
+	if r.Bootstrap > 0 {
+		t.Header("metric", "baseline", "candidate", "change", ci, "verdict")
+	} else { // no interval: one change column
+		t.Header("metric", "baseline", "candidate", "change", "verdict")
+	}
 	for _, row := range r.Rows {
 		v := row.Verdict
 		if row.Noise {
@@ -58,12 +59,11 @@ func Write(w io.Writer, r *Report, f reports.Format) error {
 		if md && row.Verdict == Fail {
 			v = "**" + v + "**"
 		}
-		rng := "[" + changeText(row, row.Low) + ", " + changeText(row, row.High) + "]"
-		if r.Bootstrap == 0 {
-			rng = "—"
+		cells := []any{row.Metric, valueText(row, row.Baseline), valueText(row, row.Candidate), changeText(row, row.Change)}
+		if r.Bootstrap > 0 {
+			cells = append(cells, "["+changeText(row, row.Low)+", "+changeText(row, row.High)+"]")
 		}
-		if err := t.Append(row.Metric, valueText(row, row.Baseline), valueText(row, row.Candidate),
-			changeText(row, row.Change), rng, v); err != nil {
+		if err := t.Append(append(cells, v)...); err != nil {
 			return err
 		}
 	}

@@ -66,7 +66,7 @@ var ErrDocument = errors.New("an itlsim results document (itlsim run --json), no
 // Detect names the format of data from its content: the keys of its first
 // JSON value. name is used in messages only.
 func Detect(name string, data []byte) (Format, error) {
-	trimmed := bytes.TrimSpace(data)
+	trimmed := bytes.TrimSpace(TrimBOM(data))
 	if len(trimmed) == 0 {
 		return "", fmt.Errorf("%s: empty file", name)
 	}
@@ -84,7 +84,7 @@ func Detect(name string, data []byte) (Format, error) {
 		return FormatVLLM, nil
 	case has("benchmarks"):
 		return FormatGuideLLM, nil
-	case has("chunk_times_s"):
+	case has("chunk_times_s"), has("rejected") && has("arrival_s"):
 		return FormatStreams, nil
 	case has("metrics") && (has("metadata") || has("error")):
 		return FormatAIPerf, nil
@@ -108,6 +108,7 @@ func Detect(name string, data []byte) (Format, error) {
 // A file may hold several runs (a GuideLLM sweep, a stream file of a
 // comparison): one Recording each.
 func Parse(name string, data []byte, f Format) ([]Recording, error) {
+	data = TrimBOM(data)
 	if f == "" {
 		var err error
 		if f, err = Detect(name, data); err != nil {
@@ -126,16 +127,20 @@ func Parse(name string, data []byte, f Format) ([]Recording, error) {
 		recs[i].File, recs[i].Format = name, f
 		// A run of no requests would show a table of zeros, as if
 		// measured: say so instead.
-		if len(recs[i].Streams) == 0 && len(recs[i].Failed) == 0 {
-			what := name
+		recs[i].noteTokenCounts()
+		if len(recs[i].Streams) == 0 && len(recs[i].Failed) == 0 && recs[i].rejected() == 0 {
 			if len(recs) > 1 {
-				what += " (" + recs[i].Name + ")"
+				return nil, fmt.Errorf("%s: run %q: no requests: the file records none for it, so there is nothing to analyze", name, recs[i].Name)
 			}
-			return nil, fmt.Errorf("%s: no requests: the file records none, so there is nothing to analyze", what)
+			return nil, fmt.Errorf("%s: no requests: the file records none, so there is nothing to analyze", name)
 		}
 	}
 	return recs, nil
 }
+
+// TrimBOM drops a UTF-8 byte-order mark at the start of data, which
+// editors on Windows write and the trace readers accept too.
+func TrimBOM(data []byte) []byte { return bytes.TrimPrefix(data, []byte("\ufeff")) }
 
 // JSONError rewrites an error of encoding/json decoding data (a whole
 // file) in plain words, with the line and column it refers to and the JSON

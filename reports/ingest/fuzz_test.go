@@ -27,12 +27,16 @@ func fuzzParse(t *testing.T, data []byte, f ingest.Format) {
 		rec := &recs[i]
 		res := rec.Result(m)
 		s := reports.Summarize(res, m)
-		failed := 0
+		failed, rejected := 0, 0
 		for _, n := range rec.Failed {
 			failed += n
 		}
-		if s.Finished != len(rec.Streams) || s.Requests != len(rec.Streams)+failed || s.Failed != failed {
-			t.Fatalf("run %q: finished %d requests %d failed %d for %d streams and %d failed", rec.Name, s.Finished, s.Requests, s.Failed, len(rec.Streams), failed)
+		for _, n := range rec.Rejected {
+			rejected += n
+		}
+		if s.Finished != len(rec.Streams) || s.Requests != len(rec.Streams)+failed+rejected || s.Failed != failed || s.Rejected != rejected {
+			t.Fatalf("run %q: finished %d requests %d failed %d rejected %d for %d streams, %d failed and %d rejected",
+				rec.Name, s.Finished, s.Requests, s.Failed, s.Rejected, len(rec.Streams), failed, rejected)
 		}
 		for _, v := range []float64{s.TTFT.Mean, s.TTFT.P99, s.TPOT.Mean, s.E2EL.Max, s.ITLPooled.Mean, s.ITLPooled.P99,
 			s.StreamP99ITL.P99, s.StreamMaxGap.Max, s.StreamJitter.Max, s.ITLGoodput, s.SLOGoodput, s.RequestsPerS} {
@@ -73,12 +77,16 @@ func FuzzAIPerf(f *testing.F) {
 
 func FuzzGuideLLM(f *testing.F) {
 	addSeeds(f, "testdata/guidellm_v03.json", "testdata/guidellm_v04.json")
+	// Keys match case-insensitively: two runs of no requests, whose error
+	// once named the run and not the file.
+	f.Add([]byte(`{"BenChmArks":[{"requests":{}},{"requests":{}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzParse(t, data, ingest.FormatGuideLLM) })
 }
 
 func FuzzStreams(f *testing.F) {
 	addSeeds(f, "testdata/streams_small.jsonl")
 	f.Add([]byte(`{"id":0,"arrival_s":1e6,"chunk_times_s":[1e6,2e6],"output_tokens":-1}`))
+	f.Add([]byte(`{"id":0,"arrival_s":0,"rejected":"queue-full"}` + "\n" + `{"id":1,"arrival_s":0,"chunk_times_s":[1,2],"error":"connection"}`))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzParse(t, data, ingest.FormatStreams) })
 }
 

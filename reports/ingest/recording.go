@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/itlsim/itlsim/scheduler"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/quantile"
 )
@@ -23,8 +24,16 @@ type Recording struct {
 	Format Format
 	// Streams are the requests that produced at least one chunk, in file order.
 	Streams []Stream
+	// FailedStreams are failed requests whose file records the chunks they
+	// showed before failing (itlsim's stream format); they are counted in
+	// Failed too. Their tokens and stalls count in the run's totals, as a
+	// simulation counts them, and nowhere else.
+	FailedStreams []Stream
 	// Failed counts requests that ended in an error, by the error's kind.
 	Failed map[string]int
+	// Rejected counts requests the server refused, by reason (itlsim's
+	// stream format records them).
+	Rejected [scheduler.NumReasons]int
 	// Duration is the run's length in ns (the tool's benchmark duration
 	// when it records one).
 	Duration float64
@@ -108,6 +117,55 @@ func checkStream(what string, s *Stream) error {
 	return nil
 }
 
+// rejected is the number of requests the server refused.
+func (r *Recording) rejected() int {
+	n := 0
+	for _, v := range r.Rejected {
+		n += v
+	}
+	return n
+}
+
+// noteTokenCounts says, in a counted note, when streams record output
+// token counts that their chunks contradict: more tokens than chunks (TPOT
+// divides the decode time by tokens, so it falls far below the stream's
+// gaps: 50 tokens in 2 chunks 100 ms apart give a TPOT of 2 ms), or fewer
+// (a chunk with no token, or a wrong count). A difference of one token is
+// common and harmless (vLLM and AIPerf files often count a first chunk of
+// two tokens, or a last chunk with none) and passes. Streams that record
+// each chunk's tokens, and sources without gaps, are not judged.
+func (r *Recording) noteTokenCounts() {
+	if r.NoGaps {
+		return
+	}
+	more, fewer, most := 0, 0, 0.0
+	for i := range r.Streams {
+		s := &r.Streams[i]
+		if s.ChunkTokens != nil || s.Chunks == 0 {
+			continue
+		}
+		switch {
+		case s.OutputTokens > s.Chunks+1:
+			more++
+			most = max(most, float64(s.OutputTokens)/float64(s.Chunks))
+		case s.OutputTokens < s.Chunks-1:
+			fewer++
+		}
+	}
+	streams := func(n int) string {
+		if n == 1 {
+			return "1 stream records"
+		}
+		return fmt.Sprintf("%d streams record", n)
+	}
+	if more > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%s more output tokens than chunks (up to %.3g tokens a chunk): TPOT divides by tokens, so it is below those streams' gaps", streams(more), most))
+	}
+	if fewer > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%s fewer output tokens than chunks: chunks without a token, or wrong token counts", streams(fewer)))
+	}
+}
+
 // fail counts one failed request.
 func (r *Recording) fail(kind string) {
 	if r.Failed == nil {
@@ -147,6 +205,10 @@ func (r *Recording) Result(m sim.MetricsConfig) *sim.Result {
 		res.Measured.Failed[k] = n
 		res.Requests += n
 	}
+	for why, n := range r.Rejected {
+		res.Rejected[why] += n
+		res.Requests += n
+	}
 	stall := float64(sim.FromMS(m.StallThresholdMS))
 	res.Streams = make([]sim.StreamSummary, len(r.Streams))
 	res.Measured.Streams = make([]sim.MeasuredStream, len(r.Streams))
@@ -183,6 +245,20 @@ func (r *Recording) Result(m sim.MetricsConfig) *sim.Result {
 		}
 		res.Streams[i], res.Measured.Streams[i] = st, ms
 		res.InputTokens += int64(s.InputTokens)
+		res.OutputTokens += int64(s.OutputTokens)
+	}
+	for i := range r.FailedStreams {
+		s := &r.FailedStreams[i]
+		st := sim.StreamSummary{ID: s.ID, Arrival: toTime(s.Arrival), InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
+			Status: sim.StatusFailed, TTFT: toTime(s.TTFT), E2EL: toTime(s.E2EL), Chunks: len(s.Gaps) + 1}
+		for _, g := range s.Gaps {
+			if g > stall {
+				st.Stalls++
+				st.StallTime += toTime(g)
+			}
+		}
+		res.Streams = append(res.Streams, st)
+		res.Measured.Streams = append(res.Measured.Streams, sim.MeasuredStream{TTFT: s.TTFT, E2EL: s.E2EL, Gaps: s.Gaps})
 		res.OutputTokens += int64(s.OutputTokens)
 	}
 	if !r.NoGaps {

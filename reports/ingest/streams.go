@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
+
+	"github.com/itlsim/itlsim/scheduler"
 )
 
 // itlsim's stream format: JSON lines, one stream each, as `itlsim run
@@ -17,7 +20,11 @@ import (
 // into runs, in order of first appearance; id must not repeat within a run.
 // chunk_tokens (optional) gives each chunk's tokens; output_tokens defaults
 // to their sum, or to one per chunk. A line with "error" (a string) is a
-// failed request and needs no chunks. Times are rounded to the nanosecond,
+// failed request and needs no chunks; a simulation writes the chunks its
+// client saw before the connection failed, which count in the output tokens
+// and stalls, as the run counted them, and in no per-stream figure. A
+// line with "rejected" (a scheduler reason such as "queue-full") is a
+// request the server refused and needs no chunks. Times are rounded to the nanosecond,
 // the simulator's clock unit, so that a simulation's own streams come back
 // exactly. The run's duration ends at its last chunk.
 
@@ -30,6 +37,7 @@ type streamLine struct {
 	ChunkTimesS  []*float64 `json:"chunk_times_s"`
 	ChunkTokens  []int      `json:"chunk_tokens"`
 	Error        *string    `json:"error"`
+	Rejected     *string    `json:"rejected"`
 }
 
 // nsOf converts seconds to whole nanoseconds, as float64.
@@ -67,9 +75,20 @@ func parseStreams(name string, data []byte) ([]Recording, error) {
 			return nil, fmt.Errorf("%s: %s: id %d repeats line %d of run %q", name, where, *l.ID, prev, run)
 		}
 		seen[run][*l.ID] = ln.num
-		if l.Error != nil {
-			rec.fail(errorKind(*l.Error))
+		if l.Rejected != nil {
+			why, ok := scheduler.ReasonNamed(*l.Rejected)
+			if !ok {
+				return nil, fmt.Errorf("%s: %s: rejected: expected a reason (%s), got %q", name, where, strings.Join(scheduler.ReasonNames(), ", "), *l.Rejected)
+			}
+			rec.Rejected[why]++
 			continue
+		}
+		failed := l.Error != nil
+		if failed {
+			rec.fail(errorKind(*l.Error))
+			if len(l.ChunkTimesS) == 0 {
+				continue
+			}
 		}
 		if l.ArrivalS == nil {
 			return nil, fmt.Errorf("%s: %s: expected \"arrival_s\", seconds from the start of the run", name, where)
@@ -106,16 +125,21 @@ func parseStreams(name string, data []byte) ([]Recording, error) {
 			}
 			s.Gaps[j-1] = times[j] - times[j-1]
 		}
+		sum := 0
+		for j, n := range l.ChunkTokens {
+			if n < 0 {
+				return nil, fmt.Errorf("%s: %s: chunk_tokens[%d]: negative count %d", name, where, j, n)
+			}
+			sum += n
+		}
 		switch {
+		case l.OutputTokens != nil && l.ChunkTokens != nil && *l.OutputTokens != sum && !failed:
+			return nil, fmt.Errorf("%s: %s: output_tokens %d but chunk_tokens sum to %d: the counts contradict each other",
+				name, where, *l.OutputTokens, sum)
 		case l.OutputTokens != nil:
 			s.OutputTokens = *l.OutputTokens
 		case l.ChunkTokens != nil:
-			for j, n := range l.ChunkTokens {
-				if n < 0 {
-					return nil, fmt.Errorf("%s: %s: chunk_tokens[%d]: negative count %d", name, where, j, n)
-				}
-				s.OutputTokens += n
-			}
+			s.OutputTokens = sum
 		default:
 			s.OutputTokens = len(times)
 		}
@@ -125,7 +149,11 @@ func parseStreams(name string, data []byte) ([]Recording, error) {
 		if err := checkStream(where, &s); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		rec.Streams = append(rec.Streams, s)
+		if failed {
+			rec.FailedStreams = append(rec.FailedStreams, s)
+		} else {
+			rec.Streams = append(rec.Streams, s)
+		}
 	}
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("%s: empty file: expected one JSON stream per line", name)

@@ -3,6 +3,7 @@ package scenario_test
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -94,10 +95,22 @@ func FuzzSet(f *testing.F) {
 		f.Add(s)
 	}
 	paths := scenario.Paths()
+	// Every field takes the value or refuses it with an error that names
+	// the field; a value taken once is taken again to the same config.
 	f.Fuzz(func(t *testing.T, value string) {
 		for _, p := range paths {
 			c := sim.DefaultConfig()
-			_ = scenario.Set(&c, p, value)
+			err := scenario.Set(&c, p, value)
+			if err != nil {
+				if !strings.HasPrefix(err.Error(), p+": ") {
+					t.Fatalf("Set(%s, %q): error %q does not name the field", p, value, err)
+				}
+				continue
+			}
+			again := sim.DefaultConfig()
+			if err := scenario.Set(&again, p, value); err != nil || !reflect.DeepEqual(again, c) {
+				t.Fatalf("Set(%s, %q) twice: %v, configs equal %v", p, value, err, reflect.DeepEqual(again, c))
+			}
 		}
 	})
 }

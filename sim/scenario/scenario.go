@@ -75,6 +75,11 @@ func Parse(name string, data []byte) (File, error) {
 		}
 		return File{}, yamlError(name, &root, err)
 	}
+	if hasKey(&root, "workload", "duration_s") && !hasKey(&root, "workload", "requests") {
+		// A file that gives a duration means the run to last that long,
+		// not to stop at the default request count.
+		f.Workload.Requests = 0
+	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		line := extra.Line
@@ -84,6 +89,30 @@ func Parse(name string, data []byte) (File, error) {
 		return File{}, locate(name, &root, err)
 	}
 	return f, nil
+}
+
+// hasKey tells whether the document sets the field at path (mapping keys).
+func hasKey(root *yaml.Node, path ...string) bool {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	for _, k := range path {
+		if n.Kind != yaml.MappingNode {
+			return false
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == k {
+				next = n.Content[i+1]
+			}
+		}
+		if next == nil {
+			return false
+		}
+		n = next
+	}
+	return true
 }
 
 // notScenario ends the message for a file that is not a scenario.
@@ -375,6 +404,44 @@ func Paths() []string {
 	}
 	walk(reflect.TypeOf(sim.Config{}), "")
 	return out
+}
+
+// Field returns the value of the scalar field at path in c as a file
+// writes it (a distribution as its spec, a number in Go's shortest form)
+// and the word for its type in help: int, uint, float, bool, string, or
+// spec for a field written as text (a length distribution). ok is false
+// for a section, a list or an unknown path.
+func Field(c sim.Config, path string) (value, typ string, ok bool) {
+	t, ok := leafType(path)
+	if !ok {
+		return "", "", false
+	}
+	v := reflect.ValueOf(c)
+	for _, key := range strings.Split(path, ".") {
+		for i := range v.NumField() {
+			if strings.Split(v.Type().Field(i).Tag.Get("yaml"), ",")[0] == key {
+				v = v.Field(i)
+				break
+			}
+		}
+	}
+	if m, isText := v.Interface().(interface{ MarshalText() ([]byte, error) }); isText {
+		b, err := m.MarshalText()
+		return string(b), "spec", err == nil
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.FormatInt(v.Int(), 10), "int", true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return strconv.FormatUint(v.Uint(), 10), "uint", true
+	case reflect.Float32, reflect.Float64:
+		return strconv.FormatFloat(v.Float(), 'g', -1, 64), "float", true
+	case reflect.Bool:
+		return strconv.FormatBool(v.Bool()), "bool", true
+	case reflect.String:
+		return v.String(), "string", true
+	}
+	return "", "", false
 }
 
 func implementsText(t reflect.Type) bool {
