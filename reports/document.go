@@ -11,6 +11,8 @@ import (
 // Document is the JSON written by `itlsim run --json`: the scenario and
 // one entry per compared configuration.
 type Document struct {
+	// SchemaVersion is SchemaVersion: what the keys below mean.
+	SchemaVersion int `json:"schema_version"`
 	// Scenario is the resolved configuration of the first run, every default filled in.
 	Scenario sim.Config `json:"scenario"`
 	Runs     []Run      `json:"runs"`
@@ -41,6 +43,12 @@ type Run struct {
 	// one): each replica's share and the router's (see AddCluster).
 	Replicas []ReplicaRun `json:"replicas,omitempty"`
 	Cluster  *ClusterRun  `json:"cluster,omitempty"`
+	// SLO holds the run's SLO terms judged (--slo, a scenario's slo:);
+	// SLOPass is whether all passed (both absent without terms).
+	SLO     []SLOOutcome `json:"slo,omitempty"`
+	SLOPass *bool        `json:"slo_pass,omitempty"`
+	// VLLM is the summary under the keys of `vllm bench serve` results.
+	VLLM VLLM `json:"vllm"`
 }
 
 // UnmarshalJSON decodes a document and links what the JSON carries beside
@@ -82,6 +90,13 @@ type StreamRow struct {
 	StallMS      float64  `json:"stall_ms"`
 	StallCauses  []string `json:"stall_causes"`
 	Preemptions  int      `json:"preemptions"`
+	// Class is the request's traffic class ("" without classes).
+	Class string `json:"class,omitempty"`
+	// QoE, Fluidity and FluidRate are the stream's perceived scores
+	// (absent when not scored: rejected, or no chunk times).
+	QoE       *float64 `json:"qoe,omitempty"`
+	Fluidity  *float64 `json:"fluidity,omitempty"`
+	FluidRate *float64 `json:"fluid_tokens_per_s,omitempty"`
 }
 
 // Point is one time-series bucket. Gauges are time-weighted means over the
@@ -135,12 +150,13 @@ func NewRunOptions(name string, overrides map[string]string, cfg sim.Config, r *
 		Name:          name,
 		Overrides:     overrides,
 		Config:        cfg,
-		Summary:       Summarize(r, cfg.Metrics),
+		Summary:       SummarizeWith(r, cfg.Metrics, Options{ClassSLO: ClassSLOs(r, cfg)}),
 		Streams:       []StreamRow{},
 		Timeseries:    Timeseries(r),
 		ITLByPosition: ITLByPosition(r),
 		WorstStreams:  WorstStreams(r),
 	}
+	run.VLLM = vllmBlock(&run.Summary, r.Pooled)
 	run.Summary.ByClass = ClassSummaries(r, cfg)
 	run.Classes = run.Summary.ByClass
 	if withStreams {
@@ -181,11 +197,18 @@ func StreamRows(r *sim.Result) []StreamRow {
 			row.ITLMeanMS, row.ITLP50MS, row.ITLP90MS, row.ITLP99MS = ms(st.GapMean), ms(st.GapP50), ms(st.GapP90), ms(st.GapP99)
 			row.MaxGapMS, row.JitterRatio = ms(t.maxGap), st.Jitter()
 			row.Stalls, row.StallMS = st.Stalls, ms(float64(st.StallTime))
+			if st.Scored {
+				q, f, fr := float64(st.QoE), float64(st.Fluidity), float64(st.FluidRate)
+				row.QoE, row.Fluidity, row.FluidRate = &q, &f, &fr
+			}
 			for _, c := range sim.Causes() {
 				if st.Causes&(1<<c) != 0 {
 					row.StallCauses = append(row.StallCauses, c.String())
 				}
 			}
+		}
+		if c := int(st.Class); c >= 0 && c < len(r.ClassNames) {
+			row.Class = r.ClassNames[c]
 		}
 		rows[i] = row
 	}
@@ -248,4 +271,22 @@ func ITLByPosition(r *sim.Result) []PositionRow {
 		rows = []PositionRow{}
 	}
 	return rows
+}
+
+// SLOOutcome is one SLO term judged on a run (package reports/slo makes
+// them): the term as written, the run's value and the limit in the term's
+// unit (ms for times, tokens/s for speeds, a fraction for shares and
+// scores, a ratio for jitter), whether it passed, and the margin (limit −
+// value for an upper limit, value − limit for a lower one: negative when
+// it failed). Value and Margin are nil when the run's value is undefined
+// (an empty population), and the term fails.
+type SLOOutcome struct {
+	Term   string   `json:"term"`
+	Unit   string   `json:"unit"`
+	Value  *float64 `json:"value"`
+	Limit  float64  `json:"limit"`
+	Pass   bool     `json:"pass"`
+	Margin *float64 `json:"margin"`
+	// Note says why a value is undefined.
+	Note string `json:"note,omitempty"`
 }

@@ -42,15 +42,15 @@ func timesOf(r *sim.Result, i int) streamTimes {
 func noGaps(r *sim.Result) bool { return r.Measured != nil && r.Measured.NoGaps }
 
 // exactPooled is the pooled ITL distribution computed from every gap of
-// every finished measured stream, in ms: exact, where the simulator's
+// every finished measured stream, in ms, and the sorted gaps: exact, where the simulator's
 // histogram is within 0.1 %.
-func exactPooled(r *sim.Result) Dist {
+func exactPooled(r *sim.Result, ps []float64) (Dist, []float64) {
 	n := 0
 	for i := range r.Measured.Streams {
 		n += len(r.Measured.Streams[i].Gaps)
 	}
 	if n == 0 {
-		return Dist{}
+		return Dist{}, nil
 	}
 	gaps := make([]float64, 0, n)
 	for i := range r.Streams {
@@ -62,5 +62,5 @@ func exactPooled(r *sim.Result) Dist {
 		}
 	}
 	slices.Sort(gaps)
-	return distOf(gaps)
+	return distOf(gaps, ps), gaps
 }

@@ -1,30 +1,14 @@
 package reports
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 
 	"github.com/itlsim/itlsim/scheduler"
 	"github.com/itlsim/itlsim/sim"
-	"github.com/itlsim/itlsim/sim/quantile"
 )
-
-// Dist summarizes a latency distribution in milliseconds.
-type Dist struct {
-	Mean float64 `json:"mean"`
-	P50  float64 `json:"p50"`
-	P90  float64 `json:"p90"`
-	P99  float64 `json:"p99"`
-	Max  float64 `json:"max"`
-}
-
-// Spread summarizes a per-stream statistic across streams.
-type Spread struct {
-	P50 float64 `json:"p50"`
-	P90 float64 `json:"p90"`
-	P99 float64 `json:"p99"`
-	Max float64 `json:"max"`
-}
 
 // Preemptions counts preemptions by mode.
 type Preemptions struct {
@@ -33,8 +17,10 @@ type Preemptions struct {
 }
 
 // Summary is one run's figures: the "summary" object of the JSON contract.
-// Times are milliseconds; shares are in [0,1]. Fields whose population is
-// empty are 0.
+// Times are milliseconds; shares are in [0,1]. A distribution or share
+// whose population is empty (no finished stream, no stream with a gap, no
+// request) is undefined: 0 here, null in JSON (MarshalJSON) and n/a in the
+// tables, never a measured 0.
 type Summary struct {
 	Requests int `json:"requests"`
 	Finished int `json:"finished"`
@@ -67,6 +53,29 @@ type Summary struct {
 	ITLGoodputMS        float64 `json:"itl_goodput_threshold_ms"`
 	SLOGoodput          float64 `json:"slo_goodput"`
 	SLOGoodputPerS      float64 `json:"slo_goodput_per_s"`
+	// TokensPerSPerUser is each stream's decode speed, (output tokens − 1)
+	// / (E2EL − TTFT) in tokens/s, across streams of two tokens or more.
+	TokensPerSPerUser Dist `json:"tokens_per_s_per_user"`
+	// QoE and Fluidity summarize the streams' perceived scores (Andes' QoE,
+	// Etalon's fluidity index) across scored streams.
+	QoE      ScoreSummary `json:"qoe"`
+	Fluidity ScoreSummary `json:"fluidity"`
+	// Percentiles are the percentiles the distributions show.
+	Percentiles []float64 `json:"percentiles"`
+	// Stable is false when the run never reached a steady state: the
+	// waiting queue was still growing at the end of the arrivals, or the
+	// requests finished in the second half of the arrivals fell below 95 %
+	// of those that arrived in it. Figures of an unstable run depend on its
+	// length (the median gap grows with the backlog, so jitter ratios
+	// improve); StableNote says why.
+	Stable     bool    `json:"stable"`
+	StableNote string  `json:"stable_note,omitempty"`
+	OfferedRPS float64 `json:"offered_requests_per_s"`
+	// AchievedRPS is the finishing rate over the same half of the arrivals.
+	AchievedRPS float64 `json:"achieved_requests_per_s"`
+	// SLO holds the run's SLO terms judged (see package reports/slo) for
+	// the tables; the JSON carries them as the run's slo.
+	SLO []SLOOutcome `json:"-"`
 
 	Preemptions    Preemptions `json:"preemptions"`
 	PreemptedShare float64     `json:"preempted_stream_share"`
@@ -120,6 +129,103 @@ type Summary struct {
 	FailedByReason  map[string]int `json:"failed_by_reason,omitempty"`
 	GapsUnavailable bool           `json:"gaps_unavailable,omitempty"`
 	Measured        bool           `json:"measured,omitempty"`
+
+	// pops keeps the sorted populations for any percentile (SLO terms,
+	// gate metrics); nil in a summary read back from JSON.
+	pops *populations
+}
+
+// ScoreSummary summarizes a per-stream score in [0, 1] across streams.
+type ScoreSummary struct {
+	N    int     `json:"n"`
+	Mean float64 `json:"mean"`
+	P10  float64 `json:"p10"`
+	P50  float64 `json:"p50"`
+	// BelowShare is the share of scored streams below Below (0.9).
+	BelowShare float64 `json:"share_below"`
+	Below      float64 `json:"below"`
+	// FluidRateP10 and FluidRateP50 summarize the streams' fluid token
+	// rates, tokens/s (fluidity only).
+	FluidRateP10 float64 `json:"fluid_tokens_per_s_p10,omitempty"`
+	FluidRateP50 float64 `json:"fluid_tokens_per_s_p50,omitempty"`
+}
+
+// ScoreBelow is the score under which a stream counts as poorly served.
+const ScoreBelow = 0.9
+
+// MarshalJSON writes null figures for an empty population.
+func (s ScoreSummary) MarshalJSON() ([]byte, error) {
+	type plain ScoreSummary
+	if s.N > 0 {
+		return json.Marshal(plain(s))
+	}
+	return json.Marshal(struct {
+		N          int      `json:"n"`
+		Mean       *float64 `json:"mean"`
+		P10        *float64 `json:"p10"`
+		P50        *float64 `json:"p50"`
+		BelowShare *float64 `json:"share_below"`
+		Below      float64  `json:"below"`
+	}{Below: s.Below})
+}
+
+func scoreSummary(sorted []float64, rates []float64) ScoreSummary {
+	out := ScoreSummary{N: len(sorted), Below: ScoreBelow}
+	if len(sorted) == 0 {
+		return out
+	}
+	d := distOf(sorted, []float64{10, 50})
+	out.Mean, out.P10, out.P50 = d.Mean, d.Q[0].V, d.Q[1].V
+	below, _ := slices.BinarySearch(sorted, ScoreBelow)
+	out.BelowShare = float64(below) / float64(len(sorted))
+	if len(rates) > 0 {
+		r := distOf(rates, []float64{10, 50})
+		out.FluidRateP10, out.FluidRateP50 = r.Q[0].V, r.Q[1].V
+	}
+	return out
+}
+
+// opt is v, or nil when the population is empty.
+func opt(v float64, defined bool) *float64 {
+	if !defined || math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// MarshalJSON writes the summary with its undefined shares as null.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	type plain Summary
+	served := s.Finished + s.Cancelled
+	gaps := !s.GapsUnavailable
+	return json.Marshal(struct {
+		plain
+		UnstableStreamShare *float64 `json:"unstable_stream_share"`
+		ITLGoodput          *float64 `json:"itl_goodput"`
+		SLOGoodput          *float64 `json:"slo_goodput"`
+		PreemptedShare      *float64 `json:"preempted_stream_share"`
+		StalledStreamShare  *float64 `json:"stalled_stream_share"`
+	}{
+		plain:               plain(s),
+		UnstableStreamShare: opt(s.UnstableStreamShare, gaps && s.StreamsWithGaps > 0),
+		ITLGoodput:          opt(s.ITLGoodput, gaps && served > 0),
+		SLOGoodput:          opt(s.SLOGoodput, s.Requests > 0),
+		PreemptedShare:      opt(s.PreemptedShare, served > 0 && !s.Measured),
+		StalledStreamShare:  opt(s.StalledStreamShare, gaps && served > 0),
+	})
+}
+
+// Served is the number of streams the per-stream figures cover: finished
+// (and, in the server view, cancelled) ones.
+func (s *Summary) Served() int { return s.Finished + s.Cancelled }
+
+// Unserved is the share of requests rejected or failed; undefined (false)
+// without requests.
+func (s *Summary) Unserved() (float64, bool) {
+	if s.Requests == 0 {
+		return 0, false
+	}
+	return float64(s.Rejected+s.Failed) / float64(s.Requests), true
 }
 
 func ms(ns float64) float64 { return ns / 1e6 }
@@ -129,28 +235,6 @@ func share(n, d int) float64 {
 		return 0
 	}
 	return float64(n) / float64(d)
-}
-
-func distOf(sorted []float64) Dist {
-	if len(sorted) == 0 {
-		return Dist{}
-	}
-	var s float64
-	for _, v := range sorted {
-		s += v
-	}
-	return Dist{
-		Mean: s / float64(len(sorted)),
-		P50:  quantile.Linear(sorted, 0.50),
-		P90:  quantile.Linear(sorted, 0.90),
-		P99:  quantile.Linear(sorted, 0.99),
-		Max:  sorted[len(sorted)-1],
-	}
-}
-
-func spreadOf(sorted []float64) Spread {
-	d := distOf(sorted)
-	return Spread{P50: d.P50, P90: d.P90, P99: d.P99, Max: d.Max}
 }
 
 // DeliverySummary counts the delivery path's events.
@@ -190,6 +274,21 @@ type SpecSummary struct {
 // Summarize computes a run's summary under the thresholds in m. It sorts
 // copies, never the result's own slices.
 func Summarize(r *sim.Result, m sim.MetricsConfig) Summary {
+	return SummarizeWith(r, m, Options{})
+}
+
+// Options refine a summary.
+type Options struct {
+	// ClassSLO[k] holds the SLO limits of the requests of class k (the
+	// result's ClassNames[k]) when it has its own; a zero entry (or none)
+	// judges the class by the run's limits.
+	ClassSLO []sim.SLO
+}
+
+// SummarizeWith is Summarize with each request judged by its class's SLO
+// limits.
+func SummarizeWith(r *sim.Result, m sim.MetricsConfig, o Options) Summary {
+	ps := choose(m.Percentiles)
 	s := Summary{
 		Requests:            r.Requests,
 		Finished:            r.Finished,
@@ -207,6 +306,8 @@ func Summarize(r *sim.Result, m sim.MetricsConfig) Summary {
 		StallStreamsByCause: map[string]float64{},
 		Steps:               r.Steps,
 		KVBlocks:            r.KVBlocks,
+		Percentiles:         slices.Clone(ps),
+		pops:                &populations{},
 	}
 	for why, n := range r.Rejected {
 		if n > 0 {
@@ -232,7 +333,7 @@ func Summarize(r *sim.Result, m sim.MetricsConfig) Summary {
 	}
 	gapless := noGaps(r)
 
-	var ttft, tpot, e2el, p50, p99, maxGap, jitter []float64
+	var ttft, tpot, e2el, p50, p99, maxGap, jitter, qoe, fluid, rate, tps []float64
 	good, sloGood, unstable, stalled, preempted := 0, 0, 0, 0, 0
 	theta := m.ITLGoodputMS * 1e6
 	for i := range r.Streams {
@@ -247,12 +348,20 @@ func Summarize(r *sim.Result, m sim.MetricsConfig) Summary {
 		e2el = append(e2el, ms(t.e2el))
 		if st.OutputTokens >= 2 {
 			tpot = append(tpot, ms(t.tpot))
+			if t.tpot > 0 {
+				tps = append(tps, 1e9/t.tpot)
+			}
 		}
 		if st.Preemptions > 0 {
 			preempted++
 		}
 		if st.Stalls > 0 {
 			stalled++
+		}
+		if st.Scored {
+			qoe = append(qoe, float64(st.QoE))
+			fluid = append(fluid, float64(st.Fluidity))
+			rate = append(rate, float64(st.FluidRate))
 		}
 		if gapless {
 			// Nothing is known of the stream's gaps.
@@ -273,29 +382,38 @@ func Summarize(r *sim.Result, m sim.MetricsConfig) Summary {
 				good++
 			}
 		}
-		if meetsSLO(t, m.SLO) {
+		limits := m.SLO
+		if c := int(st.Class); c >= 0 && c < len(o.ClassSLO) && !o.ClassSLO[c].IsZero() {
+			limits = o.ClassSLO[c]
+		}
+		if meetsSLO(st, t, limits, gapless) {
 			sloGood++
 		}
 	}
-	for _, xs := range [][]float64{ttft, tpot, e2el, p50, p99, maxGap, jitter} {
+	for _, xs := range [][]float64{ttft, tpot, e2el, p50, p99, maxGap, jitter, qoe, fluid, rate, tps} {
 		slices.Sort(xs)
 	}
-	s.TTFT, s.TPOT, s.E2EL = distOf(ttft), distOf(tpot), distOf(e2el)
-	s.StreamP50ITL, s.StreamP99ITL, s.StreamMaxGap, s.StreamJitter = spreadOf(p50), spreadOf(p99), spreadOf(maxGap), spreadOf(jitter)
+	s.TTFT, s.TPOT, s.E2EL = distOf(ttft, ps), distOf(tpot, ps), distOf(e2el, ps)
+	s.StreamP50ITL, s.StreamP99ITL, s.StreamMaxGap, s.StreamJitter = distOf(p50, ps), distOf(p99, ps), distOf(maxGap, ps), distOf(jitter, ps)
+	s.TokensPerSPerUser = distOf(tps, ps)
+	s.QoE, s.Fluidity = scoreSummary(qoe, nil), scoreSummary(fluid, rate)
+	pp := s.pops
+	pp.sorted[PopTTFT], pp.sorted[PopTPOT], pp.sorted[PopE2EL] = ttft, tpot, e2el
+	pp.sorted[PopStreamP99ITL], pp.sorted[PopStreamMaxGap], pp.sorted[PopJitter] = p99, maxGap, jitter
+	pp.sorted[PopQoE], pp.sorted[PopFluidity], pp.sorted[PopTokensPerSPerUser] = qoe, fluid, tps
+	pp.single = s.SingleChunkStreams
 	if r.Measured != nil {
-		s.ITLPooled = exactPooled(r)
-	} else if h := r.Pooled; h != nil && h.N > 0 {
-		s.ITLPooled = Dist{
-			Mean: ms(h.Mean()), P50: ms(h.Quantile(0.5)), P90: ms(h.Quantile(0.9)),
-			P99: ms(h.Quantile(0.99)), Max: ms(float64(h.Max)),
-		}
+		var gaps []float64
+		s.ITLPooled, gaps = exactPooled(r, ps)
+		pp.sorted[PopITL] = gaps
+	} else if h := r.Pooled; h != nil {
+		s.ITLPooled = histDist(h, ps)
+		pp.pooled = h
 	}
-	if h := r.PerToken; h != nil && h.N > 0 {
-		s.ITLPerToken = Dist{
-			Mean: ms(h.Mean()), P50: ms(h.Quantile(0.5)), P90: ms(h.Quantile(0.9)),
-			P99: ms(h.Quantile(0.99)), Max: ms(float64(h.Max)),
-		}
+	if gapless {
+		s.ITLPooled = Dist{}
 	}
+	s.ITLPerToken = histDist(r.PerToken, ps)
 	if sp := &r.Spec; specOn(r) {
 		ss := &SpecSummary{Method: r.SpecMethod, K: r.SpecK, VerifySteps: sp.Steps, Drafted: sp.Drafted,
 			Accepted: sp.Accepted, DraftS: sp.DraftTime.Seconds(), FallbackStreams: sp.Fallbacks,
@@ -354,13 +472,23 @@ func Summarize(r *sim.Result, m sim.MetricsConfig) Summary {
 	for i := range r.Streams {
 		s.Stalls += r.Streams[i].Stalls
 	}
+	s.stability(r)
 	return s
 }
 
 func specOn(r *sim.Result) bool { return r.SpecMethod != "" }
 
-// meetsSLO applies vLLM's --goodput rule: every limit given is met.
-func meetsSLO(t streamTimes, slo sim.SLO) bool {
+// meetsSLO applies vLLM's --goodput rule: every limit given is met; the
+// stream's own gap limits too (unknown gaps meet them).
+func meetsSLO(st *sim.StreamSummary, t streamTimes, slo sim.SLO, gapless bool) bool {
+	if !gapless && st.HasGaps() {
+		if slo.StreamP99ITLMS > 0 && ms(st.GapP99) > slo.StreamP99ITLMS {
+			return false
+		}
+		if slo.StreamMaxGapMS > 0 && ms(t.maxGap) > slo.StreamMaxGapMS {
+			return false
+		}
+	}
 	if slo.TTFTMS > 0 && ms(t.ttft) > slo.TTFTMS {
 		return false
 	}
@@ -379,4 +507,84 @@ func finite(v float64) float64 {
 		return 0
 	}
 	return v
+}
+
+// stability judges whether the run reached a steady state (see
+// Summary.Stable): over the second half of the arrival window, the
+// admitted requests that finished against those that arrived, and the
+// waiting queue of its last quarter against its second quarter. In a
+// steady state the two counts differ only by the change of the number in
+// flight, whose standard deviation is about √(2L) for L in flight on
+// average (Little's law, Poisson arrivals; batching adds to it), so a
+// shortfall counts only when it is also beyond 4√(2L). Runs of fewer than 40 admitted arrivals in that
+// half are too short to judge and count as stable.
+func (s *Summary) stability(r *sim.Result) {
+	s.Stable = true
+	first, last, n := sim.Time(0), sim.Time(0), 0
+	for i := range r.Streams {
+		st := &r.Streams[i]
+		if st.Status == sim.StatusRejected {
+			continue
+		}
+		if n == 0 || st.Arrival < first {
+			first = st.Arrival
+		}
+		last = max(last, st.Arrival)
+		n++
+	}
+	if n < 2 || last <= first {
+		return
+	}
+	mid := first + (last-first)/2
+	arrived, done := 0, 0
+	var busy float64 // Σ time in flight within [mid, last], ns
+	for i := range r.Streams {
+		st := &r.Streams[i]
+		if st.Status == sim.StatusRejected {
+			continue
+		}
+		if st.Arrival >= mid {
+			arrived++
+		}
+		end := st.Arrival + st.E2EL
+		if st.Status != sim.StatusFailed && end >= mid && end <= last {
+			done++
+		}
+		if from, to := max(st.Arrival, mid), min(end, last); to > from {
+			busy += float64(to - from)
+		}
+	}
+	width := (last - mid).Seconds()
+	s.OfferedRPS, s.AchievedRPS = float64(arrived)/width, float64(done)/width
+	if arrived < 40 {
+		return
+	}
+	inFlight := busy / float64(last-mid)
+	if short := float64(arrived - done); float64(done) < 0.95*float64(arrived) && short > 4*math.Sqrt(2*max(inFlight, 1)) {
+		s.Stable = false
+		s.StableNote = fmt.Sprintf("over the second half of the arrivals %.2f requests/s finished, below 95 %% of the %.2f/s that arrived: the backlog grew",
+			s.AchievedRPS, s.OfferedRPS)
+		return
+	}
+	// The waiting queue, time-weighted, over quarters of the arrival window.
+	q := (last - first) / 4
+	mean := func(from, to sim.Time) float64 {
+		iv := r.Series.Interval
+		var sum, w float64
+		for i := range r.Series.Buckets {
+			b := &r.Series.Buckets[i]
+			if b.Start >= from && b.Start+iv <= to {
+				sum += b.WaitingNS
+				w += float64(iv)
+			}
+		}
+		if w == 0 {
+			return 0
+		}
+		return sum / w
+	}
+	if q2, q4 := mean(first+q, first+2*q), mean(first+3*q, last); q4 > 2*q2+5 {
+		s.Stable = false
+		s.StableNote = fmt.Sprintf("the waiting queue grew from %.1f requests in the second quarter of the arrivals to %.1f in the last", q2, q4)
+	}
 }

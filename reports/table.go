@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -40,11 +41,21 @@ func summaryRows(runs []Run) []row {
 	thr := 400.0
 	stall := 250.0
 	jit := 5.0
+	ps := DefaultPercentiles
 	if len(runs) > 0 {
 		thr = runs[0].Summary.ITLGoodputMS
 		stall = runs[0].Summary.StallThresholdMS
 		jit = runs[0].Config.Metrics.UnstableJitter
+		ps = choose(runs[0].Summary.Percentiles)
 	}
+	var keys []string
+	for _, p := range ps {
+		keys = append(keys, PercentileKey(p))
+	}
+	latHead := "mean/" + strings.Join(keys, "/")
+	streamHead := strings.Join(keys, "/") + "/max"
+	dist := func(d Dist) string { return distCells(d, ps) }
+	spread := func(d Dist) string { return spreadCells(d, ps) }
 	rows := []row{
 		section("REQUESTS"),
 		{"finished / arrived", func(s *Summary) string {
@@ -54,27 +65,62 @@ func summaryRows(runs []Run) []row {
 			return fmt.Sprintf("%d / %d", s.Finished, s.Requests)
 		}},
 		{"rejected", func(s *Summary) string { return strconv.Itoa(s.Rejected) }},
+		{"steady state", func(s *Summary) string {
+			if s.Stable {
+				return "yes"
+			}
+			return "NO: backlog grew (see warning)"
+		}},
 		{"duration s", func(s *Summary) string { return f1(s.DurationS) }},
 		{"requests/s", func(s *Summary) string { return f2(s.RequestsPerS) }},
 		{"output tokens/s", func(s *Summary) string { return f1(s.OutputTokensPerS) }},
-		section("LATENCY ms: mean/p50/p99"),
-		{"TTFT", func(s *Summary) string { return dist3(s.TTFT) }},
-		{"TPOT", func(s *Summary) string { return dist3(s.TPOT) }},
-		{"E2EL", func(s *Summary) string { return dist3(s.E2EL) }},
-		{"ITL pooled (vLLM)", gapCell(func(s *Summary) string { return dist3(s.ITLPooled) })},
-		section("PER STREAM ms: p50/p90/p99/max"),
-		{"stream p99 ITL", gapCell(func(s *Summary) string { return spread4(s.StreamP99ITL) })},
-		{"stream max gap", gapCell(func(s *Summary) string { return spread4(s.StreamMaxGap) })},
-		{"jitter ratio p99/p50", gapCell(func(s *Summary) string { return spread4(s.StreamJitter) })},
-		{fmt.Sprintf("unstable (jitter > %g)", jit), gapCell(func(s *Summary) string { return pct(s.UnstableStreamShare) })},
-		{fmt.Sprintf("ITL goodput (max gap ≤ %g ms)", thr), gapCell(func(s *Summary) string { return pct(s.ITLGoodput) })},
-		{"SLO goodput", func(s *Summary) string { return pct(s.SLOGoodput) }},
+		section("LATENCY ms: " + latHead),
+		{"TTFT", func(s *Summary) string { return dist(s.TTFT) }},
+		{"TPOT", func(s *Summary) string { return dist(s.TPOT) }},
+		{"E2EL", func(s *Summary) string { return dist(s.E2EL) }},
+		{"ITL pooled (vLLM)", gapCell(func(s *Summary) string { return dist(s.ITLPooled) })},
+		section("PER STREAM ms: " + streamHead),
+		{"stream p99 ITL", gapCell(func(s *Summary) string { return spread(s.StreamP99ITL) })},
+		{"stream max gap", gapCell(func(s *Summary) string { return spread(s.StreamMaxGap) })},
+		{"jitter ratio p99/p50", gapCell(func(s *Summary) string { return spread(s.StreamJitter) })},
+		{fmt.Sprintf("unstable (jitter > %g)", jit), gapCell(func(s *Summary) string { return pctOf(s.UnstableStreamShare, s.StreamsWithGaps > 0) })},
+		{fmt.Sprintf("ITL goodput (max gap ≤ %g ms)", thr), gapCell(func(s *Summary) string { return pctOf(s.ITLGoodput, s.Served() > 0) })},
+		{"SLO goodput", func(s *Summary) string { return pctOf(s.SLOGoodput, s.Requests > 0) }},
+		section(fmt.Sprintf("PERCEIVED: mean/p10/p50, share < %g", ScoreBelow)),
+		{"QoE (Andes)", func(s *Summary) string { return scoreCells(s.QoE) }},
+		{"fluidity index (Etalon)", func(s *Summary) string { return scoreCells(s.Fluidity) }},
+		{"fluid tokens/s p10/p50", func(s *Summary) string {
+			if s.Fluidity.N == 0 {
+				return "n/a"
+			}
+			return f1(s.Fluidity.FluidRateP10) + "/" + f1(s.Fluidity.FluidRateP50)
+		}},
 		section("KV CACHE"),
 		{"preemptions recompute / swap", serverCell(func(s *Summary) string {
 			return fmt.Sprintf("%d / %d", s.Preemptions.Recompute, s.Preemptions.Swap)
 		})},
-		{"preempted streams", serverCell(func(s *Summary) string { return pct(s.PreemptedShare) })},
+		{"preempted streams", serverCell(func(s *Summary) string { return pctOf(s.PreemptedShare, s.Served() > 0) })},
 		{"prefix cache hit rate", serverCell(func(s *Summary) string { return pct(s.PrefixCacheHitRate) })},
+	}
+	var terms []string
+	for i := range runs {
+		for _, o := range runs[i].Summary.SLO {
+			if !slices.Contains(terms, o.Term) {
+				terms = append(terms, o.Term)
+			}
+		}
+	}
+	if len(terms) > 0 {
+		rows = append(rows, section("SLOs: verdict (value, margin)"))
+		for _, term := range terms {
+			rows = append(rows, row{term, func(s *Summary) string {
+				i := slices.IndexFunc(s.SLO, func(o SLOOutcome) bool { return o.Term == term })
+				if i < 0 {
+					return "-"
+				}
+				return sloCell(s.SLO[i])
+			}})
+		}
 	}
 	anySpec := false
 	for i := range runs {
@@ -96,7 +142,7 @@ func summaryRows(runs []Run) []row {
 			row{"mean acceptance length", spec(func(p *SpecSummary) string { return f2(p.MeanAcceptanceLength) })},
 			row{"tokens per step", spec(func(p *SpecSummary) string { return f2(p.TokensPerStep) })},
 			row{"fallback streams", spec(func(p *SpecSummary) string { return strconv.Itoa(p.FallbackStreams) })},
-			row{"ITL per token", func(s *Summary) string { return dist3(s.ITLPerToken) }},
+			row{"ITL per token", func(s *Summary) string { return dist(s.ITLPerToken) }},
 		)
 	}
 	var classNames []string
@@ -109,15 +155,35 @@ func summaryRows(runs []Run) []row {
 	}
 	slices.Sort(classNames)
 	if len(classNames) > 0 {
-		rows = append(rows, section("BY CLASS: n, TTFT p99, ITL p99, SLO"))
+		rows = append(rows, section("BY CLASS (ms)"))
 		for _, name := range classNames {
-			rows = append(rows, row{name, func(s *Summary) string {
-				c := s.ByClass[name]
-				if c == nil {
-					return "-"
+			cls := func(f func(c *Summary) string) func(s *Summary) string {
+				return func(s *Summary) string {
+					c := s.ByClass[name]
+					if c == nil {
+						return "-"
+					}
+					return f(c)
 				}
-				return fmt.Sprintf("%d, %s, %s, %s", c.Requests, f1(c.TTFT.P99), f1(c.StreamP99ITL.P99), pct(c.SLOGoodput))
-			}})
+			}
+			gap := func(c *Summary, f func() string) string {
+				if c.GapsUnavailable {
+					return NA
+				}
+				return f()
+			}
+			rows = append(rows,
+				row{name, cls(func(c *Summary) string {
+					return fmt.Sprintf("%d requests, TTFT p99 %s, SLO goodput %s", c.Requests, opt1(c.TTFT.P99, c.TTFT.N > 0), pctOf(c.SLOGoodput, c.Requests > 0))
+				})},
+				row{name + " streams", cls(func(c *Summary) string {
+					return fmt.Sprintf("stream p99 ITL p99 %s, max gap p99 %s, ITL goodput %s, QoE mean %s; pooled ITL p99 %s",
+						gap(c, func() string { return opt1(c.StreamP99ITL.P99, c.StreamP99ITL.N > 0) }),
+						gap(c, func() string { return opt1(c.StreamMaxGap.P99, c.StreamMaxGap.N > 0) }),
+						gap(c, func() string { return pctOf(c.ITLGoodput, c.Served() > 0) }),
+						opt2(c.QoE.Mean, c.QoE.N > 0),
+						gap(c, func() string { return opt1(c.ITLPooled.P99, c.ITLPooled.N > 0) }))
+				})})
 		}
 	}
 	anyDelivery := false
@@ -146,15 +212,15 @@ func summaryRows(runs []Run) []row {
 			row{"server finished / cancelled", srv(func(s *Summary) string {
 				return fmt.Sprintf("%d / %d", s.Finished, s.Cancelled)
 			})},
-			row{"server TTFT", srv(func(s *Summary) string { return dist3(s.TTFT) })},
-			row{"server TPOT", srv(func(s *Summary) string { return dist3(s.TPOT) })},
-			row{"server E2EL", srv(func(s *Summary) string { return dist3(s.E2EL) })},
-			row{"server ITL pooled", srv(func(s *Summary) string { return dist3(s.ITLPooled) })},
-			row{"server stream p99 ITL", srv(func(s *Summary) string { return spread4(s.StreamP99ITL) })},
-			row{"server stream max gap", srv(func(s *Summary) string { return spread4(s.StreamMaxGap) })},
-			row{"server jitter ratio", srv(func(s *Summary) string { return spread4(s.StreamJitter) })},
+			row{"server TTFT", srv(func(s *Summary) string { return dist(s.TTFT) })},
+			row{"server TPOT", srv(func(s *Summary) string { return dist(s.TPOT) })},
+			row{"server E2EL", srv(func(s *Summary) string { return dist(s.E2EL) })},
+			row{"server ITL pooled", srv(func(s *Summary) string { return dist(s.ITLPooled) })},
+			row{"server stream p99 ITL", srv(func(s *Summary) string { return spread(s.StreamP99ITL) })},
+			row{"server stream max gap", srv(func(s *Summary) string { return spread(s.StreamMaxGap) })},
+			row{"server jitter ratio", srv(func(s *Summary) string { return spread(s.StreamJitter) })},
 			row{"server unstable / ITL goodput", srv(func(s *Summary) string {
-				return pct(s.UnstableStreamShare) + " / " + pct(s.ITLGoodput)
+				return pctOf(s.UnstableStreamShare, s.StreamsWithGaps > 0) + " / " + pctOf(s.ITLGoodput, s.Served() > 0)
 			})},
 			row{"smoothing start-up delay ms", del(func(d *DeliverySummary) string { return f1(d.StartupDelayMS) })},
 			row{"losses / reconnects / failed", del(func(d *DeliverySummary) string {
@@ -169,12 +235,12 @@ func summaryRows(runs []Run) []row {
 	rows = append(rows,
 		section(fmt.Sprintf("STALLS > %g ms: ms (streams hit)", stall)),
 		row{"stalls / stalled streams", gapCell(func(s *Summary) string {
-			return fmt.Sprintf("%d / %s", s.Stalls, pct(s.StalledStreamShare))
+			return fmt.Sprintf("%d / %s", s.Stalls, pctOf(s.StalledStreamShare, s.Served() > 0))
 		})})
 	for _, c := range sim.Causes() {
 		name := c.String()
 		rows = append(rows, row{name, gapCell(serverCell(func(s *Summary) string {
-			return fmt.Sprintf("%s (%s)", f1(s.StallMSByCause[name]), pct(s.StallStreamsByCause[name]))
+			return fmt.Sprintf("%s (%s)", f1(s.StallMSByCause[name]), pctOf(s.StallStreamsByCause[name], s.Served() > 0))
 		}))})
 	}
 	return rows
@@ -202,14 +268,105 @@ func gapCell(cell func(s *Summary) string) func(s *Summary) string {
 	}
 }
 
-func dist3(d Dist) string { return f1(d.Mean) + "/" + f1(d.P50) + "/" + f1(d.P99) }
-func spread4(s Spread) string {
-	return f1(s.P50) + "/" + f1(s.P90) + "/" + f1(s.P99) + "/" + f1(s.Max)
+// NA is what a table shows for a figure of an empty population.
+const NA = "n/a"
+
+// distCells prints mean and the percentiles ps of d, n/a when empty.
+func distCells(d Dist, ps []float64) string {
+	if d.N == 0 {
+		return NA
+	}
+	out := f1(d.Mean)
+	for _, p := range ps {
+		v, _ := d.At(p)
+		out += "/" + f1(v)
+	}
+	return out
+}
+
+// spreadCells prints the percentiles ps and max of d, n/a when empty.
+func spreadCells(d Dist, ps []float64) string {
+	if d.N == 0 {
+		return NA
+	}
+	var out string
+	for _, p := range ps {
+		v, _ := d.At(p)
+		out += f1(v) + "/"
+	}
+	return out + f1(d.Max)
+}
+
+func scoreCells(s ScoreSummary) string {
+	if s.N == 0 {
+		return NA
+	}
+	return f2(s.Mean) + "/" + f2(s.P10) + "/" + f2(s.P50) + ", " + pct(s.BelowShare)
+}
+
+func pctOf(v float64, defined bool) string {
+	if !defined {
+		return NA
+	}
+	return pct(v)
+}
+
+func opt1(v float64, defined bool) string {
+	if !defined {
+		return NA
+	}
+	return f1(v)
+}
+
+func opt2(v float64, defined bool) string {
+	if !defined {
+		return NA
+	}
+	return f2(v)
+}
+
+// sloCell prints a term's verdict with its value and margin.
+func sloCell(o SLOOutcome) string {
+	v := "PASS"
+	if !o.Pass {
+		v = "FAIL"
+	}
+	if o.Value == nil {
+		return v + " (undefined: " + o.Note + ")"
+	}
+	return fmt.Sprintf("%s (%s, margin %s)", v, unitText(*o.Value, o.Unit), unitText(*o.Margin, o.Unit))
+}
+
+// unitText prints v in unit: ms, tokens/s, share (as %), score or ratio.
+func unitText(v float64, unit string) string {
+	switch unit {
+	case "ms":
+		return f1(v) + " ms"
+	case "share":
+		return strconv.FormatFloat(finite(v)*100, 'f', 1, 64) + "%"
+	case "tokens/s":
+		return f1(v) + "/s"
+	}
+	return f2(v)
 }
 
 // WriteSummaryTable prints the runs side by side: one row per metric, one
-// column per run. FormatMarkdown gives a table for pull-request comments.
+// column per run, then a warning line for each run that never reached a
+// steady state. FormatMarkdown gives a table for pull-request comments.
 func WriteSummaryTable(w io.Writer, runs []Run, f Format) error {
+	if err := WriteSummaryRows(w, runs, f); err != nil {
+		return err
+	}
+	for i := range runs {
+		if s := &runs[i].Summary; !s.Stable {
+			fmt.Fprintf(w, "warning: run %s did not reach a steady state: %s; its figures depend on the run's length.\n", Printable(runs[i].Name), s.StableNote)
+		}
+	}
+	return nil
+}
+
+// WriteSummaryRows is WriteSummaryTable without the warnings: the table alone.
+func WriteSummaryRows(w io.Writer, runs []Run, f Format) error {
 	name := Printable
 	if f == FormatMarkdown {
 		name = MarkdownCell

@@ -74,6 +74,14 @@ type StreamSummary struct {
 	Causes       uint32 // bit c set when cause c had a part in one of its stalls
 	Preemptions  int
 	Class        int16 // index into Result.ClassNames; -1 for none
+	// Perceived scores, filled in by package reports from the stream's
+	// timeline after the run (the engine leaves them zero; Scored false):
+	// Andes' QoE and Etalon's fluidity index in [0, 1], and the fluid
+	// token rate in tokens/s.
+	Scored    bool
+	QoE       float32
+	Fluidity  float32
+	FluidRate float32
 }
 
 // HasGaps reports whether the stream has at least one gap.

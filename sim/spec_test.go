@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/itlsim/itlsim/reports"
@@ -99,7 +100,7 @@ func TestSpecAttributionNamesRejections(t *testing.T) {
 	if s.Spec.AcceptanceRate != 0 || s.Spec.MeanAcceptanceLength != 1 {
 		t.Errorf("acceptance %v, mean length %v; want 0 and 1", s.Spec.AcceptanceRate, s.Spec.MeanAcceptanceLength)
 	}
-	if s.ITLPerToken != s.ITLPooled {
+	if !reflect.DeepEqual(s.ITLPerToken, s.ITLPooled) {
 		t.Errorf("one token per chunk, yet per-token ITL %+v differs from pooled %+v", s.ITLPerToken, s.ITLPooled)
 	}
 }

@@ -30,41 +30,78 @@ type Class struct {
 	// Acceptance is the class's speculative-decoding acceptance model
 	// (e.g. iid:0.9), used instead of spec_decode.acceptance when set.
 	Acceptance string `yaml:"acceptance,omitempty" json:"acceptance,omitempty"`
+	// QoE is the delivery the class's users expect, for the QoE and
+	// fluidity scores (reading a chat answer, glancing at a completion,
+	// listening to a voice reply).
+	QoE ClassQoE `yaml:"qoe,omitempty" json:"qoe,omitzero"`
 }
 
-// ClassSLO holds per-class limits in milliseconds; 0 means no limit.
+// ClassSLO holds per-class limits in milliseconds; 0 means no limit. A
+// request of the class meets its SLO (and counts in the run's SLO goodput)
+// when it meets every limit given.
 type ClassSLO struct {
 	TTFTMS float64 `yaml:"ttft_ms" json:"ttft_ms"`
 	TPOTMS float64 `yaml:"tpot_ms" json:"tpot_ms"`
 	E2ELMS float64 `yaml:"e2el_ms" json:"e2el_ms"`
+	// StreamP99ITLMS limits the stream's own p99 gap; StreamMaxGapMS its
+	// largest gap (a freeze a person notices).
+	StreamP99ITLMS float64 `yaml:"stream_p99_itl_ms,omitempty" json:"stream_p99_itl_ms,omitempty"`
+	StreamMaxGapMS float64 `yaml:"stream_max_gap_ms,omitempty" json:"stream_max_gap_ms,omitempty"`
 }
 
-// classPresets are the built-in classes. Their lengths and limits are
-// assumptions chosen to be typical of each kind of traffic, not
-// measurements: chat follows the default chat workload (see DefaultConfig);
-// RAG has long retrieved contexts and short answers; code completion short
-// outputs under tight limits, with predictable text (high acceptance);
-// batch report generation long outputs and no interactivity (low priority,
-// only an end-to-end limit); reasoning short prompts and very long outputs.
+// ClassQoE is the delivery a class's users expect (see sim.QoE): 0 takes
+// the run's metrics.qoe.
+type ClassQoE struct {
+	ExpectedTTFTMS float64 `yaml:"expected_ttft_ms,omitempty" json:"expected_ttft_ms,omitempty"`
+	TokensPerS     float64 `yaml:"tokens_per_s,omitempty" json:"tokens_per_s,omitempty"`
+}
+
+// classPresets are the built-in classes. Their lengths are assumptions
+// chosen to be typical of each kind of traffic, not measurements: chat
+// follows the default chat workload (see DefaultConfig); RAG has long
+// retrieved contexts and short answers; code completion short outputs with
+// predictable text (high acceptance); batch report generation long
+// outputs; reasoning short prompts and very long outputs.
+//
+// Their limits follow the latency budgets stated for each surface:
+//   - TTFT: from Nielsen's response-time limits ("Response Times: The 3
+//     Important Limits", Nielsen Norman Group: 0.1 s feels instantaneous,
+//     1 s keeps the flow of thought, 10 s keeps attention). Code
+//     completion 100 ms: an inline suggestion must feel instantaneous while
+//     the user types. Chat 500 ms: well inside the 1 s flow limit, the
+//     budget commonly stated for chat. RAG and reasoning 2 s: a
+//     retrieval-sized prompt or a thinking phase the user knows to wait
+//     for, still far inside the 10 s attention limit.
+//   - TPOT: at least reading speed. People read about 4–5 words a second
+//     (Brysbaert 2019, ~238 words/min silent reading), about 6 tokens/s at
+//     4/3 tokens a word; a TPOT of 50 ms (20 tokens/s) keeps a stream three
+//     times ahead of a fast reader for chat and RAG, 100 ms (10 tokens/s)
+//     for reasoning traces people skim.
+//   - Batch report generation has no interactive limit, only an end-to-end
+//     one (10 minutes).
+//   - Chat, RAG and reasoning also hold each stream's largest gap to 2 s
+//     (a freeze longer than Nielsen's 1 s limit for an uninterrupted flow,
+//     with slack for queueing); code completion to 500 ms.
 var classPresets = map[string]struct {
 	doc string
 	c   Class
 }{
 	"chat": {"interactive chat: ~1k-token prompts, ~250-token answers", Class{
 		InputLen: MustParseDist("lognormal:1024,1024,16,3072"), OutputLen: MustParseDist("lognormal:256,256,16,1024"),
-		SLO: ClassSLO{TTFTMS: 2000, TPOTMS: 100}, Acceptance: "iid:0.7"}},
+		SLO: ClassSLO{TTFTMS: 500, TPOTMS: 50, StreamMaxGapMS: 2000}, Acceptance: "iid:0.7"}},
 	"rag": {"retrieval-augmented answers: ~6k-token contexts, ~200-token answers", Class{
 		InputLen: MustParseDist("lognormal:6000,3000,1024,16000"), OutputLen: MustParseDist("lognormal:200,150,16,800"),
-		SLO: ClassSLO{TTFTMS: 4000, TPOTMS: 100}, Acceptance: "iid:0.75"}},
+		SLO: ClassSLO{TTFTMS: 2000, TPOTMS: 50, StreamMaxGapMS: 2000}, Acceptance: "iid:0.75"}},
 	"code": {"code completion: ~2k-token files, ~60-token completions, tight limits", Class{
 		InputLen: MustParseDist("lognormal:2000,1500,64,8000"), OutputLen: MustParseDist("lognormal:64,64,4,512"),
-		SLO: ClassSLO{TTFTMS: 500, TPOTMS: 50}, Acceptance: "iid:0.85"}},
+		SLO: ClassSLO{TTFTMS: 100, TPOTMS: 50, StreamMaxGapMS: 500}, Acceptance: "iid:0.85",
+		QoE: ClassQoE{ExpectedTTFTMS: 100, TokensPerS: 30}}},
 	"batch-report": {"batch report generation: long outputs, low priority, an end-to-end limit only", Class{
 		InputLen: MustParseDist("lognormal:3000,2000,256,12000"), OutputLen: MustParseDist("lognormal:1500,800,200,4000"),
 		Priority: 10, SLO: ClassSLO{E2ELMS: 600000}, Acceptance: "iid:0.7"}},
 	"reasoning": {"long-output reasoning: short prompts, ~4k-token answers", Class{
 		InputLen: MustParseDist("lognormal:800,600,32,4000"), OutputLen: MustParseDist("lognormal:4000,3000,256,16000"),
-		SLO: ClassSLO{TTFTMS: 2000, TPOTMS: 100}, Acceptance: "iid:0.6"}},
+		SLO: ClassSLO{TTFTMS: 2000, TPOTMS: 100, StreamMaxGapMS: 2000}, Acceptance: "iid:0.6"}},
 }
 
 // mixPresets are built-in workload mixes: class preset → share.
@@ -152,6 +189,9 @@ func (c Config) ResolveClasses() ([]Class, error) {
 			if cl.Acceptance == "" {
 				cl.Acceptance = base.Acceptance
 			}
+			if cl.QoE == (ClassQoE{}) {
+				cl.QoE = base.QoE
+			}
 		}
 		switch {
 		case cl.Name == "":
@@ -162,8 +202,10 @@ func (c Config) ResolveClasses() ([]Class, error) {
 			return nil, fmt.Errorf("%s.share: class %s needs a share in (0, 1e6] (shares are relative weights), got %g", field, cl.Name, cl.Share)
 		case cl.InputLen.IsZero() || cl.OutputLen.IsZero():
 			return nil, fmt.Errorf("%s: class %s needs input_len and output_len (or a preset)", field, cl.Name)
-		case !(cl.SLO.TTFTMS >= 0 && cl.SLO.TPOTMS >= 0 && cl.SLO.E2ELMS >= 0):
+		case !(cl.SLO.TTFTMS >= 0 && cl.SLO.TPOTMS >= 0 && cl.SLO.E2ELMS >= 0 && cl.SLO.StreamP99ITLMS >= 0 && cl.SLO.StreamMaxGapMS >= 0):
 			return nil, fmt.Errorf("%s.slo: limits must be ≥ 0 ms, got %+v", field, cl.SLO)
+		case !(cl.QoE.ExpectedTTFTMS >= 0 && cl.QoE.ExpectedTTFTMS <= 1e9 && cl.QoE.TokensPerS >= 0 && cl.QoE.TokensPerS <= 1e6):
+			return nil, fmt.Errorf("%s.qoe: expected_ttft_ms must be in [0, 1e9] and tokens_per_s in [0, 1e6] (0: the run's), got %+v", field, cl.QoE)
 		}
 		seen[cl.Name] = true
 	}

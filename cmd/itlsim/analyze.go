@@ -14,7 +14,21 @@ import (
 
 // metricFlags binds the thresholds measured streams are judged by.
 type metricFlags struct {
-	m sim.MetricsConfig
+	m           sim.MetricsConfig
+	percentiles string
+}
+
+// config returns the thresholds with --percentiles applied, validated.
+func (mf *metricFlags) config() (sim.MetricsConfig, error) {
+	m := mf.m
+	if mf.percentiles != "" {
+		ps, err := sim.ParsePercentiles(mf.percentiles)
+		if err != nil {
+			return m, fmt.Errorf("--percentiles: %w", err)
+		}
+		m.Percentiles = ps
+	}
+	return m, m.Validate()
 }
 
 func (mf *metricFlags) bind(cmd *cobra.Command) {
@@ -26,12 +40,14 @@ func (mf *metricFlags) bind(cmd *cobra.Command) {
 	f.Var(newMS(&mf.m.SLO.TTFTMS), "slo-ttft", "TTFT limit for SLO goodput, ms or with a unit (2s); 0: none")
 	f.Var(newMS(&mf.m.SLO.TPOTMS), "slo-tpot", "TPOT limit for SLO goodput, ms or with a unit; 0: none")
 	f.Var(newMS(&mf.m.SLO.E2ELMS), "slo-e2el", "E2EL limit for SLO goodput, ms or with a unit; 0: none")
+	f.StringVar(&mf.percentiles, "percentiles", "", "percentiles shown in tables, the JSON summary and gate metric names (default "+mf.m.Percentiles.String()+")")
 }
 
 type analyzeOptions struct {
 	temps *tempFiles
 	measuredFlags
 	metrics     metricFlags
+	slo         sloFlags
 	streamsPath string
 	htmlPath    string
 	echartsJS   string
@@ -74,6 +90,7 @@ table and in the JSON's runs[].source.notes.
 	f.StringVar(&o.htmlPath, "html", "", "write the HTML report to this file")
 	f.StringVar(&o.echartsJS, "echarts-js", "", "with --html: ECharts build to inline (echarts.min.js) so the report draws offline")
 	o.metrics.bind(cmd)
+	o.slo.bind(cmd)
 	return cmd
 }
 
@@ -82,8 +99,15 @@ func (o *analyzeOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	m := o.metrics.m
-	if err := m.Validate(); err != nil {
+	m, err := o.metrics.config()
+	if err != nil {
+		return err
+	}
+	if err := o.slo.applyGoodput(cmd, &m); err != nil {
+		return err
+	}
+	terms, err := o.slo.parse("", nil, nil)
+	if err != nil {
 		return err
 	}
 	files := newOutputs(o.temps)
@@ -105,6 +129,7 @@ func (o *analyzeOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	runs := analyzeRuns(recs, m, true)
+	judge(runs, terms)
 	return outs.write(cmd.OutOrStdout(), runs)
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -103,7 +104,7 @@ func TestAnalyzeReproducesSimulation(t *testing.T) {
 		{"pooled ITL max", gs.ITLPooled.Max, ws.ITLPooled.Max},
 	}
 	for _, c := range exact {
-		if c.got != c.want {
+		if !reflect.DeepEqual(c.got, c.want) {
 			t.Errorf("%s: analyze %v, simulation %v", c.what, c.got, c.want)
 		}
 	}

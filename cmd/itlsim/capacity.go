@@ -88,10 +88,6 @@ func (o *capacityOptions) plan(cmd *cobra.Command, args []string) (*capacityPlan
 	if err := o.st.checkCommon(cmd); err != nil {
 		return nil, err
 	}
-	terms, err := study.ParseTerms(o.st.slo)
-	if err != nil {
-		return nil, err
-	}
 	prices, err := study.ParsePrices(o.prices)
 	if err != nil {
 		return nil, err
@@ -100,9 +96,7 @@ func (o *capacityOptions) plan(cmd *cobra.Command, args []string) (*capacityPlan
 	if err != nil {
 		return nil, err
 	}
-	if err := applyTermThreshold(terms, vs); err != nil {
-		return nil, err
-	}
+	terms, texts := o.st.terms()
 	for _, v := range vs {
 		if err := study.CheckRated(v.Config); err != nil {
 			return nil, err
@@ -136,7 +130,7 @@ func (o *capacityOptions) plan(cmd *cobra.Command, args []string) (*capacityPlan
 			Search *study.Search `json:"search"`
 			SLO    []string      `json:"slo"`
 			Target *study.Target `json:"target"`
-		}{v.Config, p.search, o.st.slo, p.target})
+		}{v.Config, p.search, texts, p.target})
 		if err != nil {
 			return nil, err
 		}

@@ -61,7 +61,7 @@ scheduler:
 	if chat.Requests+batch.Requests != s.Requests || chat.Requests < 200 || batch.Requests < 60 {
 		t.Fatalf("class requests %d + %d of %d", chat.Requests, batch.Requests, s.Requests)
 	}
-	if !strings.Contains(batch.SLOLimits, "e2el_ms=600000") || !strings.Contains(chat.SLOLimits, "ttft_ms=2000") {
+	if !strings.Contains(batch.SLOLimits, "e2el_ms=600000") || !strings.Contains(chat.SLOLimits, "ttft_ms=500") {
 		t.Errorf("class SLOs: chat %q, batch %q", chat.SLOLimits, batch.SLOLimits)
 	}
 	if batch.TTFT.Mean <= chat.TTFT.Mean {

@@ -107,7 +107,7 @@ type runOutputs struct {
 const summaryCSVUsage = "write one CSV row per run (the summary's figures, columns named as in the JSON) to this file"
 
 func (o runOutputs) write(w io.Writer, runs []reports.Run) error {
-	doc := reports.Document{Scenario: runs[0].Config, Runs: runs}
+	doc := reports.Document{SchemaVersion: reports.SchemaVersion, Scenario: runs[0].Config, Runs: runs}
 	if o.json != nil {
 		if err := o.json.write(func(f *os.File) error { return writeJSON(f, doc) }); err != nil {
 			return err

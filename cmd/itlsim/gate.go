@@ -13,6 +13,7 @@ import (
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/gate"
 	"github.com/itlsim/itlsim/reports/ingest"
+	"github.com/itlsim/itlsim/reports/slo"
 	"github.com/itlsim/itlsim/sim"
 )
 
@@ -37,18 +38,33 @@ type gateOptions struct {
 	jsonPath     string
 	htmlPath     string
 	echartsJS    string
+	slo          sloFlags
+	class        string
 }
 
 func newGateCmd(temps *tempFiles) *cobra.Command {
 	o := &gateOptions{temps: temps, opts: gate.DefaultOptions()}
 	cmd := &cobra.Command{
-		Use:   "gate --baseline A --candidate B",
-		Short: "Fail (exit 1) when the candidate's streams regress beyond a tolerance against the baseline's",
+		Use:   "gate --baseline A --candidate B | gate --candidate B --slo TERM...",
+		Short: "Fail (exit 1) when the candidate's streams regress beyond a tolerance against the baseline's, or miss an SLO",
 		Long: `Compare a candidate against a baseline, metric by metric, and fail when the
 candidate is worse beyond the tolerance. A and B are results of itlsim run
 --json (or itlsim analyze --json) or measured stream files (anything itlsim
-analyze reads). The default metric is the p99 across streams of each stream's
-p99 ITL.
+analyze reads). The default metrics are held together: the p99 across streams
+of each stream's p99 ITL, the p99 across streams of each stream's largest gap
+(a freeze: a stream's own p99 over 200 gaps ignores its two largest) and ITL
+goodput (streams that never froze longer than θ, 400 ms by default). Every
+comparison also holds unserved_share, the share of requests rejected or
+failed, so a candidate cannot pass by serving fewer requests. A metric that
+is undefined on one side (no finished stream) fails and says so.
+
+Absolute mode: without --baseline, --slo terms judge the candidate alone,
+for release rules such as "P99 TTFT must stay under 500 ms":
+
+  itlsim gate --candidate pr.json --slo 'ttft:p99<=500ms' --slo 'itl-goodput>=99%@400ms'
+
+--slo terms given beside a baseline are judged on the candidate as well.
+--class NAME restricts both sides to one traffic class.
 
 For each metric the change from baseline to candidate comes with a bootstrap
 confidence interval: streams are resampled with replacement (--bootstrap
@@ -90,7 +106,8 @@ Metrics:
 	f.StringVar(&o.baselineRun, "baseline-run", "", "the baseline file's run to use when it holds several")
 	f.StringVar(&o.candidateRun, "candidate-run", "", "the candidate file's run to use when it holds several")
 	f.StringVar(&o.inputFormat, "input-format", "auto", "format of measured stream files: auto, "+strings.Join(ingest.Formats(), ", "))
-	f.StringSliceVar(&o.metricNames, "metric", []string{gate.DefaultMetric}, "metrics to hold, comma-separated (listed below)")
+	f.StringSliceVar(&o.metricNames, "metric", gate.DefaultMetrics, "metrics to hold, comma-separated (listed below; any percentile of a distribution, e.g. ttft_p95)")
+	f.StringVar(&o.class, "class", "", "judge only the streams of this traffic class (--json results of a workload with classes)")
 	f.StringVar(&o.tolerance, "tolerance", "5%", "regression allowed: relative for times (5% or 0.05), share points for shares")
 	f.IntVar(&o.opts.Bootstrap, "bootstrap", o.opts.Bootstrap, "bootstrap resamples of streams (0: judge the point change alone)")
 	f.Uint64Var(&o.opts.Seed, "seed", o.opts.Seed, "seed of the bootstrap's resampling")
@@ -101,6 +118,7 @@ Metrics:
 	f.StringVar(&o.htmlPath, "html", "", "also write an HTML report comparing baseline and candidate to this file")
 	f.StringVar(&o.echartsJS, "echarts-js", "", "with --html: ECharts build to inline (echarts.min.js) so the report draws offline")
 	o.metrics.bind(cmd)
+	o.slo.bind(cmd)
 	return cmd
 }
 
@@ -131,8 +149,18 @@ func parseTolerance(s string) (float64, error) {
 }
 
 func (o *gateOptions) run(cmd *cobra.Command) error {
-	if o.baseline == "" || o.candidate == "" {
-		return badInput(errors.New("--baseline and --candidate are both required"))
+	terms, err := o.slo.parse("", nil, nil)
+	if err != nil {
+		return badInput(err)
+	}
+	if o.candidate == "" {
+		return badInput(errors.New("--candidate is required (with --baseline to compare, or with --slo terms alone)"))
+	}
+	if o.baseline == "" && len(terms) == 0 {
+		return badInput(errors.New("--baseline is required unless --slo terms judge the candidate alone"))
+	}
+	if o.baseline == "" && cmd.Flags().Changed("metric") {
+		return badInput(errors.New("--metric compares against a baseline: give --baseline, or state limits with --slo"))
 	}
 	format := reports.Format(o.format)
 	switch format {
@@ -173,30 +201,61 @@ func (o *gateOptions) run(cmd *cobra.Command) error {
 		return badInput(err)
 	}
 
-	base, err := loadGateInput(o.baseline, o.baselineRun, "--baseline-run", in)
-	if err != nil {
-		return badInput(err)
+	var base *gateInput
+	if o.baseline != "" {
+		if base, err = loadGateInput(o.baseline, o.baselineRun, "--baseline-run", in); err != nil {
+			return badInput(err)
+		}
 	}
 	cand, err := loadGateInput(o.candidate, o.candidateRun, "--candidate-run", in)
 	if err != nil {
 		return badInput(err)
 	}
+	if base == nil {
+		base = cand // absolute mode: the thresholds are the candidate's
+	}
 	m, err := o.thresholds(cmd, base, cand)
 	if err != nil {
 		return badInput(err)
 	}
+	if err := o.slo.applyGoodput(cmd, &m); err != nil {
+		return badInput(err)
+	}
 	bs, cs := base.sample(m), cand.sample(m)
-	rep, err := gate.Compare(bs, cs, o.opts)
+	if o.class != "" {
+		if bs, err = bs.ForClass(o.class); err != nil {
+			return badInput(err)
+		}
+		if cs, err = cs.ForClass(o.class); err != nil {
+			return badInput(err)
+		}
+	}
+	var rep gate.Report
+	if o.baseline == "" {
+		rep, err = gate.Absolute(cs, terms)
+	} else {
+		rep, err = gate.Compare(bs, cs, o.opts)
+		if err == nil && len(terms) > 0 {
+			rep.SLO = gate.Judge(cs, terms)
+			rep.Pass = rep.Pass && slo.Pass(rep.SLO)
+		}
+	}
 	if err != nil {
 		return badInput(err)
 	}
+	rep.Class = o.class
 	if jsonOut != nil {
 		if err := jsonOut.write(func(f *os.File) error { return gate.Write(f, &rep, reports.FormatJSON) }); err != nil {
 			return badInput(err)
 		}
 	}
 	if html != nil {
-		if err := html.write([]reports.Run{base.run("baseline", m), cand.run("candidate", m)}); err != nil {
+		runs := []reports.Run{cand.run("candidate", m)}
+		if o.baseline != "" {
+			runs = []reports.Run{base.run("baseline", m), cand.run("candidate", m)}
+		}
+		judge(runs, terms)
+		if err := html.write(runs); err != nil {
 			return badInput(err)
 		}
 	}
@@ -207,7 +266,7 @@ func (o *gateOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	if !rep.Pass {
-		return &exitError{gateFailed, fmt.Errorf("gate failed: %s regressed beyond the tolerance", strings.Join(rep.Failed(), ", "))}
+		return &exitError{gateFailed, fmt.Errorf("gate failed: %s", strings.Join(rep.Failed(), ", "))}
 	}
 	return nil
 }
@@ -344,6 +403,13 @@ func (o *gateOptions) thresholds(cmd *cobra.Command, base, cand *gateInput) (sim
 	set("slo-ttft", &m.SLO.TTFTMS, f.SLO.TTFTMS)
 	set("slo-tpot", &m.SLO.TPOTMS, f.SLO.TPOTMS)
 	set("slo-e2el", &m.SLO.E2ELMS, f.SLO.E2ELMS)
+	if o.metrics.percentiles != "" {
+		ps, err := sim.ParsePercentiles(o.metrics.percentiles)
+		if err != nil {
+			return m, fmt.Errorf("--percentiles: %w", err)
+		}
+		m.Percentiles = ps
+	}
 	if err := m.Validate(); err != nil {
 		return m, err
 	}

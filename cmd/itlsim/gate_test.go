@@ -100,9 +100,12 @@ func TestGateInjectedStalls(t *testing.T) {
 }
 
 // TestGateSeedNoisePasses: two simulations of the default scenario that
-// differ only by their seed pass on the default metric — the bootstrap's
-// interval covers the difference — in both directions; one with engine
-// hiccups fails.
+// differ only by their seed pass on the p99 of per-stream p99 ITL and on
+// ITL goodput — the bootstrap's interval covers the difference — in both
+// directions; one with engine hiccups fails. (The default set also holds
+// the p99 of per-stream max gap, which is set by the few largest steps of
+// one run: different seeds draw different ones, a change of the offered
+// load the interval does not cover, so gates compare on one seed.)
 func TestGateSeedNoisePasses(t *testing.T) {
 	dir := t.TempDir()
 	one, two, hic := filepath.Join(dir, "s1.json"), filepath.Join(dir, "s2.json"), filepath.Join(dir, "hiccup.json")
@@ -110,7 +113,7 @@ func TestGateSeedNoisePasses(t *testing.T) {
 	mustRunCLI(t, "run", "--requests", "300", "--seed", "2", "--json", two)
 	mustRunCLI(t, "run", "--requests", "300", "--hiccup-rate", "1", "--hiccup-ms", "400", "--json", hic)
 	for _, pair := range [][2]string{{one, two}, {two, one}} {
-		rep, r := gateReport(t, "--baseline", pair[0], "--candidate", pair[1])
+		rep, r := gateReport(t, "--baseline", pair[0], "--candidate", pair[1], "--metric", "stream_p99_itl_p99,itl_goodput")
 		if r.code != 0 || !rep.Pass {
 			t.Errorf("seeds %s against %s: exit %d, rows %+v", filepath.Base(pair[1]), filepath.Base(pair[0]), r.code, rep.Rows)
 		}
@@ -141,7 +144,7 @@ func TestGateDocumentMatchesSummary(t *testing.T) {
 		s["ttft_ms"].(map[string]any)["p99"].(float64), s["tpot_ms"].(map[string]any)["p50"].(float64),
 		s["itl_goodput"].(float64), s["slo_goodput"].(float64), s["unstable_stream_share"].(float64),
 	}
-	for i, row := range rep.Rows {
+	for i, row := range rep.Rows[:len(want)] {
 		if !relClose(float64(row.Baseline), want[i], 1e-12) {
 			t.Errorf("%s: gate %.17g, document summary %.17g", row.Metric, float64(row.Baseline), want[i])
 		}
@@ -224,7 +227,7 @@ func TestGateExitCodes(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--baseline", a}, "--candidate are both required"},
+		{[]string{"--baseline", a}, "--candidate is required"},
 		{[]string{"--baseline", a, "--candidate", filepath.Join(dir, "nope.json")}, "nope.json"},
 		{[]string{"--baseline", a, "--candidate", a, "--metric", "p99"}, `unknown metric "p99"`},
 		{[]string{"--baseline", a, "--candidate", a, "--tolerance", "lots"}, "--tolerance"},
@@ -295,7 +298,7 @@ func TestGateRealVLLM(t *testing.T) {
 	for _, row := range rep.Rows {
 		// The pooled view barely moves: 40 of ~42,000 gaps are longer.
 		want := gate.Fail
-		if row.Metric == "itl_pooled_p99" {
+		if row.Metric == "itl_pooled_p99" || row.Metric == gate.UnservedMetric {
 			want = gate.Pass
 		}
 		if row.Verdict != want {

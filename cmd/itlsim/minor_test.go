@@ -39,7 +39,7 @@ func TestMinorMessages(t *testing.T) {
 		{[]string{"report", measured}, 1, "itlsim analyze"},
 		{[]string{"workload", "generate", badRow, "-o", filepath.Join(dir, "o.jsonl")}, 1, "bad.csv:2: input_tokens"},
 		{[]string{"run", "--workload", badRow}, 1, "bad.csv:2: input_tokens"},
-		{[]string{"gate", "--baseline", small, "--candidate", small, "--metric", "ttft_p95"}, 2, `--metric: unknown metric "ttft_p95"`},
+		{[]string{"gate", "--baseline", small, "--candidate", small, "--metric", "ttft_p42x"}, 2, `--metric: unknown metric "ttft_p42x"`},
 	} {
 		r := execCLI(t, c.args...)
 		if r.code != c.code || !strings.Contains(r.stderr, c.want) {

@@ -26,6 +26,7 @@ type replayOptions struct {
 	temps *tempFiles
 	measuredFlags
 	metrics   metricFlags
+	slo       sloFlags
 	pauses    int
 	pauseMS   string
 	pauseAt   string
@@ -79,6 +80,7 @@ Durations take a unit (33ms, 0.5s) or are milliseconds.
 	f.StringSliceVar(&o.network, "network", []string{"none"}, "network profiles to compare: none, "+strings.Join(delivery.ProfileNames(), ", "))
 	f.Var(newMS(&o.frameMS), "frame-ms", "renderer frame period, ms or with a unit (16.7 or 16.7ms for 60 Hz); 0 shows chunks on arrival")
 	o.metrics.bind(cmd)
+	o.slo.bind(cmd)
 	return cmd
 }
 
@@ -102,8 +104,15 @@ func (o *replayOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	m := o.metrics.m
-	if err := m.Validate(); err != nil {
+	m, err := o.metrics.config()
+	if err != nil {
+		return err
+	}
+	if err := o.slo.applyGoodput(cmd, &m); err != nil {
+		return err
+	}
+	terms, err := o.slo.parse("", nil, nil)
+	if err != nil {
 		return err
 	}
 	plan, err := o.pausePlan()
@@ -151,6 +160,7 @@ func (o *replayOptions) run(cmd *cobra.Command, args []string) error {
 		}
 	}
 	runs := analyzeRuns(replayed, m, true)
+	judge(runs, terms)
 	return outs.write(cmd.OutOrStdout(), runs)
 }
 
@@ -363,7 +373,7 @@ func replayRecording(rec *ingest.Recording, recIdx uint64, plan pausePlan, mit m
 		}
 		chunks = chunks[:0]
 		for c, at := range exact {
-			chunks = append(chunks, delivery.Chunk{At: int64(math.Round(at)), Tokens: chunkTokens(s, c, n)})
+			chunks = append(chunks, delivery.Chunk{At: int64(math.Round(at)), Tokens: ingest.ChunkTokens(s, c, n)})
 		}
 		arrival := int64(math.Round(s.Arrival))
 		if chunks[0].At < arrival { // rounding of a zero TTFT
@@ -433,21 +443,4 @@ func pauseGap(at string, j, n, gaps int, r *seed.Rand) int {
 		return min(max((gaps-1)/2-(n-1)/2+j, 0), gaps-1)
 	}
 	return r.IntN(gaps)
-}
-
-// chunkTokens is the tokens of chunk c of n: as recorded, or the output
-// spread evenly (earlier chunks take the remainder) when the source records
-// no split, at least one each.
-func chunkTokens(s *ingest.Stream, c, n int) int {
-	if s.ChunkTokens != nil && c < len(s.ChunkTokens) {
-		return max(s.ChunkTokens[c], 1)
-	}
-	if s.OutputTokens <= n {
-		return 1
-	}
-	q, rem := s.OutputTokens/n, s.OutputTokens%n
-	if c < rem {
-		return q + 1
-	}
-	return q
 }

@@ -34,7 +34,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	stop := removeTempsOnSignal(temps, stderr)
 	defer stop()
 	root := newRootCmd(stdout, stderr, temps)
-	root.SetArgs(args)
+	root.SetArgs(vllmGoodputArgs(args))
 	if err := root.Execute(); err != nil {
 		fmt.Fprintf(stderr, "itlsim: %v\n", err)
 		var ee *exitError
@@ -87,7 +87,9 @@ streams feel: per-stream ITL percentiles, jitter, ITL goodput and the causes
 of every stall.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionText(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
@@ -104,6 +106,7 @@ of every stall.`,
 	root.AddCommand(newSweepCmd(temps))
 	root.AddCommand(newCapacityCmd(temps))
 	root.AddCommand(newMergeCmd(temps))
+	root.AddCommand(newVersionCmd())
 	return root
 }
 

@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/itlsim/itlsim/reports"
+	"github.com/itlsim/itlsim/reports/qoe"
 	"github.com/itlsim/itlsim/reports/study"
 	"github.com/itlsim/itlsim/scheduler/router"
 	"github.com/itlsim/itlsim/sim"
@@ -81,6 +82,7 @@ var shorthands = []shorthand{
 	{"slo-ttft", "metrics.slo.ttft_ms", "TTFT limit for SLO goodput, ms (0: none)", false},
 	{"slo-tpot", "metrics.slo.tpot_ms", "TPOT limit for SLO goodput, ms (0: none)", false},
 	{"slo-e2el", "metrics.slo.e2el_ms", "E2EL limit for SLO goodput, ms (0: none)", false},
+	{"percentiles", "metrics.percentiles", "percentiles shown in tables, the JSON summary and gate metric names (default 50,90,95,99)", false},
 }
 
 type runOptions struct {
@@ -94,6 +96,7 @@ type runOptions struct {
 	htmlPath      string
 	echartsJS     string
 	printConfig   bool
+	slo           sloFlags
 }
 
 func newRunCmd(temps *tempFiles) *cobra.Command {
@@ -123,6 +126,7 @@ Field paths, by section (` + "`itlsim run --print-config`" + ` prints them all w
 	}
 	f := cmd.Flags()
 	o.scn = addScenarioFlags(f)
+	o.scn.slo = &o.slo
 	f.StringVar(&o.format, "format", "table", "stdout form: table, markdown or json")
 	f.BoolVar(&o.printConfig, "print-config", false, "print each run's resolved scenario as YAML (every default filled in) and exit without simulating")
 	f.StringVar(&o.jsonPath, "json", "", "write the full results (scenario, runs, streams, time series) as JSON to this file")
@@ -131,6 +135,7 @@ Field paths, by section (` + "`itlsim run --print-config`" + ` prints them all w
 	f.StringVar(&o.timelinesPath, "timelines", "", "write every request as JSON lines (itlsim's stream format) to this file: its outcome and a stream's chunk times")
 	f.StringVar(&o.htmlPath, "html", "", "write the HTML report (the page itlsim report makes from --json) to this file")
 	f.StringVar(&o.echartsJS, "echarts-js", "", "with --html: ECharts build to inline (echarts.min.js) so the report draws offline")
+	o.slo.bind(cmd)
 	return cmd
 }
 
@@ -143,6 +148,7 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	terms := o.scn.terms
 	if err := o.checkTraceFlags(cmd, variants); err != nil {
 		return err
 	}
@@ -185,6 +191,7 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 		fmt.Fprintf(stderr, "simulated %d run(s) in %.2f s wall time\n", len(runs), time.Since(start).Seconds())
 	}
 	noteIdentical(stderr, runs)
+	judge(runs, terms)
 	if n := runs[0].Summary.SkippedRows; n > 0 {
 		fmt.Fprintf(stderr, "itlsim: skipped %d malformed row(s) of %s (--skip-bad-rows)\n", n, runs[0].Config.Workload.Trace)
 	}
@@ -331,13 +338,14 @@ func simulate(variants []scenario.Variant, withStreams bool, timelines *outFile,
 	}
 	var parts []*os.File
 	var writers []*reports.TimelineWriter
+	sinks := make([]*qoe.Sink, len(engines))
 	if timelines != nil {
 		defer func() {
 			for _, p := range parts {
 				timelines.removeScratch(p)
 			}
 		}()
-		for i, v := range variants {
+		for _, v := range variants {
 			p, err := timelines.scratchFile(".itlsim-timelines-")
 			if err != nil {
 				return nil, err
@@ -345,8 +353,18 @@ func simulate(variants []scenario.Variant, withStreams bool, timelines *outFile,
 			parts = append(parts, p)
 			w := reports.NewTimelineWriter(p, v.Name)
 			writers = append(writers, w)
-			engines[i].SetTimelineSink(w)
 		}
+	}
+	// Every finished stream is scored (QoE, fluidity) from its timeline,
+	// which then goes on to --timelines.
+	for i, e := range engines {
+		cfg := e.Setup().Config
+		var next sim.TimelineSink
+		if writers != nil {
+			next = writers[i]
+		}
+		sinks[i] = qoe.NewSink(cfg.Metrics.QoE, reports.ClassQoEs(cfg), next)
+		e.SetTimelineSink(sinks[i])
 	}
 	if progress != nil {
 		stop := showProgress(progress, variants, engines)
@@ -354,6 +372,7 @@ func simulate(variants []scenario.Variant, withStreams bool, timelines *outFile,
 	}
 	runs, _ := study.Map(len(variants), study.Workers(0), func(i int) (reports.Run, error) {
 		res := engines[i].Run()
+		sinks[i].Apply(res)
 		v := variants[i]
 		ov := map[string]string{}
 		for _, o := range v.Overrides {

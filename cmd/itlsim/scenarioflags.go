@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/itlsim/itlsim/reports/slo"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/scenario"
 )
@@ -20,6 +21,10 @@ type scenarioFlags struct {
 	sets        []string
 	vary        []string
 	skipBadRows bool
+	// slo, when set, applies --goodput to the scenario and reads the SLO
+	// terms of the file's slo: and of --slo into terms.
+	slo   *sloFlags
+	terms []slo.Term
 }
 
 // addScenarioFlags registers the scenario flags on f, except the
@@ -62,12 +67,16 @@ func contains(xs []string, x string) bool {
 func (o *scenarioFlags) variants(cmd *cobra.Command, args []string) ([]scenario.Variant, error) {
 	base := sim.DefaultConfig()
 	var cmps []scenario.Comparison
+	var fileTerms []string
+	var fileLines []int
+	file := ""
 	if len(args) == 1 {
 		f, err := scenario.Load(args[0])
 		if err != nil {
 			return nil, err
 		}
 		base = f.Config
+		file, fileTerms, fileLines = args[0], f.SLO, f.SLOLines
 		for _, c := range f.Compare {
 			cmp, err := scenario.ParseComparison(c)
 			if err != nil {
@@ -129,6 +138,16 @@ func (o *scenarioFlags) variants(cmd *cobra.Command, args []string) ([]scenario.
 	}
 	if err := scenario.ApplySets(&base, o.sets); err != nil {
 		return nil, err
+	}
+	if o.slo != nil {
+		if err := o.slo.applyGoodput(cmd, &base.Metrics); err != nil {
+			return nil, err
+		}
+		terms, err := o.slo.parse(file, fileTerms, fileLines)
+		if err != nil {
+			return nil, err
+		}
+		o.terms = terms
 	}
 	for _, s := range o.vary {
 		cmp, err := scenario.ParseComparison(s)

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -140,7 +141,7 @@ func TestStorySwapVsRecompute(t *testing.T) {
 	rSlow := runByName(t, doc, "recompute/host_link_gbps=4")
 	sFast := runByName(t, doc, "swap/host_link_gbps=64")
 	sSlow := runByName(t, doc, "swap/host_link_gbps=4")
-	if rFast.E2EL != rSlow.E2EL {
+	if !reflect.DeepEqual(rFast.E2EL, rSlow.E2EL) {
 		t.Errorf("recompute depends on the host link: %+v vs %+v", rFast.E2EL, rSlow.E2EL)
 	}
 	if sFast.Preemptions.Swap == 0 || sFast.SwapBytes == 0 {
@@ -277,7 +278,7 @@ func TestStoryDelivery(t *testing.T) {
 	}
 	for _, w := range []string{"0", "1500"} {
 		a, b := server("cadence_ms=0/watchdog_ms="+w), server("cadence_ms=33/watchdog_ms="+w)
-		if a.TTFT != b.TTFT || a.StreamP99ITL != b.StreamP99ITL {
+		if !reflect.DeepEqual(a.TTFT, b.TTFT) || !reflect.DeepEqual(a.StreamP99ITL, b.StreamP99ITL) {
 			t.Errorf("watchdog %s ms: server views differ with smoothing: %+v vs %+v", w, a.TTFT, b.TTFT)
 		}
 	}

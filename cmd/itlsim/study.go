@@ -43,7 +43,7 @@ type studyFlags struct {
 	seeds      int
 	warmUp     float64
 	drain      float64
-	slo        []string
+	slo        sloFlags
 	shardIndex int
 	shardCount int
 	dir        string
@@ -58,16 +58,27 @@ var shardFlags = []string{"shard-index", "shard-count", "out", "emit-k8s-job", "
 func (o *studyFlags) bind(cmd *cobra.Command, defaultSeeds int) {
 	f := cmd.Flags()
 	o.scn = addScenarioFlags(f, "rate")
+	o.slo.bind(cmd)
+	o.scn.slo = &o.slo
 	o.out.bind(f)
 	f.IntVarP(&o.jobs, "jobs", "j", 0, "simulations run at once (0: every core); the output does not depend on it")
 	f.IntVar(&o.seeds, "seeds", defaultSeeds, "seeds per point: the scenario's seed and the next ones")
 	f.Float64Var(&o.warmUp, "warm-up", study.DefaultWindow().WarmUp, "share of the arrival span at the start left out of the metrics")
 	f.Float64Var(&o.drain, "drain", study.DefaultWindow().Drain, "share of the arrival span at the end left out of the metrics")
-	f.StringArrayVar(&o.slo, "slo", nil, "SLO term (repeatable): METRIC:STAT<=LIMIT such as stream-p99-itl:p99<=200ms, ttft:p95<=500ms, tokens-per-s-per-user:p10>=20/s; or itl-goodput>=99%, slo-goodput>=90%, unstable<=5%")
 	f.IntVar(&o.shardIndex, "shard-index", -1, "compute only this shard's share of the points (default: $JOB_COMPLETION_INDEX, set by a Kubernetes Indexed Job)")
 	f.IntVar(&o.shardCount, "shard-count", 0, "split the points into this many shards (with --out)")
 	f.StringVar(&o.dir, "out", "", "write one file per point into this directory (skipping points already there); itlsim merge DIR writes the results")
 	o.k8s.bind(f)
+}
+
+// terms are the SLO terms read by variants, and their texts (part of a
+// point's content key).
+func (o *studyFlags) terms() (study.Terms, []string) {
+	var texts []string
+	for _, t := range o.scn.terms {
+		texts = append(texts, t.Text)
+	}
+	return study.Terms(o.scn.terms), texts
 }
 
 // window is the measurement window the flags give.
@@ -87,8 +98,9 @@ func (o *studyFlags) checkCommon(cmd *cobra.Command) error {
 	return o.window().Validate()
 }
 
-// variants builds the configurations and refuses a compared seed: the
-// seeds are --seeds'.
+// variants builds the configurations (and reads the SLO terms of the
+// file's slo: and --slo into terms) and refuses a compared seed: the seeds
+// are --seeds'.
 func (o *studyFlags) variants(cmd *cobra.Command, args []string) ([]scenario.Variant, error) {
 	vs, err := o.scn.variants(cmd, args)
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"github.com/itlsim/itlsim/reports"
 	reporthtml "github.com/itlsim/itlsim/reports/html"
 	"github.com/itlsim/itlsim/reports/study"
-	"github.com/itlsim/itlsim/sim/scenario"
 )
 
 type sweepOptions struct {
@@ -79,14 +78,8 @@ func (o *sweepOptions) plan(cmd *cobra.Command, args []string) (*study.SweepPlan
 		return nil, nil, nil, err
 	}
 	p := &study.SweepPlan{Configs: vs, Rates: rates, Seeds: study.SeedList(vs[0].Config.Seed, o.st.seeds), Window: o.st.window(), KneeDrop: o.kneeDrop}
-	if len(o.st.slo) > 0 {
-		terms, err := study.ParseTerms(o.st.slo)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if err := applyTermThreshold(terms, vs); err != nil {
-			return nil, nil, nil, err
-		}
+	terms, texts := o.st.terms()
+	if len(terms) > 0 {
 		p.Terms = terms
 	}
 	if err := p.Validate(); err != nil {
@@ -100,7 +93,7 @@ func (o *sweepOptions) plan(cmd *cobra.Command, args []string) (*study.SweepPlan
 			Window study.Window `json:"window"`
 			Sim    any          `json:"config"`
 			SLO    []string     `json:"slo"`
-		}{p.Window, s.Simulated, o.st.slo})
+		}{p.Window, s.Simulated, texts})
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -164,17 +157,4 @@ func (o *sweepOptions) render(stdout io.Writer, p *study.SweepPlan, pts []study.
 		func(w io.Writer, f reports.Format) error { return study.WriteSweepTable(w, &res, f) },
 		func(w io.Writer) error { return study.WriteSweepCSV(w, &res) },
 		func(w io.Writer, h *htmlOutput) error { return reporthtml.WriteSweep(w, &res, h.opts) })
-}
-
-// applyTermThreshold sets metrics.itl_goodput_ms on every configuration
-// to the threshold an itl-goodput term names, so the summary measures it.
-func applyTermThreshold(terms study.Terms, vs []scenario.Variant) error {
-	at, err := terms.ITLGoodputThreshold()
-	if err != nil || at == 0 {
-		return err
-	}
-	for i := range vs {
-		vs[i].Config.Metrics.ITLGoodputMS = at
-	}
-	return nil
 }

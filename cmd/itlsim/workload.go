@@ -166,7 +166,7 @@ either:
 			if err != nil {
 				return err
 			}
-			s.Source = args[0]
+			s.Source, s.SchemaVersion = args[0], reports.SchemaVersion
 			s.Format = cfg.Workload.Format
 			if cfg.Workload.Trace != "" && s.Format == "" {
 				s.Format, _ = workloads.DetectFormat(cfg.Workload.Trace)
@@ -247,10 +247,12 @@ run leaves no partial file.
 
 // workloadSummary is what inspect prints. Times are seconds.
 type workloadSummary struct {
-	Source    string  `json:"source"`
-	Format    string  `json:"format"`
-	Requests  int     `json:"requests"`
-	DurationS float64 `json:"duration_s"` // last arrival − first arrival
+	// SchemaVersion is reports.SchemaVersion.
+	SchemaVersion int     `json:"schema_version"`
+	Source        string  `json:"source"`
+	Format        string  `json:"format"`
+	Requests      int     `json:"requests"`
+	DurationS     float64 `json:"duration_s"` // last arrival − first arrival
 	// RatePerS is (requests − 1) / duration: the mean rate of the arrivals.
 	RatePerS float64 `json:"rate_per_s"`
 	// GapCV is the coefficient of variation of inter-arrival gaps.

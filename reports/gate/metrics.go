@@ -3,6 +3,7 @@ package gate
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/itlsim/itlsim/reports"
@@ -24,72 +25,99 @@ type Metric struct {
 	// NeedsGaps marks pooled ITL, computed from every gap: only measured
 	// stream files carry them; a JSON document holds per-stream rows only.
 	NeedsGaps bool
-	// value reads the metric from a summary.
-	value func(s *reports.Summary) float64
+	// value reads the metric from a summary; false when it is undefined
+	// (an empty population).
+	value func(s *reports.Summary) (float64, bool)
 }
 
 // Share reports whether the metric is a share, whose change is in
 // percentage points rather than relative.
-func (m Metric) Share() bool { return m.Unit == "share" }
+func (m Metric) Share() bool { return m.Unit == "share" || m.Unit == "score" }
 
-// DefaultMetric is the p99 across streams of each stream's p99 ITL.
+// DefaultMetrics are held when no --metric is given: the p99 across
+// streams of each stream's p99 ITL (the steady cadence of the worst
+// streams), the p99 across streams of each stream's largest gap (a freeze:
+// a stream's own p99 over 200 gaps ignores its two largest, so a 2 s
+// freeze of every stream moves the first metric not at all), and ITL
+// goodput at the run's threshold θ (400 ms by default: the share of
+// streams that never froze). Together they fail a candidate in which
+// streams stall, whether the stall is one gap or many.
+var DefaultMetrics = []string{"stream_p99_itl_p99", "stream_max_gap_p99", "itl_goodput"}
+
+// DefaultMetric is the first of DefaultMetrics.
 const DefaultMetric = "stream_p99_itl_p99"
 
-func dist(name, doc string, d func(s *reports.Summary) reports.Dist, gaps bool) map[string]Metric {
-	out := map[string]Metric{}
-	for _, q := range []struct {
-		key string
-		get func(reports.Dist) float64
-	}{
-		{"mean", func(d reports.Dist) float64 { return d.Mean }}, {"p50", func(d reports.Dist) float64 { return d.P50 }},
-		{"p90", func(d reports.Dist) float64 { return d.P90 }}, {"p99", func(d reports.Dist) float64 { return d.P99 }},
-		{"max", func(d reports.Dist) float64 { return d.Max }},
-	} {
-		out[name+"_"+q.key] = Metric{Name: name + "_" + q.key, Doc: q.key + " of " + doc, Unit: "ms", NeedsGaps: gaps, PerGap: gaps,
-			value: func(s *reports.Summary) float64 { return q.get(d(s)) }}
+// UnservedMetric is held by every comparison: the share of requests
+// rejected or failed, so that a candidate that serves fewer requests
+// cannot pass on the latencies of the few it served.
+const UnservedMetric = "unserved_share"
+
+// fixedStats are the statistics --help lists for each distribution; any
+// other percentile (ttft_p99.9) is looked up by name.
+var fixedStats = []string{"mean", "p50", "p90", "p95", "p99", "max"}
+
+// popMetric builds the metric name_stat of population p.
+func popMetric(name, doc, unit string, p reports.Population, stat string, perGap, needsGaps bool) (Metric, bool) {
+	m := Metric{Name: name + "_" + stat, Unit: unit, PerGap: perGap, NeedsGaps: needsGaps}
+	switch stat {
+	case "mean":
+		m.Doc = "mean of " + doc
+		m.value = func(s *reports.Summary) (float64, bool) { d := s.Dist(p); return d.Mean, d.N > 0 }
+	case "max":
+		m.Doc = "max of " + doc
+		m.value = func(s *reports.Summary) (float64, bool) { d := s.Dist(p); return d.Max, d.N > 0 }
+	default:
+		rest, ok := strings.CutPrefix(stat, "p")
+		q, err := strconv.ParseFloat(rest, 64)
+		if !ok || err != nil || !(q > 0 && q < 100) {
+			return Metric{}, false
+		}
+		m.Doc = stat + " of " + doc
+		m.value = func(s *reports.Summary) (float64, bool) { return s.Percentile(p, q) }
 	}
-	return out
+	return m, true
 }
 
-func spread(name, doc, unit string, sp func(s *reports.Summary) reports.Spread) map[string]Metric {
-	out := map[string]Metric{}
-	for _, q := range []struct {
-		key string
-		get func(reports.Spread) float64
-	}{
-		{"p50", func(d reports.Spread) float64 { return d.P50 }}, {"p90", func(d reports.Spread) float64 { return d.P90 }},
-		{"p99", func(d reports.Spread) float64 { return d.P99 }}, {"max", func(d reports.Spread) float64 { return d.Max }},
-	} {
-		out[name+"_"+q.key] = Metric{Name: name + "_" + q.key, Doc: q.key + " across streams of " + doc, Unit: unit, PerGap: true,
-			value: func(s *reports.Summary) float64 { return q.get(sp(s)) }}
-	}
-	return out
+// families are the populations whose statistics are metrics.
+var families = []struct {
+	name, doc, unit  string
+	pop              reports.Population
+	perGap, needsGap bool
+}{
+	{"stream_p99_itl", "each stream's p99 ITL across streams", "ms", reports.PopStreamP99ITL, true, false},
+	{"stream_max_gap", "each stream's largest gap across streams", "ms", reports.PopStreamMaxGap, true, false},
+	{"stream_jitter", "each stream's p99/p50 gap ratio across streams", "ratio", reports.PopJitter, true, false},
+	{"ttft", "TTFT", "ms", reports.PopTTFT, false, false},
+	{"tpot", "TPOT", "ms", reports.PopTPOT, false, false},
+	{"e2el", "E2EL", "ms", reports.PopE2EL, false, false},
+	{"itl_pooled", "every gap of every stream (vLLM's ITL; needs stream files)", "ms", reports.PopITL, true, true},
+	{"qoe", "each stream's Andes QoE", "score", reports.PopQoE, false, false},
+	{"fluidity", "each stream's fluidity index", "score", reports.PopFluidity, false, false},
 }
 
-// registry maps every metric's name to it; Names derives from it.
+// registry maps every listed metric's name to it; Names derives from it.
 var registry = func() map[string]Metric {
 	r := map[string]Metric{
 		"itl_goodput": {Name: "itl_goodput", Doc: "share of finished streams whose largest gap is at most θ", Unit: "share", HigherIsBetter: true, PerGap: true,
-			value: func(s *reports.Summary) float64 { return s.ITLGoodput }},
+			value: func(s *reports.Summary) (float64, bool) {
+				return s.ITLGoodput, s.Served() > 0 && !s.GapsUnavailable
+			}},
 		"slo_goodput": {Name: "slo_goodput", Doc: "share of requests meeting every TTFT/TPOT/E2EL limit", Unit: "share", HigherIsBetter: true,
-			value: func(s *reports.Summary) float64 { return s.SLOGoodput }},
+			value: func(s *reports.Summary) (float64, bool) { return s.SLOGoodput, s.Requests > 0 }},
 		"unstable_stream_share": {Name: "unstable_stream_share", Doc: "share of streams whose p99/p50 gap ratio exceeds the jitter limit", Unit: "share", PerGap: true,
-			value: func(s *reports.Summary) float64 { return s.UnstableStreamShare }},
+			value: func(s *reports.Summary) (float64, bool) { return s.UnstableStreamShare, s.StreamsWithGaps > 0 }},
 		"stalled_stream_share": {Name: "stalled_stream_share", Doc: "share of finished streams with a gap above the stall threshold", Unit: "share", PerGap: true,
-			value: func(s *reports.Summary) float64 { return s.StalledStreamShare }},
+			value: func(s *reports.Summary) (float64, bool) { return s.StalledStreamShare, s.Served() > 0 }},
+		UnservedMetric: {Name: UnservedMetric, Doc: "share of requests rejected or failed (held by every comparison)", Unit: "share",
+			value: func(s *reports.Summary) (float64, bool) { return s.Unserved() }},
+		"qoe_below_share": {Name: "qoe_below_share", Doc: "share of scored streams whose QoE is below 0.9", Unit: "share",
+			value: func(s *reports.Summary) (float64, bool) { return s.QoE.BelowShare, s.QoE.N > 0 }},
 	}
-	for _, m := range []map[string]Metric{
-		spread("stream_p99_itl", "each stream's p99 ITL", "ms", func(s *reports.Summary) reports.Spread { return s.StreamP99ITL }),
-		spread("stream_p50_itl", "each stream's median ITL", "ms", func(s *reports.Summary) reports.Spread { return s.StreamP50ITL }),
-		spread("stream_max_gap", "each stream's largest gap", "ms", func(s *reports.Summary) reports.Spread { return s.StreamMaxGap }),
-		spread("stream_jitter", "each stream's p99/p50 gap ratio", "ratio", func(s *reports.Summary) reports.Spread { return s.StreamJitter }),
-		dist("ttft", "TTFT", func(s *reports.Summary) reports.Dist { return s.TTFT }, false),
-		dist("tpot", "TPOT", func(s *reports.Summary) reports.Dist { return s.TPOT }, false),
-		dist("e2el", "E2EL", func(s *reports.Summary) reports.Dist { return s.E2EL }, false),
-		dist("itl_pooled", "every gap of every stream (vLLM's ITL; needs stream files)", func(s *reports.Summary) reports.Dist { return s.ITLPooled }, true),
-	} {
-		for k, v := range m {
-			r[k] = v
+	for _, f := range families {
+		for _, stat := range fixedStats {
+			m, _ := popMetric(f.name, f.doc, f.unit, f.pop, stat, f.perGap, f.needsGap)
+			m.HigherIsBetter = f.unit == "score"
+			r[m.Name] = m
 		}
 	}
 	return r
@@ -105,12 +133,21 @@ func Names() []string {
 	return out
 }
 
-// Lookup finds a metric by name.
+// Lookup finds a metric by name: a listed one, or any percentile of a
+// distribution (ttft_p99.9, stream_max_gap_p75).
 func Lookup(name string) (Metric, error) {
 	if m, ok := registry[name]; ok {
 		return m, nil
 	}
-	return Metric{}, fmt.Errorf("unknown metric %q: must be one of %s", name, strings.Join(Names(), ", "))
+	for _, f := range families {
+		if stat, ok := strings.CutPrefix(name, f.name+"_"); ok {
+			if m, ok := popMetric(f.name, f.doc, f.unit, f.pop, stat, f.perGap, f.needsGap); ok {
+				m.HigherIsBetter = f.unit == "score"
+				return m, nil
+			}
+		}
+	}
+	return Metric{}, fmt.Errorf("unknown metric %q: must be one of %s, or any percentile of a distribution (ttft_p99.9)", name, strings.Join(Names(), ", "))
 }
 
 // Help lists every metric with what it is, one per line, for --help.

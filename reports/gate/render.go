@@ -28,13 +28,34 @@ func Write(w io.Writer, r *Report, f reports.Format) error {
 	if !r.Pass {
 		verdict = "FAIL"
 	}
-	ci := fmt.Sprintf("%g%% CI of change", r.Confidence*100)
-	if md {
-		fmt.Fprintf(w, "**itlsim gate: %s** — candidate `%s` (%d streams) against baseline `%s` (%d streams)\n\n",
-			verdict, r.Candidate, r.CandidateStreams, r.Baseline, r.BaselineStreams)
-	} else {
-		fmt.Fprintf(w, "itlsim gate: %s — candidate %s (%d streams) against baseline %s (%d streams)\n",
-			verdict, r.Candidate, r.CandidateStreams, r.Baseline, r.BaselineStreams)
+	ci := "change"
+	if r.Bootstrap > 0 {
+		ci = fmt.Sprintf("%g%% CI of change", r.Confidence*100)
+	}
+	class := ""
+	if r.Class != "" {
+		class = ", class " + r.Class
+	}
+	switch {
+	case r.Baseline == "" && md:
+		fmt.Fprintf(w, "**itlsim gate: %s** — candidate `%s` (%d streams%s) judged by its SLO terms\n\n", verdict, r.Candidate, r.CandidateStreams, class)
+	case r.Baseline == "":
+		fmt.Fprintf(w, "itlsim gate: %s — candidate %s (%d streams%s) judged by its SLO terms\n", verdict, r.Candidate, r.CandidateStreams, class)
+	case md:
+		fmt.Fprintf(w, "**itlsim gate: %s** — candidate `%s` (%d streams) against baseline `%s` (%d streams)%s\n\n",
+			verdict, r.Candidate, r.CandidateStreams, r.Baseline, r.BaselineStreams, class)
+	default:
+		fmt.Fprintf(w, "itlsim gate: %s — candidate %s (%d streams) against baseline %s (%d streams)%s\n",
+			verdict, r.Candidate, r.CandidateStreams, r.Baseline, r.BaselineStreams, class)
+	}
+	if r.Baseline == "" {
+		if err := writeSLO(w, r, md); err != nil {
+			return err
+		}
+		if failed := r.Failed(); len(failed) > 0 {
+			fmt.Fprintf(w, "Failed: %s.\n", strings.Join(failed, ", "))
+		}
+		return nil
 	}
 	opts := []tablewriter.Option{
 		tablewriter.WithHeaderAutoFormat(tw.Off),
@@ -80,10 +101,73 @@ func Write(w io.Writer, r *Report, f reports.Format) error {
 		how = "a metric fails when its change is worse than the tolerance, " + tolText(r.Tolerance) + " (no bootstrap)"
 	}
 	fmt.Fprintln(w, how+".")
+	for _, row := range r.Rows {
+		if row.Note != "" {
+			fmt.Fprintf(w, "%s: %s.\n", row.Metric, row.Note)
+		}
+	}
+	if len(r.SLO) > 0 {
+		if md {
+			fmt.Fprintln(w)
+		}
+		if err := writeSLO(w, r, md); err != nil {
+			return err
+		}
+	}
 	if failed := r.Failed(); len(failed) > 0 {
-		fmt.Fprintf(w, "Regressed: %s.\n", strings.Join(failed, ", "))
+		fmt.Fprintf(w, "Failed: %s.\n", strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// writeSLO prints the SLO terms judged on the candidate.
+func writeSLO(w io.Writer, r *Report, md bool) error {
+	opts := []tablewriter.Option{
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+	}
+	if md {
+		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
+	}
+	t := tablewriter.NewTable(w, opts...)
+	t.Header("SLO term", "candidate", "limit", "margin", "verdict")
+	for _, o := range r.SLO {
+		v := "PASS"
+		if !o.Pass {
+			v = "FAIL"
+			if md {
+				v = "**FAIL**"
+			}
+		}
+		val, margin := "n/a ("+o.Note+")", "n/a"
+		if o.Value != nil {
+			val, margin = sloValue(*o.Value, o.Unit), sloValue(*o.Margin, o.Unit)
+		}
+		if err := t.Append(o.Term, val, sloValue(o.Limit, o.Unit), margin, v); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if md {
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+func sloValue(v float64, unit string) string {
+	switch unit {
+	case "share":
+		return strconv.FormatFloat(v*100, 'f', 1, 64) + "%"
+	case "tokens/s":
+		return strconv.FormatFloat(v, 'f', 1, 64) + "/s"
+	case "ms":
+		return strconv.FormatFloat(v, 'f', 1, 64) + " ms"
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
 }
 
 func tolText(tol float64) string {
@@ -94,10 +178,15 @@ func trim(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
 
 func pctText(v float64) string { return trim(v*100) + "%" }
 
-// valueText prints a metric's value in its unit.
+// valueText prints a metric's value in its unit; n/a when undefined.
 func valueText(row Row, v Value) string {
 	f := float64(v)
+	if math.IsNaN(f) {
+		return "n/a"
+	}
 	switch row.Unit {
+	case "score":
+		return strconv.FormatFloat(f, 'f', 3, 64)
 	case "share":
 		return strconv.FormatFloat(f*100, 'f', 1, 64) + "%"
 	case "ratio":

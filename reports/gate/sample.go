@@ -3,8 +3,11 @@ package gate
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/itlsim/itlsim/reports"
+	"github.com/itlsim/itlsim/reports/slo"
 	"github.com/itlsim/itlsim/scheduler"
 	"github.com/itlsim/itlsim/sim"
 )
@@ -20,6 +23,9 @@ type Sample struct {
 	// AllGaps is true when every gap of every stream is in
 	// Result.Measured (stream files), so pooled ITL can be resampled.
 	AllGaps bool
+	// ClassSLO are the SLO limits of the result's classes (by index into
+	// Result.ClassNames; see reports.Options).
+	ClassSLO []sim.SLO
 }
 
 // Streams is the number of request rows the bootstrap resamples.
@@ -54,7 +60,21 @@ func FromRun(name string, run *reports.Run) (Sample, error) {
 	for i := range run.Streams {
 		row := &run.Streams[i]
 		where := fmt.Sprintf("%s: run %q: streams[%d] (id %d)", name, run.Name, i, row.ID)
-		st := sim.StreamSummary{ID: row.ID, InputTokens: row.InputTokens, OutputTokens: row.OutputTokens, Preemptions: row.Preemptions}
+		st := sim.StreamSummary{ID: row.ID, InputTokens: row.InputTokens, OutputTokens: row.OutputTokens, Preemptions: row.Preemptions, Class: -1}
+		if row.Class != "" {
+			k := slices.Index(res.ClassNames, row.Class)
+			if k < 0 {
+				k = len(res.ClassNames)
+				res.ClassNames = append(res.ClassNames, row.Class)
+			}
+			st.Class = int16(k)
+		}
+		if row.QoE != nil && row.Fluidity != nil {
+			st.Scored, st.QoE, st.Fluidity = true, float32(*row.QoE), float32(*row.Fluidity)
+			if row.FluidRate != nil {
+				st.FluidRate = float32(*row.FluidRate)
+			}
+		}
 		switch row.Status {
 		case "finished":
 			st.Status = sim.StatusFinished
@@ -110,5 +130,75 @@ func FromRun(name string, run *reports.Run) (Sample, error) {
 			res.Requests += v
 		}
 	}
-	return Sample{Name: name, Result: res, Metrics: run.Config.Metrics}, nil
+	return Sample{Name: name, Result: res, Metrics: run.Config.Metrics, ClassSLO: reports.ClassSLOs(res, run.Config)}, nil
+}
+
+// ForClass returns the sample restricted to the streams of traffic class
+// name (requests that failed without a stream carry no class and are left
+// out); an error names the classes the sample has.
+func (s Sample) ForClass(name string) (Sample, error) {
+	k := slices.Index(s.Result.ClassNames, name)
+	if k < 0 {
+		if len(s.Result.ClassNames) == 0 {
+			return Sample{}, fmt.Errorf("%s has no traffic classes (--class needs a --json result of a workload with classes)", s.Name)
+		}
+		return Sample{}, fmt.Errorf("--class %q: %s has classes %s", name, s.Name, strings.Join(s.Result.ClassNames, ", "))
+	}
+	src := s.Result
+	res := &sim.Result{Name: src.Name, Duration: src.Duration, ClassNames: []string{name}, Series: src.Series}
+	if src.Measured != nil {
+		res.Measured = &sim.Measured{NoGaps: src.Measured.NoGaps}
+	}
+	for i := range src.Streams {
+		st := src.Streams[i]
+		if int(st.Class) != k {
+			continue
+		}
+		st.Class = 0
+		res.Streams = append(res.Streams, st)
+		if src.Measured != nil && i < len(src.Measured.Streams) {
+			res.Measured.Streams = append(res.Measured.Streams, src.Measured.Streams[i])
+		}
+		res.Requests++
+		if st.Status == sim.StatusFinished {
+			res.Finished++
+			res.InputTokens += int64(st.InputTokens)
+			res.OutputTokens += int64(st.OutputTokens)
+		} else if st.Status == sim.StatusRejected {
+			res.Rejected[st.Reject]++
+		}
+	}
+	if len(res.Streams) == 0 {
+		return Sample{}, fmt.Errorf("%s has no streams of class %s", s.Name, name)
+	}
+	out := s
+	out.Name = s.Name + " [class " + name + "]"
+	out.Result = res
+	out.ClassSLO = nil
+	if k < len(s.ClassSLO) {
+		out.ClassSLO = []sim.SLO{s.ClassSLO[k]}
+	}
+	return out, nil
+}
+
+// Judge evaluates SLO terms on the sample's summary: absolute mode
+// (`itlsim gate --candidate B --slo TERM`), or beside a comparison.
+func Judge(s Sample, terms []slo.Term) []reports.SLOOutcome {
+	sum := reports.SummarizeWith(s.Result, s.Metrics, reports.Options{ClassSLO: s.ClassSLO})
+	return slo.Evaluate(terms, &sum)
+}
+
+// Absolute judges the candidate alone by SLO terms: a release rule such
+// as "P99 TTFT must stay under 500 ms" needs no baseline.
+func Absolute(cand Sample, terms []slo.Term) (Report, error) {
+	if len(terms) == 0 {
+		return Report{}, fmt.Errorf("an absolute gate (no baseline) needs at least one --slo term")
+	}
+	if cand.Streams() == 0 {
+		return Report{}, fmt.Errorf("%s has no streams to judge", cand.Name)
+	}
+	rep := Report{SchemaVersion: reports.SchemaVersion, Candidate: cand.Name, CandidateStreams: cand.Streams(), Pass: true, Rows: []Row{}}
+	rep.SLO = Judge(cand, terms)
+	rep.Pass = slo.Pass(rep.SLO)
+	return rep, nil
 }

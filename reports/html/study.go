@@ -138,7 +138,7 @@ func levelsOf(r *study.SweepResult) []configLevels {
 			}
 			l := level{rate: rate, stable: true,
 				ttft50:     med(func(p *study.Point) float64 { return p.Summary.TTFT.P50 }),
-				ttft95:     med(func(p *study.Point) float64 { return p.TTFTP95 }),
+				ttft95:     med(func(p *study.Point) float64 { return p.Summary.TTFT.P95 }),
 				ttft99:     med(func(p *study.Point) float64 { return p.Summary.TTFT.P99 }),
 				streamP99:  med(func(p *study.Point) float64 { return p.Summary.StreamP99ITL.P99 }),
 				itlGoodput: med(func(p *study.Point) float64 { return p.Summary.ITLGoodput }),

@@ -42,7 +42,7 @@ func summaryTable(runs []reports.Run, names []string) (table, error) {
 		anon[i].Streams = nil
 	}
 	var buf bytes.Buffer
-	if err := reports.WriteSummaryTable(&buf, anon, reports.FormatMarkdown); err != nil {
+	if err := reports.WriteSummaryRows(&buf, anon, reports.FormatMarkdown); err != nil {
 		return table{}, err
 	}
 	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/itlsim/itlsim/scheduler"
+	"github.com/itlsim/itlsim/reports/qoe"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/quantile"
 )
@@ -183,6 +184,23 @@ const (
 	maxBuckets = 1024
 )
 
+// ChunkTokens is the tokens of chunk c of n of s: as recorded, or the
+// output spread evenly (earlier chunks take the remainder) when the source
+// records no split, at least one each.
+func ChunkTokens(s *Stream, c, n int) int {
+	if s.ChunkTokens != nil && c < len(s.ChunkTokens) {
+		return max(s.ChunkTokens[c], 1)
+	}
+	if s.OutputTokens <= n {
+		return 1
+	}
+	q, rem := s.OutputTokens/n, s.OutputTokens%n
+	if c < rem {
+		return q + 1
+	}
+	return q
+}
+
 // Result turns the recording into a sim.Result judged by the thresholds in
 // m (the stall threshold counts stalls; WorstStreams and
 // TimeseriesIntervalS shape the report), with its exact times in
@@ -210,6 +228,13 @@ func (r *Recording) Result(m sim.MetricsConfig) *sim.Result {
 		res.Requests += n
 	}
 	stall := float64(sim.FromMS(m.StallThresholdMS))
+	q := m.QoE
+	if q == (sim.QoE{}) {
+		q = sim.DefaultQoE()
+	}
+	exp := qoe.Expectation{TTFT: q.ExpectedTTFTMS * 1e6, TokensPerS: q.TokensPerS}
+	var at []float64
+	var toks []int
 	res.Streams = make([]sim.StreamSummary, len(r.Streams))
 	res.Measured.Streams = make([]sim.MeasuredStream, len(r.Streams))
 	sorted := []float64{}
@@ -242,6 +267,22 @@ func (r *Recording) Result(m sim.MetricsConfig) *sim.Result {
 			st.GapP90 = quantile.Linear(sorted, 0.90)
 			st.GapP99 = quantile.Linear(sorted, 0.99)
 			st.GapMax = toTime(ms.GapMax)
+		}
+		if !r.NoGaps {
+			// Perceived scores from the chunk times (tokens per chunk as
+			// recorded, else the output spread evenly over the chunks).
+			at, toks = at[:0], toks[:0]
+			t := s.TTFT
+			for c := range len(s.Gaps) + 1 {
+				if c > 0 {
+					t += s.Gaps[c-1]
+				}
+				at = append(at, t)
+				toks = append(toks, ChunkTokens(s, c, len(s.Gaps)+1))
+			}
+			if sc, ok := qoe.Score(exp, at, toks); ok {
+				st.Scored, st.QoE, st.Fluidity, st.FluidRate = true, float32(sc.QoE), float32(sc.Fluidity), float32(sc.FluidRate)
+			}
 		}
 		res.Streams[i], res.Measured.Streams[i] = st, ms
 		res.InputTokens += int64(s.InputTokens)

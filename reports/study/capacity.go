@@ -7,20 +7,15 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/itlsim/itlsim/reports"
+	"github.com/itlsim/itlsim/reports/slo"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/scenario"
 )
 
-// Outcome is one SLO term judged on one run (the JSON of an SLO verdict).
-// Margin is the headroom as a share of the limit: positive when the term
-// holds, negative by how much it is missed.
-type Outcome struct {
-	Term   string  `json:"term"`
-	Value  float64 `json:"value"`
-	Limit  float64 `json:"limit"`
-	Pass   bool    `json:"pass"`
-	Margin float64 `json:"margin"`
-}
+// Outcome is one SLO term judged on one run: runs[].slo[] of the JSON
+// contract ({term, unit, value, limit, pass, margin}).
+type Outcome = reports.SLOOutcome
 
 // Condition is the SLO a capacity search holds a run to: it judges each
 // of its terms on a run's measured figures.
@@ -28,30 +23,42 @@ type Condition interface {
 	Evaluate(m *Metrics) []Outcome
 }
 
+// Terms are SLO terms (package reports/slo) judged on the measured
+// window's summary; they are a Condition.
+type Terms []slo.Term
+
+var _ Condition = Terms(nil)
+
+// Evaluate judges every term on m's summary.
+func (ts Terms) Evaluate(m *Metrics) []Outcome { return slo.Evaluate(ts, &m.Summary) }
+
+// scoresQoE tells whether a term needs the streams' QoE or fluidity
+// scores, which are computed only then.
+func (ts Terms) scoresQoE() bool {
+	for _, t := range ts {
+		if t.Metric == "qoe" || t.Metric == "fluidity" {
+			return true
+		}
+	}
+	return false
+}
+
 // StableTerm names the implicit term every capacity search adds: the run
 // reached a steady state (Metrics.Stable).
 const StableTerm = "stable"
 
 // Judge applies c and the stability rule to m: whether the run passes and
-// the limiting term, the failing term with the least margin or, when all
-// hold, the one with the least headroom.
+// the limiting term — stable when the run is not, else the term
+// reports/slo names (an undefined one, or the one with the least margin
+// relative to its limit: the worst failure or the closest to failing).
 func Judge(c Condition, m *Metrics) (pass bool, limiting string, outs []Outcome) {
 	if c != nil {
 		outs = c.Evaluate(m)
 	}
-	pass = m.Stable
-	best := math.Inf(1)
-	for _, o := range outs {
-		pass = pass && o.Pass
-		if o.Margin < best {
-			best, limiting = o.Margin, o.Term
-		}
-	}
-	if !m.Stable {
-		limiting = StableTerm
-	}
-	if limiting == "" {
-		limiting = StableTerm
+	pass = m.Stable && slo.Pass(outs)
+	limiting = StableTerm
+	if i := slo.Limiting(outs); i >= 0 && m.Stable {
+		limiting = outs[i].Term
 	}
 	return pass, limiting, outs
 }
@@ -148,7 +155,7 @@ type Capacity struct {
 func (s *Search) probe(v scenario.Variant, cfg sim.Config, r float64, seed uint64) (Point, error) {
 	cfg.Workload.Rate = r
 	cfg.Seed = seed
-	m, err := Simulate(cfg, s.Window)
+	m, err := Simulate(cfg, s.Window, scoresQoE(s.Terms))
 	if err != nil {
 		return Point{}, fmt.Errorf("%s at %g req/s, seed %d: %w", v.Name, r, seed, err)
 	}

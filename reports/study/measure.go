@@ -47,10 +47,6 @@ func (w Window) Validate() error {
 	return nil
 }
 
-// StableShare is the achieved share of the arrival rate below which a run
-// is not stable: it never served what arrived.
-const StableShare = 0.95
-
 // UserRate is a per-stream rate across streams, tokens/s.
 type UserRate struct {
 	Mean float64 `json:"mean"`
@@ -67,24 +63,19 @@ type Metrics struct {
 	// OutputTokensPerS is output tokens emitted in the window per second
 	// (the whole system's).
 	OutputTokensPerS float64 `json:"output_tokens_per_s"`
-	// TokensPerSPerUser is each measured stream's (output tokens − 1) over
+	// TokensPerSPerUser is the mean and p10 over the measured streams of
+	// summary.tokens_per_s_per_user, each stream's (output tokens − 1) /
 	// (E2EL − TTFT): how fast its text arrives once it has started.
 	TokensPerSPerUser UserRate `json:"tokens_per_s_per_user"`
-	// TTFTP95 completes the summary's TTFT p50/p99 with the p95.
-	TTFTP95 float64 `json:"ttft_p95_ms"`
-	// InSystemStart and InSystemEnd are the mean requests in the system
-	// (running and waiting) over the first and the last third of the window.
-	InSystemStart float64 `json:"in_system_start"`
-	InSystemEnd   float64 `json:"in_system_end"`
-	// Stable is false when the run never reached a steady state: fewer
-	// than StableShare of the arrivals were served, or the requests in the
-	// system kept growing to the end of the window. Unstable says which.
+	// Stable is the whole run's summary.stable: false when it never
+	// reached a steady state (the backlog or the waiting queue grew over
+	// the second half of the arrivals). Unstable says why.
 	Stable   bool   `json:"stable"`
 	Unstable string `json:"unstable,omitempty"`
 	// Summary is reports.Summarize over the measured requests, with the
 	// window's length as duration and its throughput; pooled ITL covers
-	// the gaps that ended in the window. Stall time by cause covers the
-	// whole run.
+	// the gaps that ended in the window; stable is the whole run's. Stall
+	// time by cause covers the whole run.
 	Summary reports.Summary `json:"summary"`
 }
 
@@ -122,7 +113,6 @@ func Measure(cfg sim.Config, client, server *sim.Result, w Window) Metrics {
 	fr.InputTokens, fr.OutputTokens = 0, 0
 	fr.Rejected = [len(client.Rejected)]int{}
 	fr.StreamsHit = [sim.NumCauses]int{}
-	var rates, ttfts []float64
 	for i := range client.Streams {
 		st := client.Streams[i]
 		if a := float64(st.Arrival); a < lo || a > hi {
@@ -141,15 +131,11 @@ func Measure(cfg sim.Config, client, server *sim.Result, w Window) Metrics {
 		if st.Status == sim.StatusFinished || st.Status == sim.StatusCancelled {
 			fr.InputTokens += int64(st.InputTokens)
 			fr.OutputTokens += int64(st.OutputTokens)
-			ttfts = append(ttfts, float64(st.TTFT)/1e6)
 			for c := range sim.NumCauses {
 				if st.Causes&(1<<c) != 0 {
 					fr.StreamsHit[c]++
 				}
 			}
-		}
-		if st.Status == sim.StatusFinished && st.OutputTokens >= 2 && st.E2EL > st.TTFT {
-			rates = append(rates, float64(st.OutputTokens-1)/(st.E2EL-st.TTFT).Seconds())
 		}
 	}
 	fr.Duration = sim.Time(win * 1e9)
@@ -178,36 +164,21 @@ func Measure(cfg sim.Config, client, server *sim.Result, w Window) Metrics {
 		fr.Pooled = pooled
 	}
 
-	m := Metrics{Summary: reports.Summarize(&fr, cfg.Metrics)}
+	m := Metrics{Summary: reports.SummarizeWith(&fr, cfg.Metrics, reports.Options{ClassSLO: reports.ClassSLOs(&fr, cfg)})}
 	m.ArrivedPerS = float64(fr.Requests) / win
 	m.AchievedPerS = finished / win
 	m.OutputTokensPerS = tokens / win
 	m.Summary.RequestsPerS = m.AchievedPerS
 	m.Summary.OutputTokensPerS = m.OutputTokensPerS
 	m.Summary.InputTokensPerS = float64(fr.InputTokens) / win
-	slices.Sort(rates)
-	if len(rates) > 0 {
-		var s float64
-		for _, r := range rates {
-			s += r
-		}
-		m.TokensPerSPerUser = UserRate{Mean: s / float64(len(rates)), P10: quantile.Linear(rates, 0.10)}
-	}
-	slices.Sort(ttfts)
-	if len(ttfts) > 0 {
-		m.TTFTP95 = quantile.Linear(ttfts, 0.95)
-	}
+	m.TokensPerSPerUser.Mean = m.Summary.TokensPerSPerUser.Mean
+	m.TokensPerSPerUser.P10, _ = m.Summary.Percentile(reports.PopTokensPerSPerUser, 10)
 
-	m.InSystemStart, m.InSystemEnd = inSystem(&server.Series, lo, hi)
-	m.Stable = true
-	switch {
-	case m.AchievedPerS < StableShare*m.ArrivedPerS:
-		m.Stable = false
-		m.Unstable = fmt.Sprintf("served %.1f of %.1f req/s arrived (below %.0f %%)", m.AchievedPerS, m.ArrivedPerS, 100*StableShare)
-	case growing(m.InSystemStart, m.InSystemEnd):
-		m.Stable = false
-		m.Unstable = fmt.Sprintf("requests in the system grew from %.1f to %.1f over the window", m.InSystemStart, m.InSystemEnd)
-	}
+	// Stability is the whole run's: it looks at the second half of all
+	// the arrivals, which a steady state must have reached.
+	whole := reports.Summarize(server, cfg.Metrics)
+	m.Stable, m.Unstable = whole.Stable, whole.StableNote
+	m.Summary.Stable, m.Summary.StableNote = whole.Stable, whole.StableNote
 	m.round()
 	return m
 }
@@ -235,41 +206,12 @@ func fillTime(r *sim.Result) float64 {
 	return quantile.Linear(e2el, 0.9)
 }
 
-// growing tells whether the requests in the system over the last third of
-// the window exceed those over the first third by more than noise: half
-// again as many, and at least 4 more.
-func growing(start, end float64) bool { return end > 1.5*start && end-start >= 4 }
-
-// inSystem is the time-weighted mean of running plus waiting requests over
-// the first and the last third of [lo, hi].
-func inSystem(ser *sim.Series, lo, hi float64) (start, end float64) {
-	third := (hi - lo) / 3
-	mean := func(a, b float64) float64 {
-		var sum, t float64
-		for _, bk := range ser.Buckets {
-			o := overlap(float64(bk.Start), float64(bk.Start+ser.Interval), a, b)
-			if o <= 0 {
-				continue
-			}
-			f := o / float64(ser.Interval)
-			sum += f * (bk.RunningNS + bk.WaitingNS)
-			t += o
-		}
-		if t == 0 {
-			return 0
-		}
-		return sum / t
-	}
-	return mean(lo, lo+third), mean(hi-third, hi)
-}
-
 func overlap(a0, a1, b0, b1 float64) float64 { return max(0, min(a1, b1)-max(a0, b0)) }
 
 // round keeps the derived figures to 6 significant digits, as the tables
 // show them, so JSON and CSV stay readable; the summary is left as is.
 func (m *Metrics) round() {
-	for _, p := range []*float64{&m.ArrivedPerS, &m.AchievedPerS, &m.OutputTokensPerS, &m.TokensPerSPerUser.Mean,
-		&m.TokensPerSPerUser.P10, &m.TTFTP95, &m.InSystemStart, &m.InSystemEnd} {
+	for _, p := range []*float64{&m.ArrivedPerS, &m.AchievedPerS, &m.OutputTokensPerS, &m.TokensPerSPerUser.Mean, &m.TokensPerSPerUser.P10} {
 		*p = sig6(*p)
 	}
 }

@@ -53,7 +53,7 @@ var pointColumns = []struct {
 	}},
 	{"TTFT p50/p95/p99 ms", "ttft_p50_ms,ttft_p95_ms,ttft_p99_ms", func(p *Point) (string, string) {
 		t := p.Summary.TTFT
-		return fx(t.P50, 0) + "/" + fx(p.TTFTP95, 0) + "/" + fx(t.P99, 0), g(t.P50) + "," + g(p.TTFTP95) + "," + g(t.P99)
+		return fx(t.P50, 0) + "/" + fx(t.P95, 0) + "/" + fx(t.P99, 0), g(t.P50) + "," + g(t.P95) + "," + g(t.P99)
 	}},
 	{"TPOT mean ms", "tpot_mean_ms", func(p *Point) (string, string) { return fx(p.Summary.TPOT.Mean, 1), g(p.Summary.TPOT.Mean) }},
 	{"stream p99 ITL p99 ms", "stream_p99_itl_p99_ms", func(p *Point) (string, string) {

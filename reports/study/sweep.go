@@ -8,21 +8,39 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/itlsim/itlsim/reports"
+	qoepkg "github.com/itlsim/itlsim/reports/qoe"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/scenario"
 )
 
-// Simulate runs one configuration and measures it over w.
-func Simulate(cfg sim.Config, w Window) (Metrics, error) {
+// Simulate runs one configuration and measures it over w; with qoe, the
+// streams are scored (QoE, fluidity) as run scores them.
+func Simulate(cfg sim.Config, w Window, qoe bool) (Metrics, error) {
 	e, err := sim.New(cfg)
 	if err != nil {
 		return Metrics{}, err
+	}
+	var sink *qoepkg.Sink
+	if qoe {
+		c := e.Setup().Config
+		sink = qoepkg.NewSink(c.Metrics.QoE, reports.ClassQoEs(c), nil)
+		e.SetTimelineSink(sink)
 	}
 	res := e.Run()
 	if err := e.Err(); err != nil {
 		return Metrics{}, err
 	}
+	if sink != nil {
+		sink.Apply(res)
+	}
 	return Measure(e.Setup().Config, res, e.ServerResult(), w), nil
+}
+
+// scoresQoE tells whether condition c needs the streams' scores.
+func scoresQoE(c Condition) bool {
+	ts, ok := c.(Terms)
+	return ok && ts.scoresQoE()
 }
 
 // CheckRated refuses a configuration whose load is not set by
@@ -128,7 +146,7 @@ func (p *SweepPlan) PointOf(s PointSpec, m Metrics) Point {
 func RunPoints(p *SweepPlan, specs []PointSpec, workers int, progress Progress) ([]Point, error) {
 	return Map(len(specs), workers, func(i int) (Point, error) {
 		s := specs[i]
-		m, err := Simulate(s.Simulated, p.Window)
+		m, err := Simulate(s.Simulated, p.Window, scoresQoE(p.Terms))
 		if err != nil {
 			return Point{}, fmt.Errorf("%s at %g req/s, seed %d: %w", p.Configs[s.Config].Name, s.Rate, s.Seed, err)
 		}

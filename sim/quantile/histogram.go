@@ -181,3 +181,21 @@ func (h *Histogram) Reset() {
 	clear(h.Counts)
 	h.N, h.Sum, h.Min, h.Max = 0, 0, 0, 0
 }
+
+// Std is the population standard deviation of the samples (numpy's std),
+// each sample taken at its bucket's representative value around the
+// exact mean: within the histogram's resolution. NaN when empty.
+func (h *Histogram) Std() float64 {
+	if h.N == 0 {
+		return math.NaN()
+	}
+	mean := h.Mean()
+	var ss float64
+	for i, c := range h.Counts {
+		if c > 0 {
+			d := h.value(i) - mean
+			ss += float64(c) * d * d
+		}
+	}
+	return math.Sqrt(ss / float64(h.N))
+}

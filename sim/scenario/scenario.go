@@ -24,6 +24,11 @@ type File struct {
 	// Compare lists fields to compare, as "path=v1,v2" entries; each
 	// combination of values becomes one run (like --vary on the command line).
 	Compare []string `yaml:"compare" json:"-"`
+	// SLO lists SLO terms the runs are judged by (like --slo on the command
+	// line, e.g. "ttft:p95<=200ms"); package reports/slo reads them.
+	SLO []string `yaml:"slo" json:"-"`
+	// SLOLines are the file's line of each SLO entry, for messages.
+	SLOLines []int `yaml:"-" json:"-"`
 }
 
 var (
@@ -88,6 +93,16 @@ func Parse(name string, data []byte) (File, error) {
 	if err := f.Config.Validate(); err != nil {
 		return File{}, locate(name, &root, err)
 	}
+	if n := &root; n.Kind == yaml.DocumentNode && len(n.Content) > 0 && n.Content[0].Kind == yaml.MappingNode {
+		m := n.Content[0]
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == "slo" {
+				for _, item := range m.Content[i+1].Content {
+					f.SLOLines = append(f.SLOLines, item.Line)
+				}
+			}
+		}
+	}
 	return f, nil
 }
 
@@ -141,7 +156,7 @@ func checkShape(name string, root *yaml.Node) error {
 	case ".yaml", ".yml":
 		return nil
 	}
-	known := map[string]bool{"compare": true}
+	known := map[string]bool{"compare": true, "slo": true}
 	for _, p := range Paths() {
 		known[strings.SplitN(p, ".", 2)[0]] = true
 	}
@@ -197,6 +212,12 @@ func checkScalars(name string, root *yaml.Node) error {
 			if path == "" && key == "compare" {
 				if val.Kind != yaml.SequenceNode {
 					return fmt.Errorf("%s:%d: compare: expected a list of \"path=v1,v2\" entries", name, val.Line)
+				}
+				continue
+			}
+			if path == "" && key == "slo" {
+				if val.Kind != yaml.SequenceNode {
+					return fmt.Errorf("%s:%d: slo: expected a list of SLO terms such as [\"ttft:p95<=200ms\", \"itl-goodput>=99%%@400ms\"]", name, val.Line)
 				}
 				continue
 			}
@@ -482,7 +503,7 @@ func set(c *sim.Config, path, value string, quoted bool) error {
 	if v.Kind() == reflect.Struct && !implementsText(v.Type()) {
 		return fmt.Errorf("%s: is a section, not a field: got %q; give its fields on the lines below it", path, value)
 	}
-	if v.Kind() == reflect.Slice || v.Kind() == reflect.Map {
+	if (v.Kind() == reflect.Slice || v.Kind() == reflect.Map) && !implementsText(v.Type()) {
 		return setYAML(v, path, value)
 	}
 	// Decode the scalar with the YAML library so that overrides accept

@@ -1,0 +1,184 @@
+package qoe
+
+import "math"
+
+// Expectation is the delivery a person expects, in nanoseconds and tokens.
+type Expectation struct {
+	// TTFT is the accepted wait for the first token, ns.
+	TTFT float64
+	// TokensPerS is the expected delivery speed, tokens per second.
+	TokensPerS float64
+}
+
+// FluidTarget is the share of deadlines the fluid token rate keeps met.
+const FluidTarget = 0.99
+
+// Scores are one stream's perceived scores.
+type Scores struct {
+	QoE       float64 // Andes, in [0, 1]
+	Fluidity  float64 // Etalon's fluidity index, in [0, 1]
+	FluidRate float64 // tokens/s at which the stream meets FluidTarget of its deadlines; 0 when none
+}
+
+// Score scores a stream whose chunk k reached the client at at[k]
+// nanoseconds after the request was sent, carrying tokens[k] tokens
+// (at least one each). ok is false for a stream without chunks or without
+// a valid expectation.
+func Score(e Expectation, at []float64, tokens []int) (s Scores, ok bool) {
+	if len(at) == 0 || len(at) != len(tokens) || !(e.TokensPerS > 0) || !(e.TTFT >= 0) {
+		return Scores{}, false
+	}
+	s.QoE = Andes(e, at, tokens)
+	period := 1e9 / e.TokensPerS
+	s.Fluidity = Fluidity(e.TTFT, period, at, tokens)
+	s.FluidRate = FluidRate(e.TTFT, at, tokens)
+	return s, true
+}
+
+// Andes is the stream's QoE: 1 − S_delay/S_expected, where the expected
+// curve is 0 tokens until e.TTFT and then rises at e.TokensPerS to the
+// stream's total, the delivered curve steps up by each chunk's tokens at
+// its time, S_delay is the area by which delivery lags the expected curve
+// and S_expected the area under the expected curve, both up to the later
+// of the last chunk and the expected curve's end.
+func Andes(e Expectation, at []float64, tokens []int) float64 {
+	n := 0.0
+	for _, k := range tokens {
+		n += float64(max(k, 1))
+	}
+	v := e.TokensPerS / 1e9 // tokens per ns
+	t0 := e.TTFT
+	tf := t0 + n/v // the expected curve reaches n
+	end := max(tf, at[len(at)-1])
+	// lag integrates max(0, E(t) − c) over [a, b].
+	lag := func(a, b, c float64) float64 {
+		if c >= n || b <= a {
+			return 0
+		}
+		a = max(a, t0+c/v) // E(t) ≥ c from here
+		if b <= a {
+			return 0
+		}
+		var area float64
+		if r := min(b, tf); r > a { // on the ramp: E = (t − t0)·v
+			area += v/2*((r-t0)*(r-t0)-(a-t0)*(a-t0)) - c*(r-a)
+		}
+		if l := max(a, tf); b > l { // flat at n
+			area += (n - c) * (b - l)
+		}
+		return area
+	}
+	delay := lag(0, at[0], 0)
+	cum := 0.0
+	for k := range at {
+		cum += float64(max(tokens[k], 1))
+		next := end
+		if k+1 < len(at) {
+			next = at[k+1]
+		}
+		delay += lag(at[k], next, cum)
+	}
+	expected := n*n/(2*v) + n*(end-tf)
+	if !(expected > 0) {
+		return 1
+	}
+	return clamp01(1 - delay/expected)
+}
+
+// Fluidity is Etalon's fluidity index of the stream with the first
+// token's deadline ttft and a period between deadlines, in ns. Tokens of
+// one chunk arrive together: the second and later ones at no interval, so
+// each meets its deadline and adds a period of slack.
+func Fluidity(ttft, period float64, at []float64, tokens []int) float64 {
+	return fluidity(ttft, period, at, tokens, math.Inf(1))
+}
+
+// fluidity is Fluidity that stops once more than budget deadlines are
+// missed (returning the index so far, already below the target).
+func fluidity(ttft, period float64, at []float64, tokens []int, budget float64) float64 {
+	var total, missed, slack, prev float64
+	for k, t := range at {
+		interval, d := t-prev, period
+		if k == 0 {
+			interval, d = t, ttft
+		}
+		if interval <= d+slack {
+			slack += d - interval
+			total++
+		} else {
+			misses := math.Floor((interval-slack-d)/period) + 1
+			missed += misses
+			total += misses
+			slack = 0
+			if missed > budget {
+				break
+			}
+		}
+		if rest := float64(max(tokens[k], 1) - 1); rest > 0 {
+			total += rest
+			slack += rest * period
+		}
+		prev = t
+	}
+	if total == 0 {
+		return 1
+	}
+	return clamp01(1 - missed/total)
+}
+
+// FluidRate is the highest token rate (tokens/s) at which the stream
+// meets FluidTarget of its deadlines, the first deadline held at ttft ns;
+// 0 when it misses the target even at the slowest rate searched (a short
+// stream whose first token came late). It is found by bisection on a log
+// scale to within 5 %, between 0.01 and 100000 tokens/s, starting from the
+// bracket the stream's gaps set: at one period per largest gap no decode
+// deadline is missed, and above one token per mean gap the deadlines
+// outrun the stream.
+func FluidRate(ttft float64, at []float64, tokens []int) float64 {
+	// A pass stops once it has missed more deadlines than the target
+	// allows: met ≤ tokens, and the index is ≥ FluidTarget only while
+	// missed ≤ met·(1 − FluidTarget)/FluidTarget.
+	n := 0
+	for _, k := range tokens {
+		n += max(k, 1)
+	}
+	budget := float64(n) * (1 - FluidTarget) / FluidTarget
+	ok := func(rate float64) bool { return fluidity(ttft, 1e9/rate, at, tokens, budget) >= FluidTarget }
+	lo, hi := math.Log(0.01), math.Log(1e5)
+	if m := len(at); m >= 2 {
+		var maxGap float64
+		toks := 0
+		for k := 1; k < m; k++ {
+			maxGap = max(maxGap, at[k]-at[k-1])
+			toks += max(tokens[k], 1)
+		}
+		if maxGap > 0 {
+			lo = max(lo, min(hi, math.Log(1e9/maxGap)))
+		}
+		if span := at[m-1] - at[0]; span > 0 {
+			hi = min(hi, max(lo, math.Log(1.05*1e9*float64(toks)/span)))
+		}
+	}
+	if !ok(math.Exp(lo)) {
+		lo = math.Log(0.01)
+		if !ok(math.Exp(lo)) {
+			return 0
+		}
+	}
+	if ok(math.Exp(hi)) {
+		if hi = math.Log(1e5); ok(math.Exp(hi)) {
+			return math.Exp(hi)
+		}
+	}
+	for hi-lo > 0.05 {
+		mid := (lo + hi) / 2
+		if ok(math.Exp(mid)) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return math.Exp(lo)
+}
+
+func clamp01(x float64) float64 { return min(1, max(0, x)) }

@@ -1,0 +1,93 @@
+package qoe
+
+import (
+	"math"
+	"testing"
+)
+
+// stream returns chunk times (ns after the request) of n one-token chunks:
+// the first at ttft ms, then one every gap ms, with hang ms added before
+// each chunk index in hangs.
+func stream(n int, ttft, gap, hang float64, hangs ...int) ([]float64, []int) {
+	at := make([]float64, n)
+	toks := make([]int, n)
+	t := ttft
+	for i := range n {
+		if i > 0 {
+			t += gap
+		}
+		for _, h := range hangs {
+			if h == i {
+				t += hang
+			}
+		}
+		at[i], toks[i] = t*1e6, 1
+	}
+	return at, toks
+}
+
+var reader = Expectation{TTFT: 1e9, TokensPerS: 6}
+
+// TestHangsFeelWorseThanSteady is the seed example: a steady 60 ms stream
+// against a 25 ms stream with 1.5 s hangs. The second finishes sooner and
+// feels worse: its delivery falls behind what the reader expects.
+func TestHangsFeelWorseThanSteady(t *testing.T) {
+	steadyAt, steadyTok := stream(200, 400, 60, 0)
+	hangAt, hangTok := stream(200, 400, 25, 1500, 1, 3, 5)
+	if last := hangAt[len(hangAt)-1]; last >= steadyAt[len(steadyAt)-1] {
+		t.Fatalf("the hanging stream should finish sooner: %.0f ms against %.0f ms", last/1e6, steadyAt[len(steadyAt)-1]/1e6)
+	}
+	steady, _ := Score(reader, steadyAt, steadyTok)
+	hang, _ := Score(reader, hangAt, hangTok)
+	if steady.QoE != 1 || hang.QoE >= steady.QoE {
+		t.Errorf("QoE: steady %.3f (want 1), hangs %.3f (want lower)", steady.QoE, hang.QoE)
+	}
+	t.Logf("QoE %.3f vs %.3f, fluidity %.3f vs %.3f, fluid rate %.1f/s vs %.1f/s",
+		steady.QoE, hang.QoE, steady.Fluidity, hang.Fluidity, steady.FluidRate, hang.FluidRate)
+	if steady.Fluidity != 1 || hang.Fluidity >= steady.Fluidity {
+		t.Errorf("fluidity: steady %.3f, hangs %.3f; want the steady stream to meet every deadline and the other fewer", steady.Fluidity, hang.Fluidity)
+	}
+	if hang.FluidRate >= steady.FluidRate {
+		t.Errorf("fluid token rate: steady %.1f/s, hangs %.1f/s; want the steady one higher", steady.FluidRate, hang.FluidRate)
+	}
+}
+
+// TestAndesArea checks the QoE against areas worked by hand: nothing for
+// 2 s then every token at once, against a curve of 1 token/s from 0 s.
+func TestAndesArea(t *testing.T) {
+	e := Expectation{TTFT: 0, TokensPerS: 1}
+	// 4 tokens at t = 2 s: expected curve t (0..4 s), area 8; the lag is
+	// t over [0, 2] (area 2); delivery is ahead afterwards.
+	got := Andes(e, []float64{2e9}, []int{4})
+	if want := 1 - 2.0/8; math.Abs(got-want) > 1e-12 {
+		t.Errorf("Andes = %.6f, want %.6f", got, want)
+	}
+	// Delivered at 6 s: lag is the whole area up to 4 s (8) plus 4 × 2 s
+	// on the flat, over an expected area of 8 + 4 × 2.
+	got = Andes(e, []float64{6e9}, []int{4})
+	if want := 1 - 16.0/16; math.Abs(got-want) > 1e-12 {
+		t.Errorf("Andes late = %.6f, want %.6f", got, want)
+	}
+}
+
+// TestFluidityDeadlines follows Etalon's algorithm by hand: deadlines of
+// 100 ms after a 500 ms first deadline; slack carries over; a late token
+// counts every deadline it missed.
+func TestFluidityDeadlines(t *testing.T) {
+	// First token at 300 ms (slack 200), then 100, 100 (met), then a 550 ms
+	// gap: 550 > 100 + 200 slack, so ⌊(550 − 200 − 100)/100⌋ + 1 = 3 misses.
+	at := []float64{300e6, 400e6, 500e6, 1050e6}
+	got := Fluidity(500e6, 100e6, at, []int{1, 1, 1, 1})
+	if want := 1 - 3.0/6; math.Abs(got-want) > 1e-12 {
+		t.Errorf("fluidity = %.4f, want %.4f", got, want)
+	}
+}
+
+func TestScoreRejectsEmpty(t *testing.T) {
+	if _, ok := Score(reader, nil, nil); ok {
+		t.Error("a stream without chunks has no score")
+	}
+	if _, ok := Score(Expectation{TTFT: 1e9}, []float64{1}, []int{1}); ok {
+		t.Error("an expectation without a speed has no score")
+	}
+}

@@ -1,0 +1,116 @@
+package qoe
+
+import (
+	"math"
+
+	"github.com/itlsim/itlsim/sim"
+)
+
+// Sink scores every finished stream of a simulation as the engine hands
+// over its timeline (it implements sim.TimelineSink) and, after the run,
+// writes the scores into the result's stream summaries (Apply). A stream
+// is scored under each distinct expectation of the run (the run's and its
+// classes'), since its class is known only from the result; Apply picks
+// its class's. It keeps three numbers per stream and expectation, and
+// allocates nothing per stream once its buffers have grown (streams whose
+// ids are not dense request indexes take a map entry each).
+type Sink struct {
+	exps    []Expectation
+	byClass []int // class index → index into exps; -1: the run's (0)
+	next    sim.TimelineSink
+	at      []float64
+	tokens  []int
+	// slot[id] is 1 + the index in scores of stream id's first score (0:
+	// not scored); ids are the requests' dense indexes, others go to far.
+	slot   []int32
+	far    map[int]int
+	scores []Scores
+}
+
+// NewSink scores against run (streams without a class) and classes[i]
+// (streams of class i; a zero expectation takes the run's). next, if not
+// nil, receives every timeline after scoring.
+func NewSink(run sim.QoE, classes []sim.QoE, next sim.TimelineSink) *Sink {
+	s := &Sink{next: next, far: map[int]int{}}
+	index := func(q sim.QoE) int {
+		if q == (sim.QoE{}) {
+			q = run
+		}
+		if q == (sim.QoE{}) {
+			q = sim.DefaultQoE()
+		}
+		e := Expectation{TTFT: q.ExpectedTTFTMS * 1e6, TokensPerS: q.TokensPerS}
+		for i, x := range s.exps {
+			if x == e {
+				return i
+			}
+		}
+		s.exps = append(s.exps, e)
+		return len(s.exps) - 1
+	}
+	index(run)
+	for _, c := range classes {
+		s.byClass = append(s.byClass, index(c))
+	}
+	return s
+}
+
+// Stream scores one timeline.
+func (s *Sink) Stream(t *sim.Timeline) {
+	s.at, s.tokens = s.at[:0], s.tokens[:0]
+	for _, c := range t.Chunks {
+		s.at = append(s.at, float64(c.At-t.Arrival))
+		s.tokens = append(s.tokens, c.Tokens)
+	}
+	if len(s.at) > 0 {
+		s.put(t.ID, len(s.scores))
+		for _, e := range s.exps {
+			sc, _ := Score(e, s.at, s.tokens)
+			s.scores = append(s.scores, sc)
+		}
+	}
+	if s.next != nil {
+		s.next.Stream(t)
+	}
+}
+
+// Apply writes each scored stream's scores into r.Streams.
+func (s *Sink) Apply(r *sim.Result) {
+	for i := range r.Streams {
+		st := &r.Streams[i]
+		k, ok := s.get(st.ID)
+		if !ok || st.Status == sim.StatusRejected {
+			continue
+		}
+		e := 0
+		if c := int(st.Class); c >= 0 && c < len(s.byClass) {
+			e = s.byClass[c]
+		}
+		sc := s.scores[k+e]
+		st.Scored, st.QoE, st.Fluidity, st.FluidRate = true, float32(sc.QoE), float32(sc.Fluidity), float32(sc.FluidRate)
+	}
+}
+
+// maxSlot bounds the dense index: ids beyond it (a trace's own ids) go to a map.
+const maxSlot = 1 << 26
+
+func (s *Sink) put(id, k int) {
+	if id < 0 || id >= maxSlot || k >= math.MaxInt32 {
+		s.far[id] = k
+		return
+	}
+	for len(s.slot) <= id {
+		s.slot = append(s.slot, 0)
+	}
+	s.slot[id] = int32(k + 1)
+}
+
+func (s *Sink) get(id int) (int, bool) {
+	if id >= 0 && id < len(s.slot) && s.slot[id] > 0 {
+		return int(s.slot[id] - 1), true
+	}
+	k, ok := s.far[id]
+	return k, ok
+}
+
+var _ sim.TimelineSink = (*Sink)(nil)
