@@ -209,13 +209,19 @@ func writeCapacityCSV(w io.Writer, r *study.CapacityResult) error {
 	_ = cw.Write([]string{"config", "max_rate", "min_rate", "limiting_term", "gpu", "gpus", "usd_per_gpu_hour", "output_tokens_per_s",
 		"tokens_per_s_per_gpu", "tokens_per_s_per_user", "stream_p99_itl_p99_ms", "usd_per_million_tokens", "pareto", "pareto_itl", "target_field", "target_value"})
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	usd := func(v study.USD) string { // empty when unknown
+		if v <= 0 {
+			return ""
+		}
+		return g(float64(v))
+	}
 	for _, c := range r.Capacity {
 		tf, tv := "", ""
 		if c.Target != nil {
 			tf, tv = c.Target.Field, strconv.Itoa(c.Target.Value)
 		}
-		_ = cw.Write([]string{c.Config, g(c.MaxRate), g(c.MinRate), c.LimitingTerm, c.GPU, strconv.Itoa(c.GPUs), g(c.USDPerGPUHour),
-			g(c.OutputTokensPerS), g(c.TokensPerSPerGPU), g(c.TokensPerSPerUser), g(c.StreamP99ITLP99), g(c.USDPerMillionTokens),
+		_ = cw.Write([]string{c.Config, g(c.MaxRate), g(c.MinRate), c.LimitingTerm, c.GPU, strconv.Itoa(c.GPUs), usd(c.USDPerGPUHour),
+			g(c.OutputTokensPerS), g(c.TokensPerSPerGPU), g(c.TokensPerSPerUser), g(c.StreamP99ITLP99), usd(c.USDPerMillionTokens),
 			strconv.FormatBool(c.Pareto), strconv.FormatBool(c.ParetoITL), tf, tv})
 	}
 	cw.Flush()

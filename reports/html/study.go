@@ -294,10 +294,10 @@ func capacityRates(r *study.CapacityResult) (section, error) {
 		data[i] = opts.BarData{Value: round6(v), ItemStyle: &opts.ItemStyle{Color: runColor(i)}}
 		usd, price := "n/a", "n/a"
 		if c.USDPerMillionTokens > 0 {
-			usd = f3(c.USDPerMillionTokens)
+			usd = f3(float64(c.USDPerMillionTokens))
 		}
 		if c.USDPerGPUHour > 0 {
-			price = f2(c.USDPerGPUHour)
+			price = f2(float64(c.USDPerGPUHour))
 		}
 		t.add(c.Config, g(c.MaxRate), g(c.MinRate), c.LimitingTerm, itoa(c.GPUs), price, f1(c.TokensPerSPerGPU), f1(c.TokensPerSPerUser), f1(c.StreamP99ITLP99), usd, yes(c.Pareto), yes(c.ParetoITL))
 	}

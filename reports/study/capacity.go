@@ -133,14 +133,15 @@ type Capacity struct {
 	LimitingTerm string `json:"limiting_term"`
 	GPU          string `json:"gpu"`
 	GPUs         int    `json:"gpus"`
-	// USDPerGPUHour is the on-demand price used (cost.GPUPrice or --gpu-price).
-	USDPerGPUHour float64 `json:"usd_per_gpu_hour"`
+	// USDPerGPUHour is the on-demand price used (cost.GPUPrice or
+	// --gpu-price); null in the JSON when the GPU has none.
+	USDPerGPUHour USD `json:"usd_per_gpu_hour"`
 	// The median seed's figures at its capacity.
 	OutputTokensPerS    float64 `json:"output_tokens_per_s"`
 	TokensPerSPerGPU    float64 `json:"tokens_per_s_per_gpu"`
 	TokensPerSPerUser   float64 `json:"tokens_per_s_per_user"`
 	StreamP99ITLP99     float64 `json:"stream_p99_itl_p99_ms"`
-	USDPerMillionTokens float64 `json:"usd_per_million_tokens"`
+	USDPerMillionTokens USD     `json:"usd_per_million_tokens"`
 	// Pareto marks the configurations no other beats on both tokens/s per
 	// GPU and tokens/s per user; ParetoITL on tokens/s per GPU and the p99
 	// of per-stream p99 ITL.
@@ -326,7 +327,9 @@ func finishCapacity(c *Capacity, cfg sim.Config, prices Prices) {
 	med := c.PerSeed[order[(len(order)-1)/2]]
 	c.MaxRate, c.MinRate = med.MaxRate, c.PerSeed[order[0]].MaxRate
 	c.LimitingTerm = med.LimitingTerm
-	c.GPU, c.GPUs, c.USDPerGPUHour = Fleet(cfg, prices)
+	var price float64
+	c.GPU, c.GPUs, price = Fleet(cfg, prices)
+	c.USDPerGPUHour = USD(price)
 	if at := med.at; at != nil {
 		c.OutputTokensPerS = at.OutputTokensPerS
 		c.TokensPerSPerUser = at.TokensPerSPerUser.Mean
@@ -336,8 +339,8 @@ func finishCapacity(c *Capacity, cfg sim.Config, prices Prices) {
 		c.TokensPerSPerGPU = sig6(c.OutputTokensPerS / float64(c.GPUs))
 	}
 	if c.OutputTokensPerS > 0 && c.USDPerGPUHour > 0 {
-		usdPerS := float64(c.GPUs) * c.USDPerGPUHour / 3600
-		c.USDPerMillionTokens = sig6(usdPerS / c.OutputTokensPerS * 1e6)
+		usdPerS := float64(c.GPUs) * float64(c.USDPerGPUHour) / 3600
+		c.USDPerMillionTokens = USD(sig6(usdPerS / c.OutputTokensPerS * 1e6))
 	}
 	for i := range c.PerSeed {
 		c.PerSeed[i].at = nil
@@ -469,7 +472,7 @@ func AssembleCapacity(cs []ConfigSearch, seeds int, target *Target) CapacityResu
 			c := res.Capacity[i]
 			cost := fmt.Sprintf("%d GPUs", c.GPUs)
 			if c.USDPerGPUHour > 0 {
-				cost += fmt.Sprintf(", $%.2f per hour", float64(c.GPUs)*c.USDPerGPUHour)
+				cost += fmt.Sprintf(", $%.2f per hour", float64(c.GPUs)*float64(c.USDPerGPUHour))
 			}
 			res.Answer = fmt.Sprintf("Cheapest holding %s req/s: %s (%s). %s", num(target.Rate), c.Config, cost, res.Answer)
 		} else {

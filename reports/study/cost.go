@@ -42,3 +42,29 @@ func ParsePrices(vals []string) (Prices, error) {
 	}
 	return p, nil
 }
+
+// USD is an amount in US dollars; 0 means unknown (no price) and is null
+// in JSON, as every undefined figure of itlsim's JSON is.
+type USD float64
+
+// MarshalJSON writes the amount, or null when unknown.
+func (u USD) MarshalJSON() ([]byte, error) {
+	if !(u > 0) || math.IsInf(float64(u), 0) {
+		return []byte("null"), nil
+	}
+	return []byte(strconv.FormatFloat(float64(u), 'g', -1, 64)), nil
+}
+
+// UnmarshalJSON reads an amount; null is unknown.
+func (u *USD) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*u = 0
+		return nil
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("an amount in USD: %w", err)
+	}
+	*u = USD(v)
+	return nil
+}

@@ -172,10 +172,10 @@ func WriteCapacityTable(w io.Writer, r *CapacityResult, f reports.Format) error 
 	for _, c := range r.Capacity {
 		price, usd := "n/a", "n/a"
 		if c.USDPerGPUHour > 0 {
-			price = fx(c.USDPerGPUHour, 2)
+			price = fx(float64(c.USDPerGPUHour), 2)
 		}
 		if c.USDPerMillionTokens > 0 {
-			usd = fx(c.USDPerMillionTokens, 3)
+			usd = fx(float64(c.USDPerMillionTokens), 3)
 		}
 		var par []string
 		if c.Pareto {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/itlsim/itlsim/reports"
@@ -404,6 +405,14 @@ func TestFleetPricesPools(t *testing.T) {
 	}
 	if _, _, usd := Fleet(c, Prices{"h100-sxm-80gb": 3, "a100-80gb": 1, "l40s": 0}); usd != 2 {
 		t.Errorf("pools: $%g", usd)
+	}
+	b, _ := json.Marshal(Capacity{Config: "l40s", USDPerGPUHour: 0, USDPerMillionTokens: 0})
+	if !strings.Contains(string(b), `"usd_per_gpu_hour":null`) || !strings.Contains(string(b), `"usd_per_million_tokens":null`) {
+		t.Errorf("a GPU without a price: %s, want null costs", b)
+	}
+	var back Capacity
+	if err := json.Unmarshal(b, &back); err != nil || back.USDPerMillionTokens != 0 {
+		t.Errorf("null cost read back: %v %v", back.USDPerMillionTokens, err)
 	}
 	if _, err := ParsePrices([]string{"h100=abc"}); err == nil {
 		t.Error("--gpu-price h100=abc: no error")

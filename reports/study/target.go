@@ -134,7 +134,9 @@ func finishTarget(c *Capacity, v scenario.Variant, t Target, n int, prices Price
 	if n > 0 {
 		_ = scenario.Set(&cfg, t.Field, strconv.Itoa(n)) // probed already
 	}
-	c.GPU, c.GPUs, c.USDPerGPUHour = Fleet(cfg, prices)
+	var price float64
+	c.GPU, c.GPUs, price = Fleet(cfg, prices)
+	c.USDPerGPUHour = USD(price)
 	if n > 0 {
 		c.MaxRate, c.MinRate = t.Rate, t.Rate
 	}
@@ -179,7 +181,7 @@ func (s *Search) SearchTargets(vs []scenario.Variant, t Target, prices Prices, w
 			c.TokensPerSPerGPU = sig6(c.OutputTokensPerS / float64(c.GPUs))
 		}
 		if c.OutputTokensPerS > 0 && c.USDPerGPUHour > 0 {
-			c.USDPerMillionTokens = sig6(float64(c.GPUs) * c.USDPerGPUHour / 3600 / c.OutputTokensPerS * 1e6)
+			c.USDPerMillionTokens = USD(sig6(float64(c.GPUs) * float64(c.USDPerGPUHour) / 3600 / c.OutputTokensPerS * 1e6))
 		}
 	}
 	return out, nil
@@ -196,7 +198,7 @@ func Cheapest(cs []Capacity) int {
 		}
 		cost := float64(c.GPUs)
 		if c.USDPerGPUHour > 0 {
-			cost *= c.USDPerGPUHour
+			cost *= float64(c.USDPerGPUHour)
 		}
 		if best < 0 || cost < bestCost {
 			best, bestCost = i, cost
