@@ -22,7 +22,6 @@ type studyPage struct {
 	Inline   bool
 	ECharts  template.JS
 	CDN      string
-	SelfTest bool
 }
 
 // WriteSweep writes the page of a sweep: per configuration, latency
@@ -69,7 +68,7 @@ func WriteCapacity(w io.Writer, r *study.CapacityResult, o Options) error {
 }
 
 func newStudyPage(o Options, title string) *studyPage {
-	p := &studyPage{Title: o.Title, CDN: CDNURL, SelfTest: o.SelfTest}
+	p := &studyPage{Title: o.Title, CDN: CDNURL}
 	if p.Title == "" {
 		p.Title = title
 	}
