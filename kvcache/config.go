@@ -19,10 +19,10 @@ type Config struct {
 	// SwapSpaceGiB is CPU memory per GPU for swapped-out blocks
 	// (vLLM v0's --swap-space). Default 4.
 	SwapSpaceGiB float64 `yaml:"swap_space_gib" json:"swap_space_gib"`
-	// EnablePrefixCaching lets requests that carry prefix block ids (e.g.
-	// Mooncake's hash_ids) reuse cached KV blocks of the same prompt prefix
-	// instead of computing them (vLLM --enable-prefix-caching, on by default
-	// in vLLM V1). Default true; it changes nothing for requests without ids.
+	// EnablePrefixCaching turns on automatic prefix caching as vLLM V1 does
+	// it (--enable-prefix-caching, on by default there): every full KV block
+	// is cached by its content, and a starting or recomputed request reuses
+	// the leading blocks still cached (see Content). Default true.
 	EnablePrefixCaching bool `yaml:"enable_prefix_caching" json:"enable_prefix_caching"`
 	// HostLinkGBps is the GPU↔CPU copy bandwidth in GB/s (10^9 bytes/s)
 	// one way; 0 takes the GPU preset's PCIe figure.

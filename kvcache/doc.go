@@ -9,14 +9,15 @@
 // cache is an [Alloc] value the caller keeps with the sequence, so the
 // manager needs no per-sequence map and a step allocates nothing.
 //
-// Prefix caching (prefix.go, on with EnablePrefixCaching): a prompt's
-// leading units, named by ids that identify their content with everything
-// before it, are shared between sequences: [Manager.AcquirePrefix] finds
-// them when a sequence starts, [Manager.RegisterPrefix] caches the units it
-// computes, [Manager.ReleasePrefix] drops its references; unreferenced
-// units stay cached until [Manager.Grow] needs their blocks and evicts the
-// least recently used. The id index is a map consulted per request start
-// and per completed or evicted unit, never per token.
+// Automatic prefix caching (prefix.go, on with EnablePrefixCaching), as
+// vLLM V1 does it: every full block a sequence computes is cached under a
+// content id ([Content], content.go, derived from a few keys per
+// sequence). [Manager.AcquirePrefix] takes the leading cached blocks when a
+// sequence (re)starts, [Manager.RegisterPrefix] caches the blocks it fills,
+// [Manager.ReleasePrefix] drops its references; unreferenced blocks stay
+// cached until [Manager.Grow] needs their blocks and evicts the least
+// recently freed. The id index (index.go) is a fixed open-addressing table
+// probed per request start and per filled or evicted block, never per token.
 //
 // The manager knows nothing of time: copy durations follow from the byte
 // counts it reports and are priced by the engine.

@@ -8,9 +8,8 @@ import "fmt"
 type Alloc struct {
 	Blocks  int // private GPU blocks held
 	Swapped int // blocks held in CPU swap space
-	// SharedUnits and SharedBlocks are the leading prompt units the
-	// sequence references in the prefix cache, and their blocks.
-	SharedUnits  int
+	// SharedBlocks are the sequence's leading blocks that it references in
+	// the prefix cache (shared with every sequence of the same content).
 	SharedBlocks int
 }
 
@@ -23,7 +22,7 @@ type Manager struct {
 	swapTotal int // CPU swap blocks
 	swapFree  int
 	prefixOn  bool
-	prefix    *prefixCache // nil until a prompt with prefix ids uses it
+	prefix    *prefixCache // nil while prefix caching is off
 }
 
 // New returns a manager of total GPU blocks of blockSize tokens and
@@ -102,8 +101,8 @@ func (m *Manager) Shrink(a *Alloc, tokens int) {
 // Release frees every GPU and swap block a holds (a sequence finished, or
 // was evicted to be recomputed).
 func (m *Manager) Release(a *Alloc) {
-	if a.SharedUnits != 0 {
-		panic("kvcache: Release of a sequence that still shares prefix units (ReleasePrefix first)")
+	if a.SharedBlocks != 0 {
+		panic("kvcache: Release of a sequence that still shares cached blocks (ReleasePrefix first)")
 	}
 	if a.Blocks < 0 || a.Swapped < 0 || m.free+a.Blocks > m.total || m.swapFree+a.Swapped > m.swapTotal {
 		panic(fmt.Sprintf("kvcache: releasing %+v would free more than was allocated (free %d/%d, swap %d/%d)",
@@ -114,19 +113,25 @@ func (m *Manager) Release(a *Alloc) {
 	*a = Alloc{}
 }
 
-// SwapOut moves a's GPU blocks to swap space and returns how many blocks
-// were copied, or 0 and false when swap space is too small (the caller then
-// falls back to recompute).
-func (m *Manager) SwapOut(a *Alloc) (int, bool) {
+// SwapOut moves a's GPU blocks to swap space, with copies of cached
+// blocks it held (cached, which the caller released from the prefix cache
+// first: they stay cached on the GPU, unreferenced), and returns how many
+// blocks were copied, or 0 and false when swap space is too small (the
+// caller then falls back to recompute). Swapped back in, every block is
+// private until the sequence registers it again.
+func (m *Manager) SwapOut(a *Alloc, cached int) (int, bool) {
 	if a.Swapped != 0 {
 		panic("kvcache: swapping out a sequence that is already swapped out")
 	}
-	n := a.Blocks
+	if a.SharedBlocks != 0 || cached < 0 {
+		panic("kvcache: swapping out a sequence that still shares cached blocks (ReleasePrefix first)")
+	}
+	n := a.Blocks + cached
 	if n > m.swapFree {
 		return 0, false
 	}
 	m.swapFree -= n
-	m.free += n
+	m.free += a.Blocks
 	a.Swapped, a.Blocks = n, 0
 	return n, true
 }

@@ -39,11 +39,11 @@ func TestSwapRoundTrip(t *testing.T) {
 	m, _ := New(10, 16, 5)
 	var a, b Alloc
 	m.Grow(&a, 16*6)
-	if _, ok := m.SwapOut(&a); ok {
+	if _, ok := m.SwapOut(&a, 0); ok {
 		t.Fatal("swapped 6 blocks into 5 blocks of swap space")
 	}
 	m.Grow(&b, 16*3)
-	n, ok := m.SwapOut(&b)
+	n, ok := m.SwapOut(&b, 0)
 	if !ok || n != 3 || b.Blocks != 0 || b.Swapped != 3 || m.Free() != 4 || m.SwapFree() != 2 {
 		t.Fatalf("SwapOut: n=%d ok=%v alloc %+v free %d swapFree %d", n, ok, b, m.Free(), m.SwapFree())
 	}
@@ -99,7 +99,7 @@ func TestRandomOperationsKeepInvariants(t *testing.T) {
 				}
 			case 2:
 				if a.Swapped == 0 {
-					m.SwapOut(a)
+					m.SwapOut(a, 0)
 				} else {
 					m.SwapIn(a)
 				}

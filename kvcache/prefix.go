@@ -2,63 +2,70 @@ package kvcache
 
 import "fmt"
 
-// Prefix caching: a request's prompt is a sequence of prefix units (for
-// Mooncake traces, 512 tokens each), each named by an id that identifies
-// its content together with everything before it. A fully computed unit is
-// registered in the cache; a later request whose prompt starts with the
-// same ids references those blocks instead of computing them again.
-// Cached blocks are reference-counted while sequences use them; when none
-// does they stay cached but evictable, and are evicted least recently used
-// when a sequence needs blocks and none are free.
+// Automatic prefix caching as vLLM V1 does it: every full block a sequence
+// computes — prompt and generated tokens — is registered in the cache under
+// its content id (see Content). A sequence's leading cached blocks are
+// shared, reference-counted, between every sequence whose content starts
+// the same; when no sequence references a block it stays cached but
+// evictable, and blocks are evicted least recently freed first when a
+// sequence needs blocks and none are free (a freed sequence's tail blocks
+// before its head, as vLLM frees them in reverse). A sequence that starts —
+// a new request, or a preempted one recomputed — first takes the leading
+// blocks of its tokens that are still cached.
 //
-// The lookup and registration run once per request start and per prefill
-// chunk, not per token; the id index is a map for that reason.
+// Lookups run per request start (one index probe per cached block found)
+// and registration per completed block (one probe per 16 tokens by
+// default), never per token of a step that completes no block; the index
+// (index.go) is a fixed table that allocates nothing while a run goes on.
 
 type entry struct {
 	id         uint64
 	refs       int
-	blocks     int
 	prev, next int32 // LRU list of unreferenced entries; -1 ends it
+	used       bool
 }
 
 type prefixCache struct {
 	entries   []entry
 	spare     []int32 // indexes of unused entries
-	index     map[uint64]int32
-	head      int32 // least recently used unreferenced entry
+	index     index
+	head      int32 // least recently freed unreferenced entry: evicted first
 	tail      int32
-	evictable int // blocks of unreferenced entries
+	evictable int // unreferenced cached blocks
+	refs      int // references held, Σ over entries
 
-	QueriedTokens int64 // prompt tokens looked up
+	QueriedTokens int64 // tokens looked up
 	HitTokens     int64 // of which found in the cache
-	Evictions     int64 // entries evicted
+	Evictions     int64 // blocks evicted
 }
 
-// EnablePrefixCaching turns prefix caching on for the manager. The cache
-// itself is built when the first prompt with prefix ids arrives, so runs
-// without them pay nothing.
-func (m *Manager) EnablePrefixCaching() { m.prefixOn = true }
+// EnablePrefixCaching turns prefix caching on for the manager.
+func (m *Manager) EnablePrefixCaching() {
+	m.prefixOn = true
+	if m.prefix == nil {
+		m.prefix = &prefixCache{index: newIndex(m.total), head: -1, tail: -1,
+			entries: make([]entry, 0, m.total), spare: make([]int32, 0, m.total)}
+	}
+}
 
 // PrefixCaching reports whether prefix caching is on.
 func (m *Manager) PrefixCaching() bool { return m.prefixOn }
 
-// cache returns the prefix cache, building it on first use. Its index is
-// sized for a cache full of one-block units, so inserting never grows the
-// map while the run goes on.
-func (m *Manager) cache() *prefixCache {
-	if m.prefix == nil && m.prefixOn {
-		m.prefix = &prefixCache{index: make(map[uint64]int32, m.total), head: -1, tail: -1}
-	}
-	return m.prefix
-}
-
-// PrefixStats returns the prompt tokens looked up in the prefix cache, the
-// tokens found, and the entries evicted so far.
+// PrefixStats returns the tokens looked up in the prefix cache, the tokens
+// found, and the blocks evicted so far.
 func (m *Manager) PrefixStats() (queried, hits, evictions int64) {
 	if m.prefix == nil {
 		return 0, 0, 0
 	}
 	return m.prefix.QueriedTokens, m.prefix.HitTokens, m.prefix.Evictions
+}
+
+// Cached is the number of GPU blocks the prefix cache holds, referenced or not.
+func (m *Manager) Cached() int {
+	if m.prefix == nil {
+		return 0
+	}
+	return m.prefix.index.n
 }
 
 func (c *prefixCache) unlink(i int32) {
@@ -87,76 +94,62 @@ func (c *prefixCache) pushTail(i int32) {
 	c.tail = i
 }
 
-// unitBlocks is the number of KV blocks one prefix unit fills, 0 when a
-// unit is not a whole number of blocks (such prompts are not shared).
-func (m *Manager) unitBlocks(unitTokens int) int {
-	if unitTokens <= 0 || unitTokens%m.blockSize != 0 {
-		return 0
+// ref takes a reference to entry i, taking it off the eviction list.
+func (c *prefixCache) ref(i int32) {
+	c.refs++
+	e := &c.entries[i]
+	if e.refs == 0 {
+		c.unlink(i)
+		c.evictable--
 	}
-	return unitTokens / m.blockSize
+	e.refs++
 }
 
-// AcquirePrefix looks up the leading units of a prompt (ids, unitTokens
-// tokens each) in the cache and references the cached ones, up to limit
-// tokens (at least the last token must still be computed to sample). It
-// returns how many tokens were found: the sequence starts its prefill there.
-// The caller reports a lookup that stuck with CountPrefixLookup.
-func (m *Manager) AcquirePrefix(a *Alloc, ids []uint64, unitTokens, limit int) int {
-	c := m.cache()
-	ub := m.unitBlocks(unitTokens)
-	if c == nil || ub == 0 || a.SharedUnits != 0 || a.Blocks != 0 {
+// AcquirePrefix references the leading blocks of content that are cached,
+// up to limit tokens (at least the last token must still be computed to
+// sample), and returns the tokens they hold: the sequence computes from
+// there. The caller reports a lookup that stuck with CountPrefixLookup.
+func (m *Manager) AcquirePrefix(a *Alloc, content *Content, limit int) int {
+	c := m.prefix
+	if !m.prefixOn || a.SharedBlocks != 0 || a.Blocks != 0 {
 		return 0
 	}
-	for _, id := range ids {
-		if (a.SharedUnits+1)*unitTokens > limit {
-			break
-		}
-		i, ok := c.index[id]
+	for (a.SharedBlocks+1)*m.blockSize <= limit {
+		i, ok := c.index.get(content.Block(a.SharedBlocks, m.blockSize), c.entries)
 		if !ok {
 			break
 		}
-		e := &c.entries[i]
-		if e.refs == 0 {
-			c.unlink(i)
-			c.evictable -= e.blocks
-		}
-		e.refs++
-		a.SharedUnits++
-		a.SharedBlocks += e.blocks
+		c.ref(i)
+		a.SharedBlocks++
 	}
-	return a.SharedUnits * unitTokens
+	return a.SharedBlocks * m.blockSize
 }
 
-// CountPrefixLookup records a prompt of queried tokens that started with
-// hit tokens found in the cache (vLLM's prefix cache hit rate counts them).
+// CountPrefixLookup records a lookup of queried tokens of which hit were
+// found in the cache (vLLM's prefix cache hit rate counts them).
 func (m *Manager) CountPrefixLookup(queried, hit int) {
-	if c := m.cache(); c != nil {
+	if c := m.prefix; c != nil && m.prefixOn {
 		c.QueriedTokens += int64(queried)
 		c.HitTokens += int64(hit)
 	}
 }
 
-// RegisterPrefix makes every fully computed prompt unit beyond those the
-// sequence already shares a cache entry, moving its blocks from the
-// sequence's private ones to the cache (or, when another sequence cached the
-// same unit meanwhile, dropping the private copy and sharing that one).
-func (m *Manager) RegisterPrefix(a *Alloc, ids []uint64, unitTokens, computed int) {
-	c := m.cache()
-	ub := m.unitBlocks(unitTokens)
-	if c == nil || ub == 0 {
+// RegisterPrefix caches every full block of the first computed tokens
+// beyond those the sequence already shares, moving each from the
+// sequence's private blocks to the cache (or, when another sequence cached
+// the same content meanwhile, dropping the private copy and sharing that
+// one). It does nothing, cheaply, when no block has filled since the last call.
+func (m *Manager) RegisterPrefix(a *Alloc, content *Content, computed int) {
+	if !m.prefixOn {
 		return
 	}
-	for a.SharedUnits < len(ids) && (a.SharedUnits+1)*unitTokens <= computed && a.Blocks >= ub {
-		id := ids[a.SharedUnits]
-		a.Blocks -= ub
-		if i, ok := c.index[id]; ok {
-			e := &c.entries[i]
-			if e.refs == 0 {
-				c.unlink(i)
-				c.evictable -= e.blocks
-			}
-			e.refs++
-			m.free += ub // the private copy is dropped
+	c := m.prefix
+	for (a.SharedBlocks+1)*m.blockSize <= computed && a.Blocks > 0 {
+		id := content.Block(a.SharedBlocks, m.blockSize)
+		a.Blocks--
+		if i, ok := c.index.get(id, c.entries); ok {
+			c.ref(i)
+			m.free++ // the private copy is dropped
 		} else {
 			var i int32
 			if n := len(c.spare); n > 0 {
@@ -166,50 +159,97 @@ func (m *Manager) RegisterPrefix(a *Alloc, ids []uint64, unitTokens, computed in
 				c.entries = append(c.entries, entry{})
 				i = int32(len(c.entries) - 1)
 			}
-			c.entries[i] = entry{id: id, refs: 1, blocks: ub, prev: -1, next: -1}
-			c.index[id] = i
+			c.entries[i] = entry{id: id, refs: 1, prev: -1, next: -1, used: true}
+			c.index.put(id, i)
+			c.refs++
 		}
-		a.SharedUnits++
-		a.SharedBlocks += ub
+		a.SharedBlocks++
 	}
 }
 
-// ReleasePrefix drops the sequence's references to cached units (ids are
-// the sequence's prompt ids). Unreferenced entries stay cached, evictable.
-func (m *Manager) ReleasePrefix(a *Alloc, ids []uint64) {
+// ReleasePrefix drops the sequence's references to its cached blocks,
+// last block first, so that a freed sequence's tail is evicted before its
+// head. Unreferenced blocks stay cached, evictable.
+func (m *Manager) ReleasePrefix(a *Alloc, content *Content) {
 	c := m.prefix
-	if c == nil || a.SharedUnits == 0 {
+	if c == nil || a.SharedBlocks == 0 {
 		return
 	}
-	if a.SharedUnits > len(ids) {
-		panic("kvcache: a sequence shares more prefix units than its prompt has")
-	}
-	for _, id := range ids[:a.SharedUnits] {
-		i, ok := c.index[id]
+	for j := a.SharedBlocks - 1; j >= 0; j-- {
+		id := content.Block(j, m.blockSize)
+		i, ok := c.index.get(id, c.entries)
 		if !ok || c.entries[i].refs <= 0 {
-			panic(fmt.Sprintf("kvcache: releasing prefix unit %d that is not referenced", id))
+			panic(fmt.Sprintf("kvcache: releasing cached block %d (id %#x) that is not referenced", j, id))
 		}
 		e := &c.entries[i]
 		e.refs--
+		c.refs--
 		if e.refs == 0 {
 			c.pushTail(i)
-			c.evictable += e.blocks
+			c.evictable++
 		}
 	}
-	a.SharedUnits, a.SharedBlocks = 0, 0
+	a.SharedBlocks = 0
 }
 
-// evict frees unreferenced cache entries, least recently used first,
+// Warm caches the full blocks of the first tokens of content as if a
+// sequence had computed them and finished, while free blocks last: an
+// earlier run's prompts in a cache that stayed warm. It returns the blocks
+// added. Blocks already cached are refreshed (moved to the back of the
+// eviction order).
+func (m *Manager) Warm(content *Content, tokens int) int {
+	if !m.prefixOn {
+		return 0
+	}
+	c := m.prefix
+	added := 0
+	for j := 0; (j+1)*m.blockSize <= tokens; j++ {
+		id := content.Block(j, m.blockSize)
+		if i, ok := c.index.get(id, c.entries); ok {
+			if c.entries[i].refs == 0 {
+				c.unlink(i)
+				c.pushTail(i)
+			}
+			continue
+		}
+		if m.free == 0 {
+			m.evict(1)
+			if m.free == 0 {
+				break
+			}
+		}
+		var i int32
+		if n := len(c.spare); n > 0 {
+			i = c.spare[n-1]
+			c.spare = c.spare[:n-1]
+		} else {
+			c.entries = append(c.entries, entry{})
+			i = int32(len(c.entries) - 1)
+		}
+		c.entries[i] = entry{id: id, prev: -1, next: -1, used: true}
+		c.index.put(id, i)
+		c.pushTail(i)
+		c.evictable++
+		m.free--
+		added++
+	}
+	return added
+}
+
+// evict frees unreferenced cached blocks, least recently freed first,
 // until need blocks are free or nothing is left to evict.
 func (m *Manager) evict(need int) {
 	c := m.prefix
 	for c != nil && m.free < need && c.head >= 0 {
 		i := c.head
 		e := &c.entries[i]
+		if e.refs != 0 {
+			panic("kvcache: a referenced block is on the eviction list")
+		}
 		c.unlink(i)
-		c.evictable -= e.blocks
-		m.free += e.blocks
-		delete(c.index, e.id)
+		c.evictable--
+		m.free++
+		c.index.del(e.id, c.entries)
 		*e = entry{prev: -1, next: -1}
 		c.spare = append(c.spare, i)
 		c.Evictions++
@@ -223,39 +263,68 @@ func (m *Manager) evictable() int {
 	return m.prefix.evictable
 }
 
-// checkPrefix verifies the cache's counters: referenced entries' references
-// equal the units live sequences share, and cached blocks are accounted.
+// fullCheckBlocks bounds the caches Check walks entry by entry.
+const fullCheckBlocks = 4096
+
+// checkPrefix verifies the cache's counters: the references held equal
+// the blocks live sequences share, every unreferenced block and only those
+// are on the eviction list, and each id is indexed once.
 func (m *Manager) checkPrefix(live []Alloc) (cachedBlocks int, err error) {
 	c := m.prefix
 	if c == nil {
 		for _, a := range live {
-			if a.SharedUnits != 0 {
-				return 0, fmt.Errorf("kvcache: a sequence shares prefix units with caching off")
+			if a.SharedBlocks != 0 {
+				return 0, fmt.Errorf("kvcache: a sequence shares cached blocks with caching off")
 			}
 		}
 		return 0, nil
 	}
+	shared := 0
+	for _, a := range live {
+		shared += a.SharedBlocks
+	}
+	if c.refs != shared {
+		return 0, fmt.Errorf("kvcache: cached blocks hold %d references, live sequences share %d blocks", c.refs, shared)
+	}
+	if c.index.n > fullCheckBlocks {
+		// Large caches keep to the counters: tests check after every
+		// event, and the full walk below is for the small caches of the
+		// property tests.
+		return c.index.n, nil
+	}
 	refs, ev := 0, 0
 	for i := range c.entries {
 		e := &c.entries[i]
-		if e.blocks == 0 {
+		if !e.used {
 			continue
 		}
-		cachedBlocks += e.blocks
+		if j, ok := c.index.get(e.id, c.entries); !ok || j != int32(i) {
+			return 0, fmt.Errorf("kvcache: cached block %#x is not indexed at its entry", e.id)
+		}
+		cachedBlocks++
 		refs += e.refs
 		if e.refs == 0 {
-			ev += e.blocks
+			ev++
 		}
 	}
-	shared := 0
-	for _, a := range live {
-		shared += a.SharedUnits
+	if cachedBlocks != c.index.n {
+		return 0, fmt.Errorf("kvcache: %d cached blocks, %d indexed", cachedBlocks, c.index.n)
+	}
+	listed := 0
+	for i := c.head; i >= 0; i = c.entries[i].next {
+		if c.entries[i].refs != 0 {
+			return 0, fmt.Errorf("kvcache: referenced block %#x is evictable", c.entries[i].id)
+		}
+		listed++
+		if listed > len(c.entries) {
+			return 0, fmt.Errorf("kvcache: the eviction list loops")
+		}
 	}
 	if refs != shared {
-		return 0, fmt.Errorf("kvcache: cache entries hold %d references, live sequences share %d units", refs, shared)
+		return 0, fmt.Errorf("kvcache: cached blocks hold %d references, live sequences share %d blocks", refs, shared)
 	}
-	if ev != c.evictable {
-		return 0, fmt.Errorf("kvcache: %d evictable blocks counted, %d found", c.evictable, ev)
+	if ev != c.evictable || listed != ev {
+		return 0, fmt.Errorf("kvcache: %d evictable blocks counted, %d unreferenced, %d listed", c.evictable, ev, listed)
 	}
 	return cachedBlocks, nil
 }

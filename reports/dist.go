@@ -120,7 +120,7 @@ func histDist(h *quantile.Histogram, ps []float64) Dist {
 	return d
 }
 
-// MarshalJSON writes {"n":…,"mean":…,"pNN":…,…,"max":…}; every figure is
+// MarshalJSON writes {"n":…,"mean":…,"min":…,"pNN":…,…,"max":…}; every figure is
 // null when the population is empty.
 func (d Dist) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
@@ -135,6 +135,8 @@ func (d Dist) MarshalJSON() ([]byte, error) {
 	b.WriteString(strconv.Itoa(d.N))
 	b.WriteString(`,"mean":`)
 	num(d.Mean)
+	b.WriteString(`,"min":`)
+	num(d.Min)
 	qs := d.Q
 	if len(qs) == 0 {
 		for _, p := range DefaultPercentiles {

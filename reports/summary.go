@@ -86,8 +86,13 @@ type Summary struct {
 	PrefixCacheHitRate float64 `json:"prefix_cache_hit_rate"`
 	PrefixCacheQueried int64   `json:"prefix_cache_queried_tokens"`
 	PrefixCacheHits    int64   `json:"prefix_cache_hit_tokens"`
-	// PrefixCacheEvictions counts cached prefix units evicted to make room.
+	// PrefixCacheEvictions counts cached KV blocks evicted to make room.
 	PrefixCacheEvictions int64 `json:"prefix_cache_evictions"`
+	// RecomputeTokens are the tokens whose KV recomputed (preempted)
+	// requests needed again; RecomputeCachedShare the share of them the
+	// prefix cache still held, which the recompute did not compute.
+	RecomputeTokens      int64   `json:"recompute_tokens,omitempty"`
+	RecomputeCachedShare float64 `json:"recompute_cached_share,omitempty"`
 	// SkippedRows counts malformed trace rows workload.skip_bad_rows passed over.
 	SkippedRows int `json:"skipped_rows,omitempty"`
 
@@ -264,11 +269,16 @@ type SpecSummary struct {
 	TokensPerStep float64 `json:"tokens_per_step"`
 	// AcceptedByPosition is the acceptance rate of each draft position.
 	AcceptedByPosition []float64 `json:"accepted_by_position"`
-	VerifySteps        int64     `json:"verify_steps"`
-	Drafted            int64     `json:"drafted"`
-	Accepted           int64     `json:"accepted"`
-	DraftS             float64   `json:"draft_s"`
-	FallbackStreams    int       `json:"fallback_streams"`
+	// AcceptanceByRegion is the acceptance rate by the region of the
+	// response the verify step started in (tenths: 0–10 %, 10–20 %, …), so
+	// an out-of-distribution middle shows as a dip; null for a region
+	// without verify steps.
+	AcceptanceByRegion []*float64 `json:"acceptance_by_region"`
+	VerifySteps        int64      `json:"verify_steps"`
+	Drafted            int64      `json:"drafted"`
+	Accepted           int64      `json:"accepted"`
+	DraftS             float64    `json:"draft_s"`
+	FallbackStreams    int        `json:"fallback_streams"`
 }
 
 // Summarize computes a run's summary under the thresholds in m. It sorts
@@ -432,6 +442,14 @@ func SummarizeWith(r *sim.Result, m sim.MetricsConfig, o Options) Summary {
 				ss.AcceptedByPosition = append(ss.AcceptedByPosition, float64(sp.ByPosition[j])/float64(sp.Drafts[j]))
 			}
 		}
+		for j := range sim.SpecRegions {
+			var v *float64
+			if d := sp.RegionDrafted[j]; d > 0 {
+				x := float64(sp.RegionAccepted[j]) / float64(d)
+				v = &x
+			}
+			ss.AcceptanceByRegion = append(ss.AcceptanceByRegion, v)
+		}
 		s.Spec = ss
 	}
 	if d := &r.Delivery; d.On {
@@ -460,6 +478,10 @@ func SummarizeWith(r *sim.Result, m sim.MetricsConfig, o Options) Summary {
 	}
 	s.PreemptedShare = share(preempted, served)
 	s.PrefixCacheQueried, s.PrefixCacheHits, s.PrefixCacheEvictions = r.PrefixQueried, r.PrefixHits, r.PrefixEvictions
+	s.RecomputeTokens = r.RecomputeTokens
+	if r.RecomputeTokens > 0 {
+		s.RecomputeCachedShare = float64(r.RecomputeCached) / float64(r.RecomputeTokens)
+	}
 	s.SkippedRows = r.SkippedRows
 	if r.PrefixQueried > 0 {
 		s.PrefixCacheHitRate = float64(r.PrefixHits) / float64(r.PrefixQueried)

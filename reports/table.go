@@ -139,6 +139,16 @@ func summaryRows(runs []Run) []row {
 			section("SPECULATIVE DECODING"),
 			row{"method, k", spec(func(p *SpecSummary) string { return fmt.Sprintf("%s, %d", p.Method, p.K) })},
 			row{"acceptance rate", spec(func(p *SpecSummary) string { return pct(p.AcceptanceRate) })},
+			row{"acceptance by tenth of response", spec(func(p *SpecSummary) string {
+				parts := make([]string, len(p.AcceptanceByRegion))
+				for i, v := range p.AcceptanceByRegion {
+					parts[i] = "-"
+					if v != nil {
+						parts[i] = strconv.FormatFloat(*v*100, 'f', 0, 64)
+					}
+				}
+				return strings.Join(parts, "/") + " %"
+			})},
 			row{"mean acceptance length", spec(func(p *SpecSummary) string { return f2(p.MeanAcceptanceLength) })},
 			row{"tokens per step", spec(func(p *SpecSummary) string { return f2(p.TokensPerStep) })},
 			row{"fallback streams", spec(func(p *SpecSummary) string { return strconv.Itoa(p.FallbackStreams) })},

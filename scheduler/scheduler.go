@@ -34,9 +34,13 @@ type Scheduler struct {
 	budget     int
 	preempted  bool
 	startCount uint64
-	snap       []*Seq // scratch: running set at the start of planning
-	cand       []*Seq // scratch: preemption candidates
-	view       View
+	// recomputeTokens and recomputeCached count, over restarts of
+	// sequences evicted for recompute, the tokens whose KV they needed
+	// again and how many of those the prefix cache still held.
+	recomputeTokens, recomputeCached int64
+	snap                             []*Seq // scratch: running set at the start of planning
+	cand                             []*Seq // scratch: preemption candidates
+	view                             View
 }
 
 // New builds a scheduler over kv for a model of maxModelLen tokens of context.
@@ -110,9 +114,24 @@ func (s *Scheduler) Arrive(now int64, q *Seq) Decision {
 	return d
 }
 
+// RecomputeStats returns, over restarts of sequences evicted for
+// recompute, the tokens whose KV they needed again (all but the last,
+// which is computed to sample) and how many the prefix cache still held:
+// the share a recompute did not have to compute.
+func (s *Scheduler) RecomputeStats() (tokens, cached int64) {
+	return s.recomputeTokens, s.recomputeCached
+}
+
+// CacheComputed registers the blocks q has filled since its last call in
+// the prefix cache; the engine calls it for every sequence of a step once
+// the step's tokens are computed. It costs a comparison when no block filled.
+func (s *Scheduler) CacheComputed(q *Seq) {
+	s.kv.RegisterPrefix(&q.KV, &q.Content, q.Computed)
+}
+
 // Finish releases a finished sequence's blocks and removes it from the running set.
 func (s *Scheduler) Finish(q *Seq) {
-	s.kv.ReleasePrefix(&q.KV, q.Prefix)
+	s.kv.ReleasePrefix(&q.KV, &q.Content)
 	s.kv.Release(&q.KV)
 	s.admission.Released(q)
 	q.State = Finished
@@ -134,7 +153,7 @@ func (s *Scheduler) Abort(q *Seq) {
 	default:
 		return
 	}
-	s.kv.ReleasePrefix(&q.KV, q.Prefix)
+	s.kv.ReleasePrefix(&q.KV, &q.Content)
 	s.kv.Release(&q.KV)
 	s.admission.Released(q)
 	q.Sched, q.Spec = 0, 0
@@ -171,7 +190,7 @@ func (s *Scheduler) Schedule(now int64, rejected func(*Seq, Reason)) *Plan {
 			panic(fmt.Sprintf("scheduler: preempted request %d cannot restart although nothing runs", head.ID))
 		}
 		s.popWaiting(head)
-		s.kv.ReleasePrefix(&head.KV, head.Prefix)
+		s.kv.ReleasePrefix(&head.KV, &head.Content)
 		s.kv.Release(&head.KV)
 		s.admission.Released(head)
 		head.State = Rejected
@@ -241,7 +260,11 @@ func (s *Scheduler) preemptOne() *Seq {
 	v.Spec = 0
 	p := Preemption{Seq: v, Mode: Recompute, Blocks: v.KV.Blocks}
 	if s.swap && v.Computed > 0 {
-		if n, ok := s.kv.SwapOut(&v.KV); ok {
+		// Its cached blocks are copied out too and stay cached on the GPU,
+		// unreferenced: a swapped-out sequence pins nothing there.
+		cached := v.KV.SharedBlocks
+		s.kv.ReleasePrefix(&v.KV, &v.Content)
+		if n, ok := s.kv.SwapOut(&v.KV, cached); ok {
 			p.Mode, p.Blocks = Swap, n
 			s.plan.SwapOutBlocks += n
 			v.State = Swapped
@@ -249,7 +272,7 @@ func (s *Scheduler) preemptOne() *Seq {
 		}
 	}
 	if p.Mode == Recompute {
-		s.kv.ReleasePrefix(&v.KV, v.Prefix)
+		s.kv.ReleasePrefix(&v.KV, &v.Content)
 		s.kv.Release(&v.KV)
 		v.Computed = 0
 		v.State = Evicted
@@ -319,16 +342,18 @@ func (s *Scheduler) startWaiting(r *Seq, n int) bool {
 		return true
 	}
 	// A (re)starting prefill first takes what the prefix cache holds of
-	// its prompt; it gives it back if it cannot start after all.
-	hit, lookup := 0, r.Computed == 0 && len(r.Prefix) > 0 && s.kv.PrefixCaching()
+	// its tokens — a new prompt's shared prefix, or most of a recomputed
+	// sequence's own prompt and output — and gives it back if it cannot
+	// start after all. At least the last token is computed, to sample.
+	hit, lookup := 0, r.Computed == 0 && s.kv.PrefixCaching()
 	if lookup {
-		hit = s.kv.AcquirePrefix(&r.KV, r.Prefix, r.PrefixUnit, min(r.Prompt, r.Tokens()-1))
+		hit = s.kv.AcquirePrefix(&r.KV, &r.Content, r.Tokens()-1)
 		r.Computed = hit
 		n = min(n, r.Remaining())
 	}
 	undo := func() {
-		if hit > 0 || r.KV.SharedUnits > 0 {
-			s.kv.ReleasePrefix(&r.KV, r.Prefix)
+		if hit > 0 || r.KV.SharedBlocks > 0 {
+			s.kv.ReleasePrefix(&r.KV, &r.Content)
 			r.Computed = 0
 		}
 	}
@@ -348,7 +373,11 @@ func (s *Scheduler) startWaiting(r *Seq, n int) bool {
 		return false
 	}
 	if lookup {
-		s.kv.CountPrefixLookup(r.Prompt, hit)
+		s.kv.CountPrefixLookup(r.Tokens(), hit)
+	}
+	if r.State == Evicted {
+		s.recomputeTokens += int64(r.Tokens() - 1)
+		s.recomputeCached += int64(hit)
 	}
 	s.popWaiting(r)
 	s.admission.Started(r, &s.view)

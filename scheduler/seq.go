@@ -48,10 +48,10 @@ type Seq struct {
 	// hold the drafts.
 	Spec int
 	Slot int // the caller's handle for the sequence (the engine's slot index)
-	// Prefix are the prompt's prefix unit ids (read only) and PrefixUnit
-	// the tokens each covers, for prefix caching; nil when the request has none.
-	Prefix     []uint64
-	PrefixUnit int
+	// Content names the sequence's tokens for automatic prefix caching:
+	// every full block it computes is cached under its content id, and a
+	// (re)starting prefill takes the leading blocks still cached.
+	Content kvcache.Content
 
 	startOrder uint64 // when it last entered the running set, for newest-first preemption
 	heapIdx    int

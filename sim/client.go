@@ -57,7 +57,11 @@ func (rc *recorder) deliver(q *request, cancelAt Time) {
 	}
 	cv.req.Chunks = ch
 	o := &cv.out
-	cv.path.Deliver(&cv.st, cv.req, o)
+	path := cv.path
+	if c := int(q.class); c >= 0 && c < len(rc.classDelivery) && rc.classDelivery[c] != nil {
+		path = rc.classDelivery[c] // the class's own delivery settings
+	}
+	path.Deliver(&cv.st, cv.req, o)
 
 	res := cv.res
 	s := StreamSummary{ID: q.seq.ID, Arrival: q.arrival, InputTokens: q.seq.Prompt, OutputTokens: o.Tokens,

@@ -45,7 +45,9 @@ type Config struct {
 	// Delivery models the path from server to client and the client-side
 	// mitigations; off by default (the client sees what the server emits).
 	Delivery delivery.Config `yaml:"delivery" json:"delivery"`
-	Metrics  MetricsConfig   `yaml:"metrics" json:"metrics"`
+	// Server models the front end before the scheduler; off by default.
+	Server  ServerConfig  `yaml:"server" json:"server"`
+	Metrics MetricsConfig `yaml:"metrics" json:"metrics"`
 	// Cluster puts several replicas of the configuration above (or pools
 	// of other ones) behind a router; one replica by default.
 	Cluster ClusterConfig `yaml:"cluster" json:"cluster"`
@@ -54,9 +56,15 @@ type Config struct {
 // CostConfig selects the step cost model and the server-side jitter sources.
 type CostConfig struct {
 	// Model is roofline (default) or linear.
-	Model    string              `yaml:"model" json:"model"`
+	Model string `yaml:"model" json:"model"`
+	// Profile is the path of a fitted profile (`itlsim calibrate -o FILE`)
+	// whose cost model replaces this section's; "" for none. It is loaded
+	// by the commands (the engine reads no files).
+	Profile  string              `yaml:"profile" json:"profile"`
 	Roofline cost.RooflineConfig `yaml:"roofline" json:"roofline"`
-	Linear   cost.LinearConfig   `yaml:"linear" json:"linear"`
+	// Linear holds the linear model's coefficients. Given any, the ones
+	// not given are 0; given none, DefaultLinear's apply.
+	Linear cost.LinearConfig `yaml:"linear" json:"linear"`
 	// NoiseCV is the coefficient of variation of a multiplicative, mean-one
 	// lognormal noise on every step's duration. Default 0 (off).
 	NoiseCV float64 `yaml:"noise_cv" json:"noise_cv"`
@@ -151,7 +159,7 @@ func DefaultConfig() Config {
 		Model:      "llama-3.1-8b",
 		GPU:        "h100-sxm-80gb",
 		TP:         1,
-		Cost:       CostConfig{Model: "roofline", Roofline: cost.DefaultRoofline(), Linear: DefaultLinear(), HiccupMS: 500},
+		Cost:       CostConfig{Model: "roofline", Roofline: cost.DefaultRoofline(), HiccupMS: 500},
 		Scheduler:  scheduler.DefaultConfig(),
 		KVCache:    kvcache.DefaultConfig(),
 		Workload:   w,
@@ -225,6 +233,9 @@ func (c *Config) Validate() error {
 	if err := c.Delivery.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.Server.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := c.Metrics.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -242,6 +253,9 @@ func (c CostConfig) Validate() error {
 			return fmt.Errorf("cost.%w", err)
 		}
 	case "linear":
+		if c.Linear == (cost.LinearConfig{}) {
+			break // none given: Resolve takes DefaultLinear
+		}
 		if err := c.Linear.Validate(); err != nil {
 			return fmt.Errorf("cost.%w", err)
 		}
@@ -317,8 +331,12 @@ type Setup struct {
 	// ClassSpec[i] draws class i's acceptances when it has its own profile.
 	Classes   []workloads.Class
 	ClassSpec []*specdecode.Model
-	// Delivery carries streams from server to client; nil when off.
+	// Delivery carries streams from server to client; nil when off (for
+	// the run and every class).
 	Delivery *delivery.Path
+	// ClassDelivery[i] carries class i's streams when the class has its
+	// own delivery settings (nil: Delivery).
+	ClassDelivery []*delivery.Path
 	// DraftCost prices one draft step of the draft-model proposer (same
 	// GPUs, no per-step overhead: the target's step carries it); nil otherwise.
 	DraftCost cost.Model
@@ -366,6 +384,11 @@ func (c Config) Resolve() (*Setup, error) {
 
 // resolve is Resolve for one replica's configuration.
 func (c Config) resolve() (*Setup, error) {
+	if c.Cost.Linear == (cost.LinearConfig{}) {
+		// No coefficient given: the built-in ones. Given any, the others
+		// are 0 (a ported three-term model must not silently keep c3, c4).
+		c.Cost.Linear = DefaultLinear()
+	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -464,7 +487,31 @@ func (c Config) resolve() (*Setup, error) {
 		}
 	}
 	var path *delivery.Path
-	if c.Delivery.Enabled() {
+	var classDelivery []*delivery.Path
+	for i, cl := range classes {
+		if cl.Delivery.IsZero() {
+			classDelivery = append(classDelivery, nil)
+			continue
+		}
+		dc := c.Delivery
+		dc.Failover.PrimaryModel = m.Name
+		d := cl.Delivery
+		for _, o := range []struct {
+			from *float64
+			to   *float64
+		}{{d.SmoothingCadenceMS, &dc.Smoothing.CadenceMS}, {d.SmoothingDepthMS, &dc.Smoothing.DepthMS},
+			{d.FlushWindowMS, &dc.Flush.WindowMS}, {d.FrameMS, &dc.Render.FrameMS}} {
+			if o.from != nil {
+				*o.to = *o.from
+			}
+		}
+		p, err := delivery.New(dc)
+		if err != nil {
+			return nil, fmt.Errorf("workload.classes[%d].delivery: %w", i, err)
+		}
+		classDelivery = append(classDelivery, p)
+	}
+	if c.Delivery.Enabled() || slices.ContainsFunc(classDelivery, func(p *delivery.Path) bool { return p != nil }) {
 		dc := c.Delivery
 		dc.Failover.PrimaryModel = m.Name
 		if path, err = delivery.New(dc); err != nil {
@@ -472,19 +519,20 @@ func (c Config) resolve() (*Setup, error) {
 		}
 	}
 	return &Setup{
-		Delivery:   path,
-		Classes:    classes,
-		ClassSpec:  classSpec,
-		Spec:       spec,
-		DraftCost:  draftCost,
-		Config:     c,
-		Model:      m,
-		GPU:        g,
-		Cost:       cm,
-		Blocks:     blocks,
-		SwapBlocks: swapBlocks,
-		BlockBytes: blockBytes,
-		HostBW:     c.KVCache.HostLinkGBps * 1e9 * float64(c.TP),
+		Delivery:      path,
+		ClassDelivery: classDelivery,
+		Classes:       classes,
+		ClassSpec:     classSpec,
+		Spec:          spec,
+		DraftCost:     draftCost,
+		Config:        c,
+		Model:         m,
+		GPU:           g,
+		Cost:          cm,
+		Blocks:        blocks,
+		SwapBlocks:    swapBlocks,
+		BlockBytes:    blockBytes,
+		HostBW:        c.KVCache.HostLinkGBps * 1e9 * float64(c.TP),
 	}, nil
 }
 

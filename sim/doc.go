@@ -35,7 +35,8 @@
 // Speculative decoding (package specdecode) and prefix caching (package
 // kvcache) are composed here: the engine chooses each stream's drafts,
 // prices drafting and verification, draws acceptances and releases rejected
-// slots; it registers prefix units as prefills complete them.
+// slots; after every step it has the scheduler cache the KV blocks the
+// step filled (automatic prefix caching).
 //
 // With a delivery path configured (package delivery), every finished stream
 // also goes through it (client.go): [Engine.Result] is then the client's

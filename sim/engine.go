@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 
+	"github.com/itlsim/itlsim/kvcache"
 	"github.com/itlsim/itlsim/scheduler/router"
 	"github.com/itlsim/itlsim/workloads"
 )
@@ -63,6 +64,7 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 			return nil, fmt.Errorf("workload: %w", err)
 		}
 	}
+	src = newFrontEnd(src, c.Server)
 	e := &Engine{setup: s, src: src, classIndex: map[string]int16{}}
 	e.rec = &recording{stall: FromMS(c.Metrics.StallThresholdMS), worstK: c.Metrics.WorstStreams}
 	pools := s.Pools
@@ -283,7 +285,8 @@ func (e *Engine) arrive() {
 	q.seed = p.Seed
 	q.seq.ID, q.seq.Arrival, q.seq.Priority = p.ID, p.Arrival, p.Priority
 	q.seq.Prompt, q.seq.Output = p.InputTokens, p.OutputTokens
-	q.seq.Prefix, q.seq.PrefixUnit = p.PrefixBlocks, p.PrefixBlockTokens
+	q.seq.Content = kvcache.Content{Units: p.PrefixBlocks, UnitTokens: p.PrefixBlockTokens, Prompt: p.InputTokens,
+		SharedKey: p.SharedKey, SharedTokens: p.SharedTokens, Key: p.Key(), OutKey: p.OutputKey}
 	q.class = e.classOf(p.Class)
 	if r.admit(e.now, q) {
 		e.push(e.now, evStepStart, r.index)
@@ -311,7 +314,7 @@ func (e *Engine) scheduleArrival() {
 	}
 	if e.src.Next(&e.pending) {
 		e.arrivalPending = true
-		e.push(Time(e.pending.Arrival), evArrival, -1)
+		e.push(Time(max(e.pending.Arrival, e.pending.Ready)), evArrival, -1)
 	}
 }
 

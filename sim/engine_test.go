@@ -508,7 +508,7 @@ func TestNewReportsConfigErrors(t *testing.T) {
 		{"model", func(c *sim.Config) { c.Model = "no-such-model" }},
 		{"policy", func(c *sim.Config) { c.Scheduler.Policy = "nope" }},
 		{"budget", func(c *sim.Config) { c.Scheduler.MaxNumBatchedTokens = 8 }},
-		{"cost", func(c *sim.Config) { c.Cost.Model = "linear"; c.Cost.Linear = cost.LinearConfig{} }},
+		{"cost", func(c *sim.Config) { c.Cost.Model = "linear"; c.Cost.Linear = cost.LinearConfig{C0US: -1} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := sim.DefaultConfig()

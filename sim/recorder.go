@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/itlsim/itlsim/scheduler"
+	"github.com/itlsim/itlsim/sim/delivery"
 	"github.com/itlsim/itlsim/sim/quantile"
 )
 
@@ -17,6 +18,9 @@ import (
 type recorder struct {
 	res    *Result
 	client *clientView // the client's view through the delivery path; nil when off
+	// classDelivery[c] carries class c's streams when the class has
+	// delivery settings of its own (nil: the run's path).
+	classDelivery []*delivery.Path
 	*recording
 }
 

@@ -447,12 +447,16 @@ func (r *Replica) endStep(now Time) {
 		}
 		if k > 0 {
 			a := r.accepted[i]
+			reg := min(SpecRegions-1, SpecRegions*en.Seq.Generated/max(en.Seq.Output, 1))
 			n := en.Seq.Verify(a)
 			r.kv.Shrink(&en.Seq.KV, en.Seq.Computed)
+			r.sched.CacheComputed(en.Seq)
 			st := &r.rec.res.Spec
 			st.Steps++
 			st.Drafted += int64(k)
 			st.Accepted += int64(n - 1)
+			st.RegionDrafted[reg] += int64(k)
+			st.RegionAccepted[reg] += int64(n - 1)
 			st.Emitted += int64(n)
 			for j := range k {
 				st.Drafts[j]++
@@ -464,13 +468,12 @@ func (r *Replica) endStep(now Time) {
 			st.DecodeTokens += int64(n)
 			q.specModel.Record(&q.spec, k, n-1, n)
 			r.emit(q, n)
-		} else if sampled := en.Seq.Advance(en.Tokens); len(en.Seq.Prefix) > 0 && !en.Decode {
-			r.kv.RegisterPrefix(&en.Seq.KV, en.Seq.Prefix, en.Seq.PrefixUnit, min(en.Seq.Computed, en.Seq.Prompt))
+		} else {
+			sampled := en.Seq.Advance(en.Tokens)
+			r.sched.CacheComputed(en.Seq) // before a finish frees the blocks
 			if sampled {
 				r.sampled(q, en)
 			}
-		} else if sampled {
-			r.sampled(q, en)
 		}
 	}
 	for _, s := range r.sched.Running() {
@@ -552,6 +555,7 @@ func (r *Replica) finish(now Time) {
 	res := r.rec.res
 	res.Duration = now
 	res.PrefixQueried, res.PrefixHits, res.PrefixEvictions = r.kv.PrefixStats()
+	res.RecomputeTokens, res.RecomputeCached = r.sched.RecomputeStats()
 	if n := r.Active(); n != 0 {
 		panic(fmt.Sprintf("sim: %s: run ended with %d requests neither finished nor rejected", r.name, n))
 	}

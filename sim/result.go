@@ -156,11 +156,16 @@ type Result struct {
 	Duration     Time // last event
 	KVBlocks     int
 	Series       Series
-	// PrefixQueried and PrefixHits are prompt tokens looked up in the
-	// prefix cache and found there; PrefixEvictions counts evicted entries.
+	// PrefixQueried and PrefixHits are tokens looked up in the prefix cache
+	// by starting requests (a recomputed request looks up its prompt and
+	// output) and found there; PrefixEvictions counts evicted KV blocks.
 	PrefixQueried   int64
 	PrefixHits      int64
 	PrefixEvictions int64
+	// RecomputeTokens are the tokens whose KV requests evicted for
+	// recompute needed again when they restarted; RecomputeCached of them
+	// were still in the prefix cache and were not computed.
+	RecomputeTokens, RecomputeCached int64
 	// ClassNames are the traffic classes seen, in order of appearance
 	// (configured classes first); ClassPooled their pooled ITL histograms.
 	ClassNames  []string
@@ -227,7 +232,16 @@ type SpecStats struct {
 	DecodeEntries int64
 	DecodeTokens  int64
 	Fallbacks     int // streams that fallback stopped at least once
+	// RegionDrafted and RegionAccepted count draft tokens proposed and
+	// accepted by the region of the response the verify step started in:
+	// region r covers generated tokens [r, r+1) × output/SpecRegions.
+	RegionDrafted  [SpecRegions]int64
+	RegionAccepted [SpecRegions]int64
 }
+
+// SpecRegions is the number of equal parts of a response that speculative
+// acceptance is counted by (tenths).
+const SpecRegions = 10
 
 func (s *SpecStats) merge(o *SpecStats) {
 	s.Steps += o.Steps
@@ -242,6 +256,10 @@ func (s *SpecStats) merge(o *SpecStats) {
 	s.DecodeEntries += o.DecodeEntries
 	s.DecodeTokens += o.DecodeTokens
 	s.Fallbacks += o.Fallbacks
+	for i := range s.RegionDrafted {
+		s.RegionDrafted[i] += o.RegionDrafted[i]
+		s.RegionAccepted[i] += o.RegionAccepted[i]
+	}
 }
 
 func newResult(interval Time) *Result {
@@ -345,6 +363,8 @@ func (r *Result) Merge(o *Result) {
 	r.PrefixQueried += o.PrefixQueried
 	r.PrefixHits += o.PrefixHits
 	r.PrefixEvictions += o.PrefixEvictions
+	r.RecomputeTokens += o.RecomputeTokens
+	r.RecomputeCached += o.RecomputeCached
 	if r.SpecMethod == "" {
 		r.SpecMethod, r.SpecK = o.SpecMethod, o.SpecK
 	}

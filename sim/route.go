@@ -20,6 +20,7 @@ func (e *Engine) newRecorder(s *Setup) recorder {
 	rec := recorder{res: newResult(Time(c.Metrics.TimeseriesIntervalS * 1e9)), recording: e.rec}
 	if s.Delivery != nil {
 		rec.client = newClientView(s.Delivery, rec.res.Series.Interval)
+		rec.classDelivery = s.ClassDelivery
 	}
 	res := rec.res
 	res.Name = c.Name

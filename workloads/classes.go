@@ -34,6 +34,29 @@ type Class struct {
 	// fluidity scores (reading a chat answer, glancing at a completion,
 	// listening to a voice reply).
 	QoE ClassQoE `yaml:"qoe,omitempty" json:"qoe,omitzero"`
+	// Delivery overrides the run's client-side delivery settings for the
+	// class's streams (the right trade-off differs by surface: a voice
+	// reply wants no smoothing buffer, a code assistant a deep one).
+	Delivery ClassDelivery `yaml:"delivery,omitempty" json:"delivery,omitzero"`
+}
+
+// ClassDelivery holds a class's delivery settings; a field left out
+// (nil) keeps the run's delivery.* value. Milliseconds; 0 turns the
+// mechanism off for the class.
+type ClassDelivery struct {
+	// SmoothingCadenceMS is delivery.smoothing.cadence_ms.
+	SmoothingCadenceMS *float64 `yaml:"smoothing_cadence_ms,omitempty" json:"smoothing_cadence_ms,omitempty"`
+	// SmoothingDepthMS is delivery.smoothing.depth_ms.
+	SmoothingDepthMS *float64 `yaml:"smoothing_depth_ms,omitempty" json:"smoothing_depth_ms,omitempty"`
+	// FlushWindowMS is delivery.flush.window_ms.
+	FlushWindowMS *float64 `yaml:"flush_window_ms,omitempty" json:"flush_window_ms,omitempty"`
+	// FrameMS is delivery.render.frame_ms.
+	FrameMS *float64 `yaml:"frame_ms,omitempty" json:"frame_ms,omitempty"`
+}
+
+// IsZero reports whether the class keeps every run setting.
+func (d ClassDelivery) IsZero() bool {
+	return d.SmoothingCadenceMS == nil && d.SmoothingDepthMS == nil && d.FlushWindowMS == nil && d.FrameMS == nil
 }
 
 // ClassSLO holds per-class limits in milliseconds; 0 means no limit. A

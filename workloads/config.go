@@ -108,6 +108,12 @@ type Config struct {
 	// Sample keeps each request with this probability, in (0, 1], drawn
 	// from the seeded stream "sample" (0, the default, keeps all).
 	Sample float64 `yaml:"sample,omitempty" json:"sample,omitempty"`
+	// SharedPrefix gives groups of requests a common prompt prefix;
+	// Conversation makes multi-turn conversations whose turns repeat the
+	// earlier turns. Both apply to generated workloads and traces alike,
+	// before the transformations; both are off by default.
+	SharedPrefix SharedPrefix `yaml:"shared_prefix,omitempty" json:"shared_prefix,omitzero"`
+	Conversation Conversation `yaml:"conversation,omitempty" json:"conversation,omitzero"`
 	// TargetRate rescales time so the mean arrival rate — (n−1)/(last −
 	// first arrival) after the window and sampling — becomes this many
 	// requests per second. It costs one more pass over a trace. 0: off; not
@@ -311,6 +317,11 @@ func (c Config) Validate() error {
 		bad("target_rate", "must be a rate in [0, %g] requests/s (0: off; arrivals are whole nanoseconds), got %g", float64(maxTargetRate), c.TargetRate)
 	case c.TargetRate > 0 && c.TimeScale != 0:
 		bad("target_rate", "set target_rate or time_scale, not both (got %g and %g)", c.TargetRate, c.TimeScale)
+	}
+	c.SharedPrefix.validate(bad)
+	c.Conversation.validate(bad)
+	if closed && (c.SharedPrefix.on() || c.Conversation.on()) {
+		bad("conversation", "shared prefixes and conversations apply to open-loop arrivals, not closed (a closed loop's users already repeat)")
 	}
 	if c.CapTokens < 0 || c.CapTokens == 1 || c.CapTokens > MaxLength {
 		bad("cap_tokens", "must be 0 (no cap) or in [2, %d] (a prompt token and an output token), got %d", MaxLength, c.CapTokens)

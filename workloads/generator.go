@@ -64,7 +64,13 @@ func New(c Config, seed uint64) (Source, error) {
 		return newClosedLoop(c, seed, g), nil
 	}
 	tr := newTransform(c, seed)
-	build := func() (Source, error) { return openBase(c, seed) }
+	build := func() (Source, error) {
+		src, err := openBase(c, seed)
+		if err != nil {
+			return nil, err
+		}
+		return withSharing(src, c, seed), nil
+	}
 	if c.TargetRate > 0 {
 		// Measure the rate of the windowed, sampled source, then replay it
 		// scaled to the target: one more pass over a trace.
@@ -151,6 +157,8 @@ func openBase(c Config, seed uint64) (Source, error) {
 		g := c
 		g.LengthsFile, g.Trace, g.Format = c.Trace, "", ""
 		return newGenerator(g, seed, "workload.trace")
+	case FormatVLLMBench:
+		return readVLLMBench(c.Trace, seed)
 	case FormatServeGen:
 		m, err := ReadServeGen(c.Trace)
 		if err != nil {

@@ -38,11 +38,39 @@ type Request struct {
 	// block may be partial: len(PrefixBlocks) = ⌈InputTokens/PrefixBlockTokens⌉
 	// in Mooncake's traces.
 	PrefixBlockTokens int
+	// ContentKey names the request's own prompt content for automatic
+	// prefix caching: requests of equal ContentKey have the same prompt
+	// (beyond PrefixBlocks and the shared prefix), block for block; 0 takes
+	// Seed, unique per request. A multi-turn conversation gives every turn
+	// its conversation's key, since a turn's prompt is the earlier turns'
+	// prompts and answers followed by the new message.
+	ContentKey uint64
+	// OutputKey names the request's generated tokens; 0 takes ContentKey
+	// (a conversation's answers are its next turn's prompt).
+	OutputKey uint64
+	// SharedKey names the first SharedTokens prompt tokens, shared by every
+	// request of a shared-prefix group (a system prompt, a document); 0
+	// SharedTokens for none.
+	SharedKey    uint64
+	SharedTokens int
+	// Ready is when the request reaches the scheduler, in ns, after the
+	// serving front end (sim.ServerConfig); 0: at Arrival. Latencies are
+	// measured from Arrival.
+	Ready int64
 	// Seed is this request's own seed, RequestSeed(run seed, ID). Subsystems
 	// that draw per request (speculative acceptance, for one) seed from it,
 	// so every policy compared on a workload sees the same luck per request
 	// whatever order it serves them in.
 	Seed uint64
+}
+
+// Key is the request's content key for prefix caching: ContentKey, or a
+// mix of Seed and ID, unique per request, when it has none.
+func (r *Request) Key() uint64 {
+	if r.ContentKey != 0 {
+		return r.ContentKey
+	}
+	return seed.Mix(r.Seed ^ seed.Mix(uint64(r.ID)+0x6b6579))
 }
 
 // Source yields requests in non-decreasing arrival order. Next does not

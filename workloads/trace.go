@@ -106,7 +106,8 @@ func formats() map[string]formatSpec {
 			newMooncake},
 		FormatVidur: {"Vidur/Splitwise processed CSV: arrived_at (s), num_prefill_tokens, num_decode_tokens",
 			newVidur},
-		FormatLengths: {"length-only CSV: num_prefill_tokens, num_decode_tokens; arrivals from the arrival process", nil},
+		FormatLengths:   {"length-only CSV: num_prefill_tokens, num_decode_tokens; arrivals from the arrival process", nil},
+		FormatVLLMBench: {"vLLM benchmark result JSON: input_lens, output_lens; start_times, else Poisson at request_rate (all at 0 for inf)", nil},
 		FormatServeGen: {"ServeGen client: NAME-trace.csv (per-window rate, CV, Gamma/Weibull) + NAME-dataset.json (length PMFs)",
 			nil},
 		FormatItlsim: {"itlsim requests, JSONL or CSV: arrival_s, input_tokens, output_tokens[, class, priority, prefix_blocks, prefix_block_tokens]",
@@ -150,6 +151,8 @@ func detectOrCheck(c Config) (string, error) {
 // DetectFormat tells a trace's format from its name and first line:
 //
 //   - NAME-trace.csv or NAME-dataset.json: servegen;
+//   - a JSON object whose first 64 KiB hold input_lens and output_lens:
+//     vllm-bench (a vLLM benchmark result);
 //   - a first line that is a JSON object: itlsim if it has arrival_s,
 //     mooncake if it has timestamp or hash_ids;
 //   - a CSV header: azure with TIMESTAMP and ContextTokens, vidur with
@@ -174,6 +177,12 @@ func DetectFormat(path string) (string, error) {
 		return "", fmt.Errorf("%s:1: empty first line; cannot tell the format (set workload.format: %s)", path, strings.Join(Formats(), ", "))
 	}
 	if line[0] == '{' {
+		head := make([]byte, 1<<16)
+		if _, err := f.Seek(0, io.SeekStart); err == nil {
+			if n, _ := io.ReadFull(f, head); isVLLMBench(head[:n]) {
+				return FormatVLLMBench, nil
+			}
+		}
 		var sc jsonScanner
 		keys := map[string]bool{}
 		if sc.reset(line); sc.open() == nil {

@@ -63,7 +63,7 @@ every seed, and over a grid the cheapest configuration that does.
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
 	}
-	o.st.bind(cmd, 3)
+	o.st.bind(cmd, temps, 3)
 	f := cmd.Flags()
 	f.Float64Var(&o.tolerance, "tolerance", 0.02, "stop bisecting when the bracket is within this share of the rate")
 	f.Float64Var(&o.startRate, "start-rate", 0, "first rate probed, req/s (0: the scenario's workload.rate)")

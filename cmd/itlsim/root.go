@@ -107,6 +107,8 @@ of every stall.`,
 	root.AddCommand(newCapacityCmd(temps))
 	root.AddCommand(newMergeCmd(temps))
 	root.AddCommand(newVersionCmd())
+	root.AddCommand(newValidateCmd(temps))
+	root.AddCommand(newCalibrateCmd(temps))
 	return root
 }
 

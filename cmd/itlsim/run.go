@@ -20,6 +20,7 @@ import (
 	"github.com/itlsim/itlsim/reports/study"
 	"github.com/itlsim/itlsim/scheduler/router"
 	"github.com/itlsim/itlsim/sim"
+	"github.com/itlsim/itlsim/sim/calibrate"
 	"github.com/itlsim/itlsim/sim/scenario"
 	"github.com/itlsim/itlsim/workloads"
 )
@@ -57,6 +58,7 @@ var shorthands = []shorthand{
 	{"swap-space", "kvcache.swap_space_gib", "CPU swap space per GPU, GiB", true},
 	{"host-link-gbps", "kvcache.host_link_gbps", "GPU↔CPU copy bandwidth, GB/s (0: the GPU's PCIe)", true},
 	{"cost-model", "cost.model", "step cost model: roofline or linear", true},
+	{"profile", "cost.profile", "fitted profile (itlsim calibrate -o FILE) whose cost model replaces the scenario's", true},
 	{"noise-cv", "cost.noise_cv", "step-time noise, coefficient of variation", true},
 	{"hiccup-rate", "cost.hiccup_rate_per_s", "engine hiccups per second", true},
 	{"hiccup-ms", "cost.hiccup_ms", "duration of one hiccup, ms", true},
@@ -87,7 +89,9 @@ var shorthands = []shorthand{
 
 type runOptions struct {
 	temps         *tempFiles
-	scn           *scenarioFlags
+	values        map[string]*string // shorthand flag → value
+	sets          []string
+	vary          []string
 	format        string
 	jsonPath      string
 	streamsPath   string
@@ -96,11 +100,12 @@ type runOptions struct {
 	htmlPath      string
 	echartsJS     string
 	printConfig   bool
+	skipBadRows   bool
 	slo           sloFlags
 }
 
 func newRunCmd(temps *tempFiles) *cobra.Command {
-	o := &runOptions{temps: temps}
+	o := &runOptions{temps: temps, values: map[string]*string{}}
 	cmd := &cobra.Command{
 		Use:   "run [SCENARIO.yaml]",
 		Short: "Simulate a scenario (the built-in default without a file) and print its metrics",
@@ -125,9 +130,21 @@ Field paths, by section (` + "`itlsim run --print-config`" + ` prints them all w
 		},
 	}
 	f := cmd.Flags()
-	o.scn = addScenarioFlags(f)
-	o.scn.slo = &o.slo
+	defaults := sim.DefaultConfig()
+	for _, s := range shorthands {
+		usage := s.usage
+		if s.list {
+			usage += " (comma list compares)"
+		}
+		// The flag holds text (a list compares, a duration takes a unit);
+		// its type and default in --help are the field's.
+		o.values[s.flag] = new(string)
+		bindField(f, o.values[s.flag], s.flag, s.path, usage, defaults)
+	}
+	f.StringArrayVar(&o.sets, "set", nil, "set any field: path=value (repeatable), e.g. --set cost.roofline.overhead_us=3000")
+	f.StringArrayVar(&o.vary, "vary", nil, "compare any field: path=v1,v2 (repeatable; separate values by ';' when they contain commas)")
 	f.StringVar(&o.format, "format", "table", "stdout form: table, markdown or json")
+	f.BoolVar(&o.skipBadRows, "skip-bad-rows", false, "pass over malformed trace rows instead of stopping at the first (the count is reported)")
 	f.BoolVar(&o.printConfig, "print-config", false, "print each run's resolved scenario as YAML (every default filled in) and exit without simulating")
 	f.StringVar(&o.jsonPath, "json", "", "write the full results (scenario, runs, streams, time series) as JSON to this file")
 	f.StringVar(&o.streamsPath, "streams", "", "write one CSV row per request and run to this file")
@@ -144,11 +161,14 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	variants, err := o.scn.variants(cmd, args)
+	variants, sc, err := o.variants(cmd, args)
 	if err != nil {
 		return err
 	}
-	terms := o.scn.terms
+	terms, err := o.slo.parse(sc.file, sc.terms, sc.lines)
+	if err != nil {
+		return err
+	}
 	if err := o.checkTraceFlags(cmd, variants); err != nil {
 		return err
 	}
@@ -311,6 +331,153 @@ func noteIdentical(w io.Writer, runs []reports.Run) {
 	}
 }
 
+// scenarioFile is what a scenario file said beside its configuration: its
+// SLO terms and their lines, for messages.
+type scenarioFile struct {
+	file  string
+	terms []string
+	lines []int
+}
+
+// variants builds the runs the command line asks for: the scenario file (or
+// the default), the field flags and --set, the comparisons, and a cost
+// profile (cost.profile, --profile) applied under what the command line sets.
+func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Variant, scenarioFile, error) {
+	base := sim.DefaultConfig()
+	var cmps []scenario.Comparison
+	var fileTerms []string
+	var fileLines []int
+	file := ""
+	if len(args) == 1 {
+		f, err := scenario.Load(args[0])
+		if err != nil {
+			return nil, scenarioFile{}, err
+		}
+		base = f.Config
+		file, fileTerms, fileLines = args[0], f.SLO, f.SLOLines
+		for _, c := range f.Compare {
+			cmp, err := scenario.ParseComparison(c)
+			if err != nil {
+				return nil, scenarioFile{}, fmt.Errorf("%s: compare: %w", args[0], err)
+			}
+			cmp.Origin = args[0] + ": compare: " + c
+			cmps = append(cmps, cmp)
+		}
+	}
+	// setBy records which flag set each field on the command line, so that
+	// a field set twice (--seed 5 --set seed=6) is an error rather than one
+	// value silently replacing the other. A comparison of a set field
+	// replaces the value in every run, and its labels say so.
+	setBy := map[string]string{}
+	var explicit []scenario.Override // the fields the command line sets, in order
+	for _, s := range shorthands {
+		// A command may leave a field flag out (sweep sets the rate itself
+		// and has a --rate of its own).
+		if _, ok := o.values[s.flag]; !ok || !cmd.Flags().Changed(s.flag) {
+			continue
+		}
+		v := *o.values[s.flag]
+		if strings.TrimSpace(v) == "" {
+			return nil, scenarioFile{}, fmt.Errorf("--%s: %s: expected a value, got %q%s", s.flag, s.path, v, offHint(s.path))
+		}
+		switch {
+		case strings.HasSuffix(s.path, "_ms"):
+			v = durationsIn(v, time.Millisecond)
+		case strings.HasSuffix(s.path, "_s"):
+			v = durationsIn(v, time.Second)
+		}
+		if s.list && strings.Contains(v, ",") {
+			cmp, err := scenario.ParseComparison(s.path + "=" + v)
+			if err != nil {
+				return nil, scenarioFile{}, fmt.Errorf("--%s: %w", s.flag, err)
+			}
+			cmp.Origin = "--" + s.flag + " " + *o.values[s.flag]
+			cmps = append(cmps, cmp)
+			continue
+		}
+		if err := scenario.Set(&base, s.path, v); err != nil {
+			return nil, scenarioFile{}, fmt.Errorf("--%s: %w", s.flag, err)
+		}
+		setBy[s.path] = "--" + s.flag + " " + *o.values[s.flag]
+		explicit = append(explicit, scenario.Override{Path: s.path, Value: v})
+	}
+	if o.skipBadRows {
+		base.Workload.SkipBadRows = true
+	}
+	for _, s := range o.sets {
+		path, val, ok := strings.Cut(s, "=")
+		if !ok {
+			continue // ApplySets names the malformed entry
+		}
+		if strings.TrimSpace(val) == "" {
+			return nil, scenarioFile{}, fmt.Errorf("--set %s: %s: expected a value, got %q%s", s, path, val, offHint(path))
+		}
+		if by, ok := setBy[path]; ok {
+			return nil, scenarioFile{}, fmt.Errorf("--set %s: %s is already set (by %s)", s, path, by)
+		}
+		setBy[path] = "--set " + s
+		explicit = append(explicit, scenario.Override{Path: path, Value: val})
+	}
+	if err := scenario.ApplySets(&base, o.sets); err != nil {
+		return nil, scenarioFile{}, err
+	}
+	if len(o.slo.goodput) > 0 {
+		for path, by := range setBy {
+			if strings.HasPrefix(path, "metrics.slo.") && strings.HasPrefix(by, "--set") {
+				return nil, scenarioFile{}, fmt.Errorf("--goodput and %s both set SLO limits: give one of them", by)
+			}
+		}
+	}
+	if err := o.slo.applyGoodput(cmd, &base.Metrics); err != nil {
+		return nil, scenarioFile{}, err
+	}
+	for _, s := range o.vary {
+		cmp, err := scenario.ParseComparison(s)
+		if err != nil {
+			return nil, scenarioFile{}, fmt.Errorf("--vary: %w", err)
+		}
+		cmp.Origin = "--vary " + s
+		cmps = append(cmps, cmp)
+	}
+	setsField := func(path string) bool {
+		if _, ok := setBy[path]; ok {
+			return true
+		}
+		for _, c := range cmps {
+			if c.Path == path {
+				return true
+			}
+		}
+		return false
+	}
+	if setsField("workload.duration_s") && !setsField("workload.requests") {
+		// A duration given on the command line means the run to last that
+		// long, not to stop at the default (or the file's) request count.
+		base.Workload.Requests = 0
+	}
+	variants, err := scenario.Expand(base, cmps)
+	if err != nil {
+		return nil, scenarioFile{}, err
+	}
+	// A profile replaces the cost model (and server) section; what the
+	// command line sets or compares still wins over it.
+	for i := range variants {
+		v := &variants[i]
+		if v.Config.Cost.Profile == "" {
+			continue
+		}
+		if err := calibrate.ApplyProfile(&v.Config); err != nil {
+			return nil, scenarioFile{}, err
+		}
+		for _, ov := range append(append([]scenario.Override(nil), explicit...), v.Overrides...) {
+			if err := scenario.Set(&v.Config, ov.Path, ov.Value); err != nil {
+				return nil, scenarioFile{}, err
+			}
+		}
+	}
+	return variants, scenarioFile{file, fileTerms, fileLines}, nil
+}
+
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -426,6 +593,9 @@ func printConfigs(w io.Writer, variants []scenario.Variant) error {
 			fmt.Fprintln(w, "---")
 		}
 		fmt.Fprintf(w, "# run %s: resolved by itlsim run --print-config\n", v.Name)
+		if s.Config.Cost.Model == "linear" {
+			fmt.Fprintln(w, "# cost.linear: coefficients not given are 0 once any is given; all five take the built-in values only when none is")
+		}
 		enc := yaml.NewEncoder(w)
 		enc.SetIndent(2)
 		if err := enc.Encode(s.Config); err != nil {

@@ -328,3 +328,128 @@ func TestVersionAndSchema(t *testing.T) {
 		t.Errorf("workload inspect --json: no schema_version\n%.200s", r.stdout)
 	}
 }
+
+// TestSpecAcceptanceByRegion: with acceptance 80 % in distribution and 30 %
+// from 20 % to 90 % of every response, acceptance by tenth of the response
+// dips in the middle (accepted over drafted tokens, k = 4: about 59 % and
+// 11 %).
+func TestSpecAcceptanceByRegion(t *testing.T) {
+	doc := runStory(t, "spec-ood")
+	s := runByName(t, doc, "draft-model/window=0")
+	if s.Spec == nil || len(s.Spec.AcceptanceByRegion) != 10 {
+		t.Fatalf("spec summary %+v", s.Spec)
+	}
+	r := s.Spec.AcceptanceByRegion
+	for _, i := range []int{0, 1, 9} {
+		if r[i] == nil || *r[i] < 0.5 {
+			t.Errorf("region %d (in distribution): %v, want above 50 %%", i, r[i])
+		}
+	}
+	for _, i := range []int{3, 4, 5, 6, 7} {
+		if r[i] == nil || *r[i] > 0.2 {
+			t.Errorf("region %d (out of distribution): %v, want below 20 %%", i, r[i])
+		}
+	}
+}
+
+// TestClassDeliverySettings: a voice class without the run's smoothing
+// buffer and a code class with a deep one; each class's streams go
+// through its own settings.
+func TestClassDeliverySettings(t *testing.T) {
+	classes := "workload.classes=[{name: voice, preset: chat, share: 0.5, delivery: {smoothing_cadence_ms: 0}}, " +
+		"{preset: code, share: 0.5, delivery: {smoothing_depth_ms: 1000}}]"
+	var doc reports.Document
+	out := mustRunCLI(t, "run", "--requests", "200", "--smoothing", "33", "--set", classes, "--format", "json").stdout
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	voice, code := doc.Runs[0].Classes["voice"], doc.Runs[0].Classes["code"]
+	// The code class's buffer holds 1 s of tokens before it starts; the
+	// voice class has none.
+	if !(code.TTFT.Min > 900 && voice.TTFT.Mean < 500) {
+		t.Errorf("TTFT: code min %.0f ms (want > 900: a 1 s buffer), voice mean %.0f ms (want no buffer)", code.TTFT.Min, voice.TTFT.Mean)
+	}
+	// Without a run-level path, a class's own settings still apply.
+	out = mustRunCLI(t, "run", "--requests", "200", "--set", "workload.classes=[{preset: chat, share: 1, delivery: {smoothing_cadence_ms: 33, smoothing_depth_ms: 1000}}]", "--format", "json").stdout
+	doc = reports.Document{}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if c := doc.Runs[0].Classes["chat"]; c.TTFT.Min < 900 {
+		t.Errorf("class smoothing without a run path: TTFT min %.0f ms, want > 900", c.TTFT.Min)
+	}
+	r := execCLI(t, "run", "--requests", "10", "--set", "workload.classes=[{preset: chat, share: 1, delivery: {smoothing_cadence_ms: -1}}]")
+	if r.code == 0 || !strings.Contains(r.stderr, "workload.classes[0].delivery") {
+		t.Errorf("a bad class delivery value: exit %d, %s", r.code, r.stderr)
+	}
+}
+
+// TestSLOInScenarioFile: slo: in a scenario judges its runs; a bad term
+// names the file, its line and the entry.
+func TestSLOInScenarioFile(t *testing.T) {
+	good := writeScenario(t, "slo.yaml", "workload:\n  requests: 60\nslo:\n  - ttft:p95<=10s\n  - \"itl-goodput>=99%@400ms\"\n")
+	out := mustRunCLI(t, "run", good, "--slo", "tpot:p99<=1ms").stdout
+	for _, want := range []string{"ttft:p95<=10s", "itl-goodput>=99%@400ms", "tpot:p99<=1ms", "PASS", "FAIL"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q", want)
+		}
+	}
+	bad := writeScenario(t, "bad.yaml", "workload:\n  requests: 60\nslo:\n  - ttft:p95<=10s\n  - ttft:p95<=200\n")
+	r := execCLI(t, "run", bad)
+	if r.code == 0 || !strings.Contains(r.stderr, "bad.yaml:5: slo[1]") || !strings.Contains(r.stderr, "a time needs a unit") {
+		t.Errorf("bad term: exit %d, %q", r.code, r.stderr)
+	}
+	for _, c := range []struct{ args []string }{
+		{[]string{"run", "--percentiles", "50,100"}},
+		{[]string{"run", "--slo", "latency:p9<=1s"}},
+		{[]string{"run", "--goodput", "ttft:abc"}},
+		{[]string{"run", "--goodput", "ttft:200", "--slo-ttft", "100"}},
+		{[]string{"analyze", "testdata/analyze/vllm_small.json", "--percentiles", "x"}},
+	} {
+		if r := execCLI(t, c.args...); r.code == 0 || strings.Contains(r.stderr, "panic") || r.stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", c.args, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+// TestAnalyzeAndReplaySLO: measured streams take the same terms and
+// percentiles, and replay scores each mitigation by QoE.
+func TestAnalyzeAndReplaySLO(t *testing.T) {
+	doc := analyzeDoc(t, "testdata/analyze/vllm_small.json", "--percentiles", "50,95", "--slo", "ttft:p95<=1h", "--slo", "qoe:mean>=0.5")
+	run := doc.Runs[0]
+	if len(run.SLO) != 2 || run.SLOPass == nil || !*run.SLOPass {
+		t.Errorf("analyze --slo: %+v pass %v", run.SLO, run.SLOPass)
+	}
+	if _, ok := run.Summary.TTFT.At(95); !ok || len(run.Summary.TTFT.Q) != 2 || run.Summary.QoE.N == 0 {
+		t.Errorf("analyze --percentiles 50,95: ttft %+v, qoe n %d", run.Summary.TTFT, run.Summary.QoE.N)
+	}
+	rd := replayDoc(t, "testdata/replay/small.jsonl", "--pauses", "1", "--pause-ms", "1500", "--pause-at", "start", "--smoothing", "none,33ms/2s",
+		"--slo", "fluidity:mean>=0.99")
+	if len(rd.Runs) != 2 || rd.Runs[0].Summary.QoE.N == 0 || len(rd.Runs[0].SLO) != 1 {
+		t.Fatalf("replay: %d runs, qoe n %d, slo %+v", len(rd.Runs), rd.Runs[0].Summary.QoE.N, rd.Runs[0].SLO)
+	}
+	// These streams are short: a 2 s buffer delays every first token past
+	// the expected 1 s, which costs more than the 1.5 s pause it hides.
+	if !(rd.Runs[1].Summary.QoE.Mean < rd.Runs[0].Summary.QoE.Mean && rd.Runs[1].Summary.Fluidity.Mean < rd.Runs[0].Summary.Fluidity.Mean) {
+		t.Errorf("a 2 s buffer on short streams: QoE %.3f → %.3f, fluidity %.3f → %.3f; want both lower",
+			rd.Runs[0].Summary.QoE.Mean, rd.Runs[1].Summary.QoE.Mean, rd.Runs[0].Summary.Fluidity.Mean, rd.Runs[1].Summary.Fluidity.Mean)
+	}
+}
+
+// TestGateByClass: --class judges one traffic class of --json documents.
+func TestGateByClass(t *testing.T) {
+	dir := t.TempDir()
+	js := filepath.Join(dir, "mix.json")
+	mustRunCLI(t, "run", "--requests", "200", "--set", "workload.mix=assistant", "--json", js)
+	rep, r := gateReport(t, "--baseline", js, "--candidate", js, "--class", "code")
+	if r.code != 0 || rep.Class != "code" || rep.CandidateStreams >= 200 || rep.CandidateStreams == 0 {
+		t.Errorf("--class code: exit %d, class %q, %d streams\n%s", r.code, rep.Class, rep.CandidateStreams, r.stderr)
+	}
+	abs, a := gateReport(t, "--candidate", js, "--class", "chat", "--slo", "slo-goodput>=0%")
+	if a.code != 0 || len(abs.SLO) != 1 {
+		t.Errorf("absolute --class chat: exit %d, %+v", a.code, abs)
+	}
+	if _, bad := gateReport(t, "--baseline", js, "--candidate", js, "--class", "voice"); bad.code != 2 || !strings.Contains(bad.stderr, "has classes") {
+		t.Errorf("unknown class: exit %d, %s", bad.code, bad.stderr)
+	}
+}

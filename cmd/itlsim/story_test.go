@@ -288,3 +288,24 @@ func TestStoryDelivery(t *testing.T) {
 			sNone.Cancelled, sFail.Cancelled, fail.Delivery.Failovers, sFail.TTFT.P50, sNone.TTFT.P50)
 	}
 }
+
+// TestStoryAPCRecompute: under KV pressure, recomputes with automatic
+// prefix caching find most of their own tokens cached and cost a fraction
+// of a full re-prefill.
+func TestStoryAPCRecompute(t *testing.T) {
+	doc := runStory(t, "apc-recompute")
+	off, on := runByName(t, doc, "false"), runByName(t, doc, "true")
+	t.Logf("recomputes: off %d (%d tokens, %.1f%% cached), on %d (%d tokens, %.1f%% cached); kv-recompute stall ms %.0f vs %.0f",
+		off.Preemptions.Recompute, off.RecomputeTokens, 100*off.RecomputeCachedShare,
+		on.Preemptions.Recompute, on.RecomputeTokens, 100*on.RecomputeCachedShare,
+		off.StallMSByCause["kv-recompute"], on.StallMSByCause["kv-recompute"])
+	if off.Preemptions.Recompute == 0 || on.Preemptions.Recompute == 0 {
+		t.Fatalf("recomputes %d and %d: the story needs preemptions in both runs", off.Preemptions.Recompute, on.Preemptions.Recompute)
+	}
+	if off.RecomputeCachedShare != 0 || on.RecomputeCachedShare < 0.5 {
+		t.Errorf("cached share of recomputed tokens %.3f without caching, %.3f with; want 0 and ≥ 0.5", off.RecomputeCachedShare, on.RecomputeCachedShare)
+	}
+	if on.StallMSByCause["kv-recompute"] >= off.StallMSByCause["kv-recompute"] {
+		t.Errorf("kv-recompute stall %.0f ms with caching, %.0f without; want less with it", on.StallMSByCause["kv-recompute"], off.StallMSByCause["kv-recompute"])
+	}
+}

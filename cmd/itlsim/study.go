@@ -43,7 +43,6 @@ type studyFlags struct {
 	seeds      int
 	warmUp     float64
 	drain      float64
-	slo        sloFlags
 	shardIndex int
 	shardCount int
 	dir        string
@@ -55,11 +54,9 @@ type studyFlags struct {
 var shardFlags = []string{"shard-index", "shard-count", "out", "emit-k8s-job", "k8s-image", "k8s-claim", "k8s-name",
 	"jobs", "format", "json", "csv", "html", "echarts-js"}
 
-func (o *studyFlags) bind(cmd *cobra.Command, defaultSeeds int) {
+func (o *studyFlags) bind(cmd *cobra.Command, temps *tempFiles, defaultSeeds int) {
 	f := cmd.Flags()
-	o.scn = addScenarioFlags(f, "rate")
-	o.slo.bind(cmd)
-	o.scn.slo = &o.slo
+	o.scn = addScenarioFlags(cmd, temps, "rate")
 	o.out.bind(f)
 	f.IntVarP(&o.jobs, "jobs", "j", 0, "simulations run at once (0: every core); the output does not depend on it")
 	f.IntVar(&o.seeds, "seeds", defaultSeeds, "seeds per point: the scenario's seed and the next ones")

@@ -54,7 +54,7 @@ then writes what one machine would have.
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
 	}
-	o.st.bind(cmd, 1)
+	o.st.bind(cmd, temps, 1)
 	f := cmd.Flags()
 	f.StringVar(&o.rate, "rate", "", "arrival rates, req/s: A:B:STEP (A, A+STEP, ... B) or r1,r2,...")
 	f.Float64Var(&o.kneeDrop, "knee-drop", 0.2, "the knee is where tokens/s per user has fallen this share below the lowest rate's")

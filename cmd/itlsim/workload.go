@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/itlsim/itlsim/kvcache"
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/quantile"
@@ -266,6 +267,11 @@ type workloadSummary struct {
 	// generated from it, which Generated describes.
 	File      *lengthsFileSummary `json:"file,omitempty"`
 	Generated string              `json:"generated,omitempty"`
+	// ExpectedReuse is, for a workload with shared prefixes or
+	// conversations, the share of prompt tokens an unbounded prefix cache of
+	// 16-token blocks would serve (what automatic prefix caching reuses at
+	// best); absent otherwise.
+	ExpectedReuse *float64 `json:"expected_reuse,omitempty"`
 }
 
 // lengthsFileSummary is what a length-only file holds.
@@ -347,8 +353,16 @@ func summarize(src workloads.Source) (*workloadSummary, error) {
 	var prefix prefixSummary
 	blockSizes := map[int]int{}
 	var repeated int
+	contentSeen := map[uint64]struct{}{}
+	var reuseQueried, reuseHit, promptTokens int64
 	var r workloads.Request
 	for src.Next(&r) {
+		promptTokens += int64(r.InputTokens)
+		if r.SharedTokens > 0 || r.ContentKey != 0 {
+			q, h := expectedReuse(&r, contentSeen)
+			reuseQueried += q
+			reuseHit += h
+		}
 		if s.Requests == 0 {
 			first = r.Arrival
 		} else {
@@ -416,7 +430,34 @@ func summarize(src workloads.Source) (*workloadSummary, error) {
 		}
 		s.Prefix = &prefix
 	}
+	if reuseQueried > 0 {
+		v := float64(reuseHit) / float64(promptTokens)
+		s.ExpectedReuse = &v
+	}
 	return s, nil
+}
+
+// reuseBlock is the block size expectedReuse assumes (vLLM's default).
+const reuseBlock = 16
+
+// expectedReuse looks r's prompt up in an unbounded cache of the content
+// ids seen (seen), as a starting request does, then caches every full
+// block of its prompt and output; it returns the prompt tokens looked up
+// and found.
+func expectedReuse(r *workloads.Request, seen map[uint64]struct{}) (queried, hit int64) {
+	c := kvcache.Content{Units: r.PrefixBlocks, UnitTokens: r.PrefixBlockTokens, Prompt: r.InputTokens,
+		SharedKey: r.SharedKey, SharedTokens: r.SharedTokens, Key: r.Key(), OutKey: r.OutputKey}
+	j := 0
+	for (j+1)*reuseBlock <= r.InputTokens-1 {
+		if _, ok := seen[c.Block(j, reuseBlock)]; !ok {
+			break
+		}
+		j++
+	}
+	for k := 0; (k+1)*reuseBlock <= r.InputTokens+r.OutputTokens; k++ {
+		seen[c.Block(k, reuseBlock)] = struct{}{}
+	}
+	return int64(r.InputTokens), int64(j * reuseBlock)
 }
 
 func lengthsOf(v []int64) lengthSummary {
@@ -446,6 +487,9 @@ func (s *workloadSummary) write(w io.Writer) error {
 	fmt.Fprintf(&b, "duration    %.1f s (first to last arrival)\n", s.DurationS)
 	fmt.Fprintf(&b, "rate        %.3f requests/s\n", s.RatePerS)
 	fmt.Fprintf(&b, "burstiness  %.2f (CV of inter-arrival gaps: 0 even, 1 Poisson)\n", s.GapCV)
+	if v := s.ExpectedReuse; v != nil {
+		fmt.Fprintf(&b, "reuse       %.1f%% of prompt tokens an unbounded prefix cache would serve (shared prefixes, earlier turns)\n", 100**v)
+	}
 	if p := s.Prefix; p != nil {
 		fmt.Fprintf(&b, "prefix      %d requests carry %d block ids of %d tokens, %d distinct; %.1f%% were seen before\n",
 			p.Requests, p.Blocks, p.BlockTokens, p.Distinct, 100*p.SeenBefore)

@@ -215,3 +215,17 @@ func TestInspectLengthsFile(t *testing.T) {
 		t.Errorf("JSON file %+v, generated %q, requests %d; want 3 pairs of max input 300 and 50 generated requests", s.File, s.Generated, s.Requests)
 	}
 }
+
+// TestInspectExpectedReuse: workload inspect reports the reuse a
+// conversation workload offers an unbounded prefix cache.
+func TestInspectExpectedReuse(t *testing.T) {
+	scen := writeScenario(t, "conv.yaml", "workload:\n  requests: 200\n  conversation:\n    turns: 4\n    think_s: 2\n")
+	r := mustRunCLI(t, "workload", "inspect", scen)
+	if !strings.Contains(r.stdout, "reuse ") || !strings.Contains(r.stdout, "of prompt tokens an unbounded prefix cache would serve") {
+		t.Errorf("no reuse line:\n%s", r.stdout)
+	}
+	plain := mustRunCLI(t, "workload", "inspect", writeScenario(t, "plain.yaml", "workload:\n  requests: 50\n"))
+	if strings.Contains(plain.stdout, "reuse ") {
+		t.Errorf("a workload without sharing reports reuse:\n%s", plain.stdout)
+	}
+}

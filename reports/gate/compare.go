@@ -130,8 +130,18 @@ type Report struct {
 	SLO []reports.SLOOutcome `json:"slo,omitempty"`
 	// Class is the traffic class both sides were restricted to ("" for all).
 	Class string `json:"class,omitempty"`
+	// QoE and Fluidity report what a person perceives on each side (for
+	// reading; gate them with the qoe_* and fluidity_* metrics).
+	QoE      *Perceived `json:"qoe,omitempty"`
+	Fluidity *Perceived `json:"fluidity,omitempty"`
 	// Pass is false when any metric or SLO term failed.
 	Pass bool `json:"pass"`
+}
+
+// Perceived is a per-stream score summarized on both sides.
+type Perceived struct {
+	Baseline  reports.ScoreSummary `json:"baseline"`
+	Candidate reports.ScoreSummary `json:"candidate"`
 }
 
 // Failed lists the metrics and SLO terms that failed.
@@ -204,9 +214,15 @@ func Compare(base, cand Sample, o Options) (Report, error) {
 		return out
 	}
 	bv, cv := values(base.Result, base.ClassSLO), values(cand.Result, cand.ClassSLO)
+	bsum := reports.SummarizeWith(base.Result, m, reports.Options{ClassSLO: base.ClassSLO})
+	csum := reports.SummarizeWith(cand.Result, m, reports.Options{ClassSLO: cand.ClassSLO})
 	rep := Report{SchemaVersion: reports.SchemaVersion, Baseline: base.Name, Candidate: cand.Name, BaselineStreams: base.Streams(), CandidateStreams: cand.Streams(),
 		Tolerance: o.Tolerance, Bootstrap: o.Bootstrap, Seed: o.Seed, Confidence: o.Confidence, Pass: true,
 		BaselineBlock: blockLen(base.Result, o.Block), CandidateBlock: blockLen(cand.Result, o.Block)}
+	if bsum.QoE.N > 0 || csum.QoE.N > 0 {
+		rep.QoE = &Perceived{Baseline: bsum.QoE, Candidate: csum.QoE}
+		rep.Fluidity = &Perceived{Baseline: bsum.Fluidity, Candidate: csum.Fluidity}
+	}
 
 	// changes[i][b] is metric i's change in resample b.
 	changes := make([][]float64, len(ms))

@@ -52,6 +52,7 @@ func Write(w io.Writer, r *Report, f reports.Format) error {
 		if err := writeSLO(w, r, md); err != nil {
 			return err
 		}
+		writePerceived(w, r)
 		if failed := r.Failed(); len(failed) > 0 {
 			fmt.Fprintf(w, "Failed: %s.\n", strings.Join(failed, ", "))
 		}
@@ -106,6 +107,7 @@ func Write(w io.Writer, r *Report, f reports.Format) error {
 			fmt.Fprintf(w, "%s: %s.\n", row.Metric, row.Note)
 		}
 	}
+	writePerceived(w, r)
 	if len(r.SLO) > 0 {
 		if md {
 			fmt.Fprintln(w)
@@ -118,6 +120,30 @@ func Write(w io.Writer, r *Report, f reports.Format) error {
 		fmt.Fprintf(w, "Failed: %s.\n", strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// writePerceived prints the perceived scores, mean/p10/p50 and the share
+// below 0.9, for reading beside the verdicts.
+func writePerceived(w io.Writer, r *Report) {
+	if r.QoE == nil {
+		return
+	}
+	text := func(s reports.ScoreSummary) string {
+		if s.N == 0 {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.3f/%.3f/%.3f, %s below %g", s.Mean, s.P10, s.P50, pctText(s.BelowShare), s.Below)
+	}
+	for _, p := range []struct {
+		name string
+		v    *Perceived
+	}{{"QoE (Andes)", r.QoE}, {"fluidity (Etalon)", r.Fluidity}} {
+		if r.Baseline == "" {
+			fmt.Fprintf(w, "Perceived %s mean/p10/p50: candidate %s.\n", p.name, text(p.v.Candidate))
+			continue
+		}
+		fmt.Fprintf(w, "Perceived %s mean/p10/p50: baseline %s; candidate %s.\n", p.name, text(p.v.Baseline), text(p.v.Candidate))
+	}
 }
 
 // writeSLO prints the SLO terms judged on the candidate.

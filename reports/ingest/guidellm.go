@@ -31,12 +31,60 @@ type guidellmFile struct {
 		StartTime      *float64        `json:"start_time"`
 		EndTime        *float64        `json:"end_time"`
 		RequestSamples json.RawMessage `json:"request_samples"`
-		Requests       *struct {
+		// The strategy sits under args (v0.3) or scheduler / config (later).
+		Args      *guidellmStrategyHolder `json:"args"`
+		Scheduler *guidellmStrategyHolder `json:"scheduler"`
+		Config    *guidellmStrategyHolder `json:"config"`
+		Requests  *struct {
 			Successful []guidellmRequest `json:"successful"`
 			Errored    []guidellmRequest `json:"errored"`
 			Incomplete []guidellmRequest `json:"incomplete"`
 		} `json:"requests"`
 	} `json:"benchmarks"`
+}
+
+type guidellmStrategyHolder struct {
+	Strategy *guidellmStrategy `json:"strategy"`
+}
+
+// guidellmStrategy is GuideLLM's SchedulingStrategy: type_ is synchronous,
+// concurrent (streams), throughput (max_concurrency), constant or poisson
+// (rate, requests/s).
+type guidellmStrategy struct {
+	Type           string   `json:"type_"`
+	Rate           *float64 `json:"rate"`
+	Streams        *int     `json:"streams"`
+	MaxConcurrency *int     `json:"max_concurrency"`
+}
+
+// load maps a GuideLLM strategy onto a Load; ok is false for an unknown type.
+func (s *guidellmStrategy) load() (Load, bool) {
+	var l Load
+	switch s.Type {
+	case "synchronous":
+		l = Load{Strategy: StrategyConcurrent, Concurrency: 1}
+	case "concurrent":
+		if s.Streams == nil || *s.Streams < 1 {
+			return l, false
+		}
+		l = Load{Strategy: StrategyConcurrent, Concurrency: *s.Streams}
+	case "throughput":
+		l = Load{Strategy: StrategyAllAtOnce}
+		if s.MaxConcurrency != nil && *s.MaxConcurrency > 0 {
+			l.Concurrency = *s.MaxConcurrency
+		}
+	case "constant", "poisson":
+		if s.Rate == nil || !(*s.Rate > 0) || math.IsInf(*s.Rate, 0) {
+			return l, false
+		}
+		l = Load{Strategy: StrategyPoisson, Rate: *s.Rate}
+		if s.Type == "constant" {
+			l.Strategy = StrategyConstant
+		}
+	default:
+		return l, false
+	}
+	return l, true
 }
 
 type guidellmRequest struct {
@@ -117,6 +165,17 @@ func parseGuideLLM(name string, data []byte) ([]Recording, error) {
 			"per-gap metrics (pooled ITL, per-stream ITL, max gap, jitter, ITL goodput, stalls) cannot be computed")
 		if bm.Requests == nil {
 			return nil, fmt.Errorf("%s: benchmarks[%d]: no \"requests\": save the benchmark with its requests", name, b)
+		}
+		for _, h := range []*guidellmStrategyHolder{bm.Args, bm.Scheduler, bm.Config} {
+			if h == nil || h.Strategy == nil {
+				continue
+			}
+			if l, ok := h.Strategy.load(); ok {
+				rec.Load = l
+			} else {
+				rec.Notes = append(rec.Notes, fmt.Sprintf("strategy %q not understood: its schedule is unknown", h.Strategy.Type))
+			}
+			break
 		}
 		if s := string(bm.RequestSamples); s != "" && s != "null" {
 			rec.Notes = append(rec.Notes, "GuideLLM kept a sample of the requests (request_samples): figures cover the sample")

@@ -46,7 +46,36 @@ type Recording struct {
 	NoArrivals bool
 	// Notes say what the file lacks and how the importer filled it in.
 	Notes []string
+	// Load is how the benchmark offered its requests, as far as the file
+	// says; `itlsim validate` offers the simulated requests the same way.
+	Load Load
 }
+
+// Load describes a benchmark's request schedule.
+type Load struct {
+	// Strategy is how requests were sent: StrategyPoisson and
+	// StrategyConstant at Rate, StrategyAllAtOnce (vLLM's rate "inf",
+	// GuideLLM's "throughput"), StrategyConcurrent (a closed loop of
+	// Concurrency users, GuideLLM's "synchronous" is one user), or ""
+	// when the file does not say.
+	Strategy string
+	// Rate is the offered rate in requests/s for poisson and constant.
+	Rate float64
+	// Concurrency caps the requests in flight (vLLM's --max-concurrency,
+	// GuideLLM's streams); 0 for no cap.
+	Concurrency int
+	// Burstiness is vLLM's gamma shape of the gaps between requests
+	// (1: Poisson); 0 when not recorded.
+	Burstiness float64
+}
+
+// The strategies of Load.
+const (
+	StrategyPoisson    = "poisson"
+	StrategyConstant   = "constant"
+	StrategyAllAtOnce  = "all-at-once"
+	StrategyConcurrent = "concurrent"
+)
 
 // Stream is one request's measured output.
 type Stream struct {

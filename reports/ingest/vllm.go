@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -17,7 +18,9 @@ import (
 //     per-request lists, all required to have one entry per request;
 //   - latencies (s) and start_times (s, perf_counter) when present (newer
 //     vLLM): the E2EL and arrival of each request;
-//   - duration (s), completed, request_rate (a number or the string "inf").
+//   - duration (s), completed, request_rate (a number or the string "inf"),
+//     max_concurrency and burstiness when present: the request schedule
+//     (Recording.Load).
 //
 // A request with a non-empty error, or with no output at all (ttft 0, no
 // gaps, no tokens: how old versions record a failed HTTP status), is failed.
@@ -39,6 +42,9 @@ type vllmFile struct {
 	Errors      []*string       `json:"errors"`
 	Latencies   []*float64      `json:"latencies"`
 	StartTimes  []*float64      `json:"start_times"`
+	// MaxConcurrency and Burstiness describe the schedule (newer vLLM).
+	MaxConcurrency *int     `json:"max_concurrency"`
+	Burstiness     *float64 `json:"burstiness"`
 }
 
 func parseVLLM(name string, data []byte) ([]Recording, error) {
@@ -76,6 +82,20 @@ func parseVLLM(name string, data []byte) ([]Recording, error) {
 	rec := Recording{Name: baseName(name)}
 	if rate := strings.Trim(string(f.RequestRate), `"`); rate != "" && rate != "null" {
 		rec.Notes = append(rec.Notes, "request rate "+rate+" req/s")
+		if rate == "inf" {
+			rec.Load.Strategy = StrategyAllAtOnce
+		} else if r, err := strconv.ParseFloat(rate, 64); err == nil && r > 0 && !math.IsInf(r, 0) {
+			rec.Load.Strategy, rec.Load.Rate = StrategyPoisson, r
+		}
+	}
+	if f.MaxConcurrency != nil && *f.MaxConcurrency > 0 {
+		rec.Load.Concurrency = *f.MaxConcurrency
+		if rec.Load.Strategy == "" {
+			rec.Load.Strategy = StrategyAllAtOnce
+		}
+	}
+	if f.Burstiness != nil && *f.Burstiness > 0 {
+		rec.Load.Burstiness = *f.Burstiness
 	}
 	if f.Latencies == nil {
 		rec.Notes = append(rec.Notes, "E2EL reconstructed as ttft + Σ itls (the file records no latencies)")

@@ -44,6 +44,12 @@ type RooflineConfig struct {
 	// GPU kernel time on the critical path: scheduling, input preparation,
 	// embedding lookup, sampling and output processing. ≥ 0; default 1000.
 	OverheadUS float64 `yaml:"overhead_us" json:"overhead_us"`
+	// SeqOverheadUS is the fixed time per sequence in a step, in
+	// microseconds, on the critical path beside the kernels: preparing its
+	// inputs, sampling its token, processing its output (vLLM V1's engine
+	// core does this per request every step). ≥ 0; default 0 (off); a
+	// calibration (`itlsim calibrate`) fits it.
+	SeqOverheadUS float64 `yaml:"seq_overhead_us" json:"seq_overhead_us"`
 }
 
 // DefaultRoofline returns the calibrated defaults (see the field docs).
@@ -85,6 +91,7 @@ func (c RooflineConfig) Validate() error {
 		{"attention_overhead_us", c.AttentionOverheadUS},
 		{"all_reduce_latency_us", c.AllReduceLatencyUS},
 		{"overhead_us", c.OverheadUS},
+		{"seq_overhead_us", c.SeqOverheadUS},
 	} {
 		if !(f.v >= 0 && f.v <= maxOverheadUS) {
 			return fmt.Errorf("roofline.%s: must be in [0,%g] µs, got %g", f.name, float64(maxOverheadUS), f.v)
@@ -237,7 +244,7 @@ const elementwiseKernels = 5
 //   - all-reduce: with tp > 1, 2·layers + 2 (the embedding and logits
 //     collectives) ring all-reduces of tokens·hidden activations, each
 //     2(tp−1)/tp·bytes / (interconnect × efficiency) plus a fixed latency.
-//   - OverheadUS once per step.
+//   - OverheadUS once per step, SeqOverheadUS once per sequence in it.
 //
 // Not modelled: overlap between phases or between GPUs (none is assumed),
 // pipeline parallelism, MoE, sliding-window attention, quantized KV scales.
@@ -262,6 +269,7 @@ type Roofline struct {
 	allReduceFixedNS      float64 // count × latency
 	allReduceNSPerToken   float64 // count × ring time of one token's activations
 	overheadNS            float64
+	seqOverheadNS         float64
 }
 
 // NewRoofline builds the step model for m served on tp GPUs g. It fails when
@@ -329,6 +337,7 @@ func NewRoofline(m ModelSpec, g GPUSpec, tp int, cfg RooflineConfig) (*Roofline,
 		r.allReduceNSPerToken = count * ringBytes / (g.InterconnectBW * cfg.AllReduceEfficiency / 1e9)
 	}
 	r.overheadNS = cfg.OverheadUS * 1e3
+	r.seqOverheadNS = cfg.SeqOverheadUS * 1e3
 	return r, nil
 }
 
@@ -359,7 +368,7 @@ type Breakdown struct {
 	AttentionNS   float64 // attention kernels, prefill and decode
 	ElementwiseNS float64 // norms, rotary, activation, KV-cache writes
 	AllReduceNS   float64 // tensor-parallel collectives
-	OverheadNS    float64 // fixed per-step overhead
+	OverheadNS    float64 // fixed per-step and per-sequence overhead
 }
 
 // TotalNS is the sum of the phases.
@@ -388,7 +397,7 @@ func (r *Roofline) Breakdown(b *Batch) Breakdown {
 	if r.tp > 1 {
 		p.AllReduceNS = r.allReduceFixedNS + tokens*r.allReduceNSPerToken
 	}
-	p.OverheadNS = r.overheadNS
+	p.OverheadNS = r.overheadNS + seqs*r.seqOverheadNS
 	return p
 }
 

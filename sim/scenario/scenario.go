@@ -50,6 +50,9 @@ func Load(path string) (File, error) {
 	}
 	// Files a scenario names are found relative to the scenario itself.
 	f.Workload = f.Workload.ResolvePaths(filepath.Dir(path))
+	if p := f.Cost.Profile; p != "" && !filepath.IsAbs(p) {
+		f.Cost.Profile = filepath.Join(filepath.Dir(path), p)
+	}
 	if m := f.Model; strings.HasSuffix(m, ".json") && !filepath.IsAbs(m) {
 		f.Model = filepath.Join(filepath.Dir(path), m)
 	}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCalibrateSteps: a linear model fitted to step timings is written as
+// a profile that run --profile and a scenario's cost.profile load, and
+// that flags still override.
+func TestCalibrateSteps(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "p.yaml")
+	r := mustRunCLI(t, "calibrate", "--steps", filepath.Join("testdata", "calibrate", "steps.csv"), "-o", prof)
+	for _, want := range []string{"non-negative least squares", "R² 0.99", "MAPE", "measured ms"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	// The synthetic steps were made with c0 3000, c1 50, c2 120, c3 0.5 µs.
+	cfg := mustRunCLI(t, "run", "--profile", prof, "--print-config").stdout
+	for _, want := range []string{"model: linear", "c0_us: 30", "c1_us: 50.0", "c2_us: 11", "c3_us: 0.50"} {
+		if !strings.Contains(cfg, want) {
+			t.Errorf("run --profile: config lacks %q:\n%s", want, cfg)
+		}
+	}
+	over := mustRunCLI(t, "run", "--profile", prof, "--set", "cost.linear.c0_us=7", "--print-config").stdout
+	if !strings.Contains(over, "c0_us: 7\n") {
+		t.Errorf("--set did not override the profile:\n%s", over)
+	}
+	scen := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(scen, []byte("cost:\n  profile: p.yaml\nworkload:\n  requests: 20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := mustRunCLI(t, "run", scen, "--print-config").stdout; !strings.Contains(out, "model: linear") {
+		t.Errorf("a scenario's cost.profile (relative to the scenario) was not loaded:\n%s", out)
+	}
+	mustRunCLI(t, "run", scen)
+}
+
+func TestCalibrateBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("cost:\n  model: linear\n  linear:\n    c9_us: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	steps := filepath.Join("testdata", "calibrate", "steps.csv")
+	checkBadInput(t, []badInputCase{
+		{"neither", []string{"calibrate"}, 0, []string{"give either --steps"}},
+		{"both", []string{"calibrate", "--steps", steps, filepath.Join("testdata", "analyze", "vllm_small.json")}, 0, []string{"give either --steps"}},
+		{"fit model", []string{"calibrate", "--steps", steps, "--fit-model", "cubic"}, 0, []string{"--fit-model: must be linear or roofline"}},
+		{"unknown field", []string{"calibrate", filepath.Join("testdata", "analyze", "vllm_small.json"), "--fit", "cost.roofline.nope"}, 0, []string{"unknown field \"cost.roofline.nope\""}},
+		{"profile field", []string{"run", "--profile", bad}, 0, []string{"bad.yaml", "c9_us"}},
+		{"profile missing", []string{"run", "--profile", filepath.Join(dir, "none.yaml")}, 0, []string{"none.yaml"}},
+	})
+}
+
+// TestCalibrateMeasured fits the roofline and server overhead to the vLLM
+// 70B run at 1 req/s with the simulation in the loop: the errors shrink.
+func TestCalibrateMeasured(t *testing.T) {
+	files := vllm70B(t)
+	prof := filepath.Join(t.TempDir(), "p.yaml")
+	r := mustRunCLI(t, "calibrate", files[0], "--model", "llama-3.3-70b", "--gpu", "a100-40gb", "--tp", "8", "--evals", "60", "-o", prof)
+	if !strings.Contains(r.stdout, "loss (mean squared log error)") {
+		t.Fatalf("no loss line:\n%s", r.stdout)
+	}
+	var before, after float64
+	line := r.stdout[:strings.Index(r.stdout, "\n")]
+	if _, err := fmtSscanLoss(line, &before, &after); err != nil || !(after < before/2) {
+		t.Errorf("%s: want the loss at least halved (%v)", line, err)
+	}
+	data, err := os.ReadFile(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "request_overhead_ms") {
+		t.Errorf("profile lacks the server overhead:\n%s", data)
+	}
+}
+
+// fmtSscanLoss reads "... loss (mean squared log error) A -> B".
+func fmtSscanLoss(line string, before, after *float64) (int, error) {
+	i := strings.Index(line, "error) ")
+	if i < 0 {
+		return 0, os.ErrNotExist
+	}
+	return fmtSscan(line[i+len("error) "):], before, after)
+}
+
+func fmtSscan(s string, a, b *float64) (int, error) { return fmt.Sscanf(s, "%g -> %g", a, b) }
+
+// TestLinearCoefficientsNotGivenAreZero: a three-term linear model keeps
+// c3 and c4 at 0 instead of the built-in values, and --print-config says so.
+func TestLinearCoefficientsNotGivenAreZero(t *testing.T) {
+	scen := filepath.Join(t.TempDir(), "lin.yaml")
+	if err := os.WriteFile(scen, []byte("cost:\n  model: linear\n  linear:\n    c0_us: 5000\n    c1_us: 20\n    c2_us: 50\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := mustRunCLI(t, "run", scen, "--print-config").stdout
+	for _, want := range []string{"c0_us: 5000", "c3_us: 0\n", "c4_us: 0\n", "coefficients not given are 0 once any is given"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("print-config lacks %q:\n%s", want, out)
+		}
+	}
+	def := mustRunCLI(t, "run", "--cost-model", "linear", "--print-config").stdout
+	if !strings.Contains(def, "c3_us: 0.046") {
+		t.Errorf("with no coefficient given the built-in ones apply:\n%s", def)
+	}
+}

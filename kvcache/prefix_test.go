@@ -1,0 +1,257 @@
+package kvcache
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+func mustNew(t *testing.T, blocks int) *Manager {
+	t.Helper()
+	m, err := New(blocks, 16, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.EnablePrefixCaching()
+	return m
+}
+
+// compute grows a to tokens and registers its full blocks, as a prefill
+// or decode step does.
+func compute(t *testing.T, m *Manager, a *Alloc, c *Content, tokens int) {
+	t.Helper()
+	if !m.Grow(a, tokens) {
+		t.Fatalf("cannot grow to %d tokens", tokens)
+	}
+	m.RegisterPrefix(a, c, tokens)
+}
+
+// TestRecomputeReusesOwnBlocks: a sequence evicted for recompute finds its
+// own full prompt and output blocks still cached, as in vLLM V1.
+func TestRecomputeReusesOwnBlocks(t *testing.T) {
+	m := mustNew(t, 100)
+	c := Content{Prompt: 100, Key: 7}
+	var a Alloc
+	compute(t, m, &a, &c, 100) // prompt
+	compute(t, m, &a, &c, 150) // 50 generated tokens
+	if a.SharedBlocks != 9 || a.Blocks != 1 {
+		t.Fatalf("after 150 tokens: %+v, want 9 cached blocks and 1 private", a)
+	}
+	m.ReleasePrefix(&a, &c)
+	m.Release(&a)
+	if m.Free() != 100 || m.Cached() != 9 {
+		t.Fatalf("free %d cached %d after release, want 100 and 9", m.Free(), m.Cached())
+	}
+	if hit := m.AcquirePrefix(&a, &c, 149); hit != 144 {
+		t.Errorf("recompute found %d tokens, want 144 (9 full blocks of prompt and output)", hit)
+	}
+	if err := m.Check([]Alloc{a}); err != nil {
+		t.Error(err)
+	}
+	// Another request's prompt shares nothing; one of the same key shares the prompt.
+	other, same := Content{Prompt: 100, Key: 8}, Content{Prompt: 100, Key: 7, OutKey: 99}
+	var b, d Alloc
+	if hit := m.AcquirePrefix(&b, &other, 99); hit != 0 {
+		t.Errorf("an unrelated prompt found %d tokens", hit)
+	}
+	if hit := m.AcquirePrefix(&d, &same, 99); hit != 96 {
+		t.Errorf("the same prompt found %d tokens, want 96 (6 full blocks below the last token)", hit)
+	}
+	if err := m.Check([]Alloc{a, b, d}); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestEvictionTailFirst: freed blocks are evicted least recently freed
+// first, a sequence's tail before its head, and only when needed.
+func TestEvictionTailFirst(t *testing.T) {
+	m := mustNew(t, 8)
+	c := Content{Prompt: 64, Key: 1}
+	var a Alloc
+	compute(t, m, &a, &c, 64)
+	m.ReleasePrefix(&a, &c)
+	m.Release(&a)
+	var b Alloc
+	if !m.Grow(&b, 16*4) { // the four free blocks: nothing evicted
+		t.Fatal("cannot grow")
+	}
+	if _, _, ev := m.PrefixStats(); ev != 0 {
+		t.Errorf("%d evictions while free blocks remained", ev)
+	}
+	if !m.Grow(&b, 16*5) { // one more: the last of a's four is evicted
+		t.Fatal("cannot grow into the evictable blocks")
+	}
+	if _, _, ev := m.PrefixStats(); ev != 1 {
+		t.Errorf("%d evictions, want 1", ev)
+	}
+	var again Alloc
+	if hit := m.AcquirePrefix(&again, &c, 64); hit != 48 {
+		t.Errorf("after evicting one block, the head still cached holds %d tokens, want 48", hit)
+	}
+	if err := m.Check([]Alloc{b, again}); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestSharedPrefixAndUnits: a shared-prefix group's blocks and explicit
+// unit ids name the same content for every request that carries them.
+func TestSharedPrefixAndUnits(t *testing.T) {
+	a := Content{Prompt: 200, SharedKey: 5, SharedTokens: 100, Key: 1}
+	b := Content{Prompt: 300, SharedKey: 5, SharedTokens: 100, Key: 2}
+	for j := range 6 {
+		if a.Block(j, 16) != b.Block(j, 16) {
+			t.Errorf("block %d of the shared 100-token prefix differs", j)
+		}
+	}
+	if a.Block(6, 16) == b.Block(6, 16) {
+		t.Error("the block straddling the end of the shared prefix is shared")
+	}
+	u := Content{Units: []uint64{11, 12}, UnitTokens: 64, Prompt: 100, Key: 3}
+	v := Content{Units: []uint64{11, 13}, UnitTokens: 64, Prompt: 128, Key: 4}
+	for j := range 4 {
+		if u.Block(j, 16) != v.Block(j, 16) {
+			t.Errorf("block %d of the shared unit differs", j)
+		}
+	}
+	if u.Block(4, 16) == v.Block(4, 16) {
+		t.Error("blocks of different units are equal")
+	}
+	conv := Content{Prompt: 100, Key: 9} // a turn's answer is its next turn's prompt
+	next := Content{Prompt: 300, Key: 9}
+	if conv.Block(8, 16) != next.Block(8, 16) {
+		t.Error("a conversation's answer block differs from the next turn's prompt block")
+	}
+}
+
+// TestIndexMatchesMap drives the open-addressing index with random puts
+// and deletes against a Go map.
+func TestIndexMatchesMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const n = 300
+	x := newIndex(n)
+	entries := make([]entry, n)
+	ref := map[uint64]int32{}
+	free := make([]int32, 0, n)
+	for i := range int32(n) {
+		free = append(free, i)
+	}
+	for step := range 20000 {
+		if len(free) > 0 && (len(ref) == 0 || r.IntN(2) == 0) {
+			e := free[len(free)-1]
+			free = free[:len(free)-1]
+			id := r.Uint64() & 0xfff // force collisions
+			if _, ok := ref[id]; ok {
+				free = append(free, e)
+				continue
+			}
+			entries[e].id = id
+			x.put(id, e)
+			ref[id] = e
+		} else {
+			for id, e := range ref {
+				x.del(id, entries)
+				delete(ref, id)
+				free = append(free, e)
+				break
+			}
+		}
+		if step%97 == 0 {
+			for id, e := range ref {
+				if got, ok := x.get(id, entries); !ok || got != e {
+					t.Fatalf("step %d: id %#x at %d, %v; want %d", step, id, got, ok, e)
+				}
+			}
+			if x.n != len(ref) {
+				t.Fatalf("step %d: %d indexed, want %d", step, x.n, len(ref))
+			}
+		}
+	}
+}
+
+// TestWarm fills the cache as an earlier run would have left it.
+func TestWarm(t *testing.T) {
+	m := mustNew(t, 10)
+	c := Content{Prompt: 70, Key: 4}
+	if n := m.Warm(&c, 70); n != 4 {
+		t.Fatalf("warmed %d blocks, want 4", n)
+	}
+	var a Alloc
+	if hit := m.AcquirePrefix(&a, &c, 69); hit != 64 {
+		t.Errorf("found %d tokens, want 64", hit)
+	}
+	if err := m.Check([]Alloc{a}); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestRandomPrefixOperationsKeepInvariants drives sequences of a few
+// shared contents through random starts (acquire), growth with
+// registration, swaps and releases: every block stays free, private to one
+// sequence or cached (Check: references equal the blocks sequences share,
+// only unreferenced blocks are evictable), evictions never touch a
+// referenced block (evict panics if one is listed), and nothing leaks.
+func TestRandomPrefixOperationsKeepInvariants(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 3))
+	for trial := range 200 {
+		m, _ := New(8+rng.IntN(80), 16, rng.IntN(40))
+		m.EnablePrefixCaching()
+		const n = 6
+		live := make([]Alloc, n)
+		tokens := make([]int, n)
+		contents := make([]Content, n)
+		newContent := func(i int) {
+			k := uint64(1 + rng.IntN(3)) // three contents: sequences collide often
+			contents[i] = Content{Prompt: 16 * (1 + rng.IntN(6)), Key: k, SharedKey: 99, SharedTokens: 16 * rng.IntN(3)}
+		}
+		for i := range n {
+			newContent(i)
+		}
+		for range 400 {
+			i := rng.IntN(n)
+			a, c := &live[i], &contents[i]
+			switch rng.IntN(5) {
+			case 0: // (re)start: take what is cached
+				if a.Blocks == 0 && a.SharedBlocks == 0 && a.Swapped == 0 {
+					newContent(i)
+					tokens[i] = m.AcquirePrefix(a, c, c.Prompt+40)
+				}
+			case 1, 2: // compute more tokens
+				if a.Swapped == 0 {
+					want := tokens[i] + 1 + rng.IntN(40)
+					if m.Grow(a, want) {
+						tokens[i] = want
+						m.RegisterPrefix(a, c, want)
+					}
+				}
+			case 3:
+				if a.Swapped == 0 {
+					shared := a.SharedBlocks
+					m.ReleasePrefix(a, c)
+					if _, ok := m.SwapOut(a, shared); !ok {
+						m.Release(a)
+						tokens[i] = 0
+					}
+				} else if _, ok := m.SwapIn(a); !ok {
+					m.Release(a)
+					tokens[i] = 0
+				}
+			case 4:
+				m.ReleasePrefix(a, c)
+				m.Release(a)
+				tokens[i] = 0
+			}
+			if err := m.Check(live); err != nil {
+				t.Fatalf("trial %d: %v", trial, err)
+			}
+		}
+		for i := range live {
+			m.ReleasePrefix(&live[i], &contents[i])
+			m.Release(&live[i])
+		}
+		if m.Free() != m.Total() || m.SwapFree() != m.SwapTotal() {
+			t.Fatalf("trial %d: leaked blocks: free %d/%d swap %d/%d", trial, m.Free(), m.Total(), m.SwapFree(), m.SwapTotal())
+		}
+		if err := m.Check(nil); err != nil {
+			t.Fatalf("trial %d: %v", trial, err)
+		}
+	}
+}

@@ -1,0 +1,18 @@
+// Package calibrate holds the simulator against measurements: it turns a
+// measured run (anything reports/ingest reads) into the requests it served
+// and simulates exactly those ([Validate]), compares the figures, and fits
+// the step cost model to measurements — step timings or whole runs — writing
+// a profile that scenarios load ([Profile]).
+//
+// Start with [Validate] and [Offer] (validate.go): how a measured run's
+// requests are offered again — its own start times when the file has them,
+// else the tool's schedule (Poisson at its rate over several seeds, all at
+// once, a closed loop for a concurrency cap; closed.go). Fitting: [FitLinear]
+// (non-negative least squares) and [FitRoofline] to step timings read by
+// [ReadSteps] (fit.go, steps.go); [Tune] fits the roofline and the server
+// overhead to measured runs with the simulation in the loop (tune.go);
+// [Profile] is the file both write and scenarios load (profile.go).
+//
+// This package reads files and runs many simulations; the engine (sim) and
+// the cost models (sim/cost) do no I/O and know nothing of it.
+package calibrate

@@ -1,0 +1,101 @@
+package calibrate
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/itlsim/itlsim/sim/cost"
+)
+
+// TestFitLinearRecovers: NNLS recovers the coefficients of noiseless
+// synthetic steps, and a term no row exercises comes out 0, not negative.
+func TestFitLinearRecovers(t *testing.T) {
+	want := cost.LinearConfig{C0US: 2500, C1USPerPrefillToken: 40, C2USPerDecodeSeq: 90, C3USPerDecodeContextToken: 0.3}
+	m, err := cost.NewLinear(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	var steps []Step
+	for i := range 60 {
+		var b cost.Batch
+		if r.IntN(3) == 0 {
+			b.PrefillSeqs, b.PrefillTokens = 1, int64(1+r.IntN(2000))
+		}
+		b.DecodeSeqs = 1 + r.IntN(100)
+		b.DecodeContext = int64(b.DecodeSeqs * (10 + r.IntN(3000)))
+		steps = append(steps, Step{Line: i + 2, Batch: b, MS: float64(m.StepNS(&b)) / 1e6})
+	}
+	got, err := FitLinear(steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"c0", got.C0US, want.C0US}, {"c1", got.C1USPerPrefillToken, want.C1USPerPrefillToken},
+		{"c2", got.C2USPerDecodeSeq, want.C2USPerDecodeSeq}, {"c3", got.C3USPerDecodeContextToken, want.C3USPerDecodeContextToken}} {
+		if math.Abs(c.got-c.want) > 1e-3*c.want {
+			t.Errorf("%s = %g, want %g", c.name, c.got, c.want)
+		}
+	}
+	if got.C4USPerPrefillTokenContext < 0 || got.C4USPerPrefillTokenContext > 1e-6 {
+		t.Errorf("c4 = %g, want 0 (the rows have no prefill × context beyond c·c)", got.C4USPerPrefillTokenContext)
+	}
+	fm, _ := cost.NewLinear(got)
+	if q := Quality(fm, steps, 3); q.R2 < 0.9999 || q.MAPE > 1e-3 || len(q.Worst) != 3 {
+		t.Errorf("quality %+v", q)
+	}
+}
+
+func TestReadStepsErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ name, data, want string }{
+		{"no header", "", "expected a CSV header"},
+		{"wrong columns", "a,b\n1,2\n", "expected columns prefill_tokens"},
+		{"bad number", "prefill_tokens,decode_seqs,decode_context,duration_ms\n1,x,3,4\n", "line 2: decode_seqs: expected a number"},
+		{"zero time", "prefill_tokens,decode_seqs,decode_context,duration_ms\n1,2,3,0\n", "line 2: duration_ms: a step takes a positive time"},
+		{"no rows", "prefill_tokens,decode_seqs,decode_context,duration_ms\n", "no step rows"},
+	} {
+		p := filepath.Join(dir, c.name+".csv")
+		if err := os.WriteFile(p, []byte(c.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := ReadSteps(p); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestFitRooflineImproves: fitting the roofline to steps it predicts with
+// other efficiencies brings the error down.
+func TestFitRooflineImproves(t *testing.T) {
+	model, _ := cost.LookupModel("llama-3.1-8b")
+	gpu, _ := cost.LookupGPU("a100-80gb")
+	truth := cost.DefaultRoofline()
+	truth.MemoryEfficiency, truth.OverheadUS = 0.6, 3000
+	rm, err := cost.NewRoofline(model, gpu, 1, truth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []Step
+	for d := 1; d <= 128; d *= 2 {
+		b := cost.Batch{DecodeSeqs: d, DecodeContext: int64(d * 1000)}
+		steps = append(steps, Step{Batch: b, MS: float64(rm.StepNS(&b)) / 1e6})
+	}
+	start := cost.DefaultRoofline()
+	m0, _ := cost.NewRoofline(model, gpu, 1, start)
+	fit, err := FitRoofline(model, gpu, 1, start, steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1, _ := cost.NewRoofline(model, gpu, 1, fit)
+	before, after := Quality(m0, steps, 0).MAPE, Quality(m1, steps, 0).MAPE
+	if after > before/5 || after > 0.02 {
+		t.Errorf("MAPE %.4f before, %.4f after the fit; want at most a fifth and below 2%%", before, after)
+	}
+}

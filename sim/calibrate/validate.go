@@ -1,0 +1,227 @@
+package calibrate
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/itlsim/itlsim/reports"
+	"github.com/itlsim/itlsim/reports/ingest"
+	"github.com/itlsim/itlsim/sim"
+	"github.com/itlsim/itlsim/workloads"
+)
+
+// Options control a validation.
+type Options struct {
+	// Seeds is how many arrival draws are simulated when the arrivals are
+	// random (Poisson at the file's rate); the figures are their median,
+	// with the minimum and maximum beside. Default 5.
+	Seeds int
+	// WarmCache starts each run with the prompts of the runs before it in
+	// the list already in the prefix cache, as when the runs were made back
+	// to back on one server with prefix caching on. Prompts are matched by
+	// position and length in the files (vLLM bench with the same dataset
+	// and seed sends the same prompts in the same order).
+	WarmCache bool
+}
+
+// DefaultOptions: five seeds, a cold cache.
+func DefaultOptions() Options { return Options{Seeds: 5} }
+
+// Metric is one figure compared between measurement and simulation.
+type Metric struct {
+	Key string // the JSON key, e.g. "ttft_p50_ms"
+	Get func(*reports.Summary) float64
+	// PerGap marks figures a source without gaps (GuideLLM) cannot give.
+	PerGap bool
+}
+
+// Metrics are the compared figures, in table order.
+var Metrics = []Metric{
+	{Key: "ttft_p50_ms", Get: func(s *reports.Summary) float64 { return s.TTFT.P50 }},
+	{Key: "ttft_p90_ms", Get: func(s *reports.Summary) float64 { return s.TTFT.P90 }},
+	{Key: "ttft_p99_ms", Get: func(s *reports.Summary) float64 { return s.TTFT.P99 }},
+	{Key: "tpot_p50_ms", Get: func(s *reports.Summary) float64 { return s.TPOT.P50 }},
+	{Key: "tpot_p90_ms", Get: func(s *reports.Summary) float64 { return s.TPOT.P90 }},
+	{Key: "tpot_p99_ms", Get: func(s *reports.Summary) float64 { return s.TPOT.P99 }},
+	{Key: "itl_p50_ms", Get: func(s *reports.Summary) float64 { return s.ITLPooled.P50 }, PerGap: true},
+	{Key: "itl_p90_ms", Get: func(s *reports.Summary) float64 { return s.ITLPooled.P90 }, PerGap: true},
+	{Key: "itl_p99_ms", Get: func(s *reports.Summary) float64 { return s.ITLPooled.P99 }, PerGap: true},
+	{Key: "e2el_p50_ms", Get: func(s *reports.Summary) float64 { return s.E2EL.P50 }},
+	{Key: "e2el_p90_ms", Get: func(s *reports.Summary) float64 { return s.E2EL.P90 }},
+	{Key: "e2el_p99_ms", Get: func(s *reports.Summary) float64 { return s.E2EL.P99 }},
+	{Key: "stream_p99_itl_p50_ms", Get: func(s *reports.Summary) float64 { return s.StreamP99ITL.P50 }, PerGap: true},
+	{Key: "stream_p99_itl_p90_ms", Get: func(s *reports.Summary) float64 { return s.StreamP99ITL.P90 }, PerGap: true},
+	{Key: "requests_per_s", Get: func(s *reports.Summary) float64 { return s.RequestsPerS }},
+	{Key: "output_tokens_per_s", Get: func(s *reports.Summary) float64 { return s.OutputTokensPerS }},
+}
+
+// Figure is one metric measured and simulated.
+type Figure struct {
+	Metric   string  `json:"metric"`
+	Measured float64 `json:"measured"`
+	// Simulated is the median over the simulated seeds; Min and Max
+	// their range (equal to Simulated for one seed).
+	Simulated float64 `json:"simulated"`
+	Min       float64 `json:"simulated_min"`
+	Max       float64 `json:"simulated_max"`
+	// Error is Simulated/Measured − 1, signed: positive when the
+	// simulator is pessimistic (slower) for times. NaN (null in JSON) when
+	// the measurement cannot give the figure.
+	Error *float64 `json:"error"`
+}
+
+// Comparison is one measured run against its simulation.
+type Comparison struct {
+	Name     string   `json:"name"`
+	File     string   `json:"file"`
+	Requests int      `json:"requests"`
+	Arrivals string   `json:"arrivals"`
+	Seeds    []uint64 `json:"seeds"`
+	// WarmBlocks is the KV blocks the prefix cache held at the start
+	// (earlier runs' prompts, with Options.WarmCache).
+	WarmBlocks int      `json:"warm_blocks"`
+	Figures    []Figure `json:"figures"`
+	Notes      []string `json:"notes,omitempty"`
+
+	// Measured and Simulated are the runs behind the figures (the
+	// simulated one of the median seed by TTFT p50), for the HTML report.
+	Measured  *sim.Result       `json:"-"`
+	Simulated []*sim.Result     `json:"-"`
+	Summaries []reports.Summary `json:"-"`
+}
+
+// Validate simulates the requests of every recording under setup (the
+// scenario's workload section is not used: the requests come from the
+// file) and compares the figures. Recordings are simulated in order; with
+// WarmCache, recording i starts with the prompts of recordings 0…i−1
+// cached.
+func Validate(setup *sim.Setup, recs []ingest.Recording, o Options) ([]Comparison, error) {
+	if o.Seeds < 1 {
+		return nil, fmt.Errorf("seeds: must be ≥ 1, got %d", o.Seeds)
+	}
+	out := make([]Comparison, 0, len(recs))
+	m := setup.Config.Metrics
+	for i := range recs {
+		rec := &recs[i]
+		if len(rec.Streams) == 0 {
+			return nil, fmt.Errorf("%s: no request produced output: nothing to simulate", rec.File)
+		}
+		offer, err := OfferOf(rec)
+		if err != nil {
+			return nil, err
+		}
+		c := Comparison{Name: rec.Name, File: rec.File, Requests: len(rec.Streams), Arrivals: offer.String(),
+			Notes: append([]string(nil), rec.Notes...)}
+		if n := failedCount(rec); n > 0 {
+			c.Notes = append(c.Notes, fmt.Sprintf("%d failed request(s) are not simulated", n))
+		}
+		if rec.Load.Burstiness > 0 && rec.Load.Burstiness != 1 && offer.Arrivals == PoissonAt {
+			c.Notes = append(c.Notes, fmt.Sprintf("burstiness %g: simulated as Poisson arrivals", rec.Load.Burstiness))
+		}
+		seeds := 1
+		if offer.Random {
+			seeds = o.Seeds
+		}
+		measured := rec.Result(m)
+		ms := reports.Summarize(measured, m)
+		c.Measured = measured
+		var sums []reports.Summary
+		for k := range seeds {
+			s := setup.Config.Seed + uint64(k)
+			c.Seeds = append(c.Seeds, s)
+			reqs := Requests(rec, offer, s, uint64(i)+1)
+			var src workloads.Source = &workloads.Slice{Requests: reqs}
+			if offer.Concurrency > 0 {
+				src = &gated{reqs: reqs, limit: offer.Concurrency}
+			}
+			e, err := sim.NewFromSetup(setup, src)
+			if err != nil {
+				return nil, err
+			}
+			if o.WarmCache {
+				c.WarmBlocks = warm(e, recs[:i])
+			}
+			res := e.Run()
+			if err := e.Err(); err != nil {
+				return nil, err
+			}
+			c.Simulated = append(c.Simulated, res)
+			sums = append(sums, reports.Summarize(res, m))
+		}
+		c.Summaries = sums
+		for _, mt := range Metrics {
+			f := Figure{Metric: mt.Key, Measured: mt.Get(&ms)}
+			vals := make([]float64, len(sums))
+			for k := range sums {
+				vals[k] = mt.Get(&sums[k])
+			}
+			slices.Sort(vals)
+			f.Simulated = median(vals)
+			f.Min, f.Max = vals[0], vals[len(vals)-1]
+			if !(mt.PerGap && rec.NoGaps) && f.Measured != 0 {
+				e := f.Simulated/f.Measured - 1
+				f.Error = &e
+			}
+			c.Figures = append(c.Figures, f)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// warm fills e's prefix cache with the prompts of the earlier recordings,
+// oldest first (so the latest run's are the last evicted).
+func warm(e *sim.Engine, earlier []ingest.Recording) int {
+	kv := e.Replica().KV()
+	blocks := 0
+	for i := range earlier {
+		for j, s := range earlier[i].Streams {
+			c := contentOf(j, s.InputTokens)
+			blocks += kv.Warm(&c, s.InputTokens)
+		}
+	}
+	return blocks
+}
+
+func failedCount(rec *ingest.Recording) int {
+	n := 0
+	for _, v := range rec.Failed {
+		n += v
+	}
+	return n
+}
+
+// median of sorted values: the middle one, or the mean of the two middle.
+func median(v []float64) float64 {
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// MaxAbsError is the largest |error| among the figures named by keys
+// (all when keys is empty); NaN when none has an error.
+func (c *Comparison) MaxAbsError(keys ...string) float64 {
+	worst := math.NaN()
+	for _, f := range c.Figures {
+		if f.Error == nil || (len(keys) > 0 && !slices.Contains(keys, f.Metric)) {
+			continue
+		}
+		if math.IsNaN(worst) || math.Abs(*f.Error) > worst {
+			worst = math.Abs(*f.Error)
+		}
+	}
+	return worst
+}
+
+// Figure returns the figure of metric key; ok is false when there is none.
+func (c *Comparison) Figure(key string) (Figure, bool) {
+	for _, f := range c.Figures {
+		if f.Metric == key {
+			return f, true
+		}
+	}
+	return Figure{}, false
+}
