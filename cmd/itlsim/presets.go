@@ -31,12 +31,23 @@ func writePresets(w io.Writer) error {
 		fmt.Fprintf(&b, "  %-16s %6.1fB params, %3d layers, %2d/%-2d heads (q/kv), %6d ctx  %s\n",
 			n, float64(m.Params)/1e9, m.Layers, m.Heads, m.KVHeads, m.MaxContext, m.Description)
 	}
-	b.WriteString("GPUS (--gpu NAME)\n")
+	priceSource := ""
+	for _, n := range cost.GPUNames() {
+		if p, ok := cost.GPUPrice(n); ok {
+			priceSource = p.Source
+		}
+	}
+	b.WriteString("GPUS (--gpu NAME; on-demand prices: " + priceSource + ")\n")
 	for _, n := range cost.GPUNames() {
 		g, _ := cost.LookupGPU(n)
-		fmt.Fprintf(&b, "  %-16s %5.0f GiB, %6.0f TFLOP/s bf16 dense, %5.2f TB/s HBM, %4.0f GB/s interconnect, %3.0f GB/s host link\n",
-			n, float64(g.MemoryBytes)/(1<<30), g.PeakFLOPS/1e12, g.MemBandwidth/1e12, g.InterconnectBW/1e9, g.HostLinkBW/1e9)
+		price := "no price (--gpu-price)"
+		if p, ok := cost.GPUPrice(n); ok {
+			price = fmt.Sprintf("$%.2f/GPU-hour", p.USDPerGPUHour)
+		}
+		fmt.Fprintf(&b, "  %-16s %5.0f GiB, %6.0f TFLOP/s bf16 dense, %5.2f TB/s HBM, %4.0f GB/s interconnect, %3.0f GB/s host link, %s\n",
+			n, float64(g.MemoryBytes)/(1<<30), g.PeakFLOPS/1e12, g.MemBandwidth/1e12, g.InterconnectBW/1e9, g.HostLinkBW/1e9, price)
 	}
+
 	section := func(title string, names []string) {
 		b.WriteString(title + "\n")
 		for _, n := range names {

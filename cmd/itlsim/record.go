@@ -21,7 +21,7 @@ import (
 
 type recordOptions struct {
 	temps       *tempFiles
-	scenario    scenarioFlags
+	scenario    singleScenario
 	endpoint    string
 	modelName   string
 	apiKeyEnv   string

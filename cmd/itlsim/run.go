@@ -6,10 +6,8 @@ import (
 	"io"
 	"os"
 	"reflect"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/qoe"
+	"github.com/itlsim/itlsim/reports/study"
 	"github.com/itlsim/itlsim/scheduler/router"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/calibrate"
@@ -343,15 +342,15 @@ func (o *runOptions) bindFields(cmd *cobra.Command, compares bool) {
 	f.BoolVar(&o.skipBadRows, "skip-bad-rows", false, "pass over malformed trace rows instead of stopping at the first (the count is reported)")
 }
 
-// scenarioFlags are run's scenario flags for the commands that run one
+// singleScenario are run's scenario flags for the commands that run one
 // configuration (serve, record): the same fields, files and rules.
-type scenarioFlags struct{ o runOptions }
+type singleScenario struct{ o runOptions }
 
-func (sf *scenarioFlags) bind(cmd *cobra.Command, compares bool) { sf.o.bindFields(cmd, compares) }
+func (sf *singleScenario) bind(cmd *cobra.Command, compares bool) { sf.o.bindFields(cmd, compares) }
 
 // loadOne builds the one configuration the command line describes; a
 // comparison is an error.
-func (sf *scenarioFlags) loadOne(cmd *cobra.Command, args []string) (sim.Config, error) {
+func (sf *singleScenario) loadOne(cmd *cobra.Command, args []string) (sim.Config, error) {
 	vs, _, err := sf.o.variants(cmd, args)
 	if err != nil {
 		return sim.Config{}, err
@@ -406,7 +405,9 @@ func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Var
 	setBy := map[string]string{}
 	var explicit []scenario.Override // the fields the command line sets, in order
 	for _, s := range shorthands {
-		if !cmd.Flags().Changed(s.flag) {
+		// A command may leave a field flag out (sweep sets the rate itself
+		// and has a --rate of its own).
+		if _, ok := o.values[s.flag]; !ok || !cmd.Flags().Changed(s.flag) {
 			continue
 		}
 		v := *o.values[s.flag]
@@ -566,33 +567,25 @@ func simulate(variants []scenario.Variant, withStreams bool, timelines *outFile,
 		sinks[i] = qoe.NewSink(cfg.Metrics.QoE, reports.ClassQoEs(cfg), next)
 		e.SetTimelineSink(sinks[i])
 	}
-	runs := make([]reports.Run, len(variants))
 	if progress != nil {
 		stop := showProgress(progress, variants, engines)
 		defer stop()
 	}
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i := range variants {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			res := engines[i].Run()
-			sinks[i].Apply(res)
-			v := variants[i]
-			ov := map[string]string{}
-			for _, o := range v.Overrides {
-				ov[o.Path] = o.Value
-			}
-			runs[i] = reports.NewRunOptions(v.Name, ov, engines[i].Setup().Config, res, withStreams)
-			if srv := engines[i].ServerResult(); srv != res {
-				runs[i].AddServerView(srv)
-			}
-			runs[i].AddCluster(engines[i].ReplicaReports(), engines[i].Routing())
-		}()
-	}
-	wg.Wait()
+	runs, _ := study.Map(len(variants), study.Workers(0), func(i int) (reports.Run, error) {
+		res := engines[i].Run()
+		sinks[i].Apply(res)
+		v := variants[i]
+		ov := map[string]string{}
+		for _, o := range v.Overrides {
+			ov[o.Path] = o.Value
+		}
+		run := reports.NewRunOptions(v.Name, ov, engines[i].Setup().Config, res, withStreams)
+		if srv := engines[i].ServerResult(); srv != res {
+			run.AddServerView(srv)
+		}
+		run.AddCluster(engines[i].ReplicaReports(), engines[i].Routing())
+		return run, nil // a run's error is the engine's, read below
+	}, nil)
 	for i, e := range engines {
 		if err := e.Err(); err != nil {
 			return nil, fmt.Errorf("run %s: %w", variants[i].Name, err)

@@ -21,7 +21,7 @@ import (
 
 type serveOptions struct {
 	temps         *tempFiles
-	scenario      scenarioFlags
+	scenario      singleScenario
 	addr          string
 	timeScale     float64
 	modelName     string

@@ -191,3 +191,33 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// Price is an on-demand rental price of one GPU.
+type Price struct {
+	// USDPerGPUHour is US dollars per GPU per hour, on demand.
+	USDPerGPUHour float64
+	// Source says where the figure comes from and when it was read.
+	Source string
+}
+
+// priceSource is the one public price survey the presets' prices come
+// from, so they are comparable with each other.
+const priceSource = "midpoint of the specialty-provider on-demand range in Mercatus, \"Cloud GPU pricing\" (https://www.mercatus-ai.com/blog/cloud-gpu-pricing), May 2026"
+
+// gpuPrices are on-demand prices for the GPU presets the survey covers.
+// Prices move month by month and differ several-fold between providers:
+// these are a reference point for comparing configurations, to be
+// replaced by one's own (itlsim capacity --gpu-price NAME=USD). A preset
+// not listed has no price.
+var gpuPrices = map[string]Price{
+	"a100-80gb":     {USDPerGPUHour: 1.30, Source: priceSource}, // A100 80GB: $1.10–$1.50
+	"h100-sxm-80gb": {USDPerGPUHour: 3.00, Source: priceSource}, // H100 SXM5: $2.50–$3.50
+	"h200-141gb":    {USDPerGPUHour: 4.00, Source: priceSource}, // H200 SXM5: $3.50–$4.50
+}
+
+// GPUPrice returns the on-demand price of the GPU preset named name
+// (case-insensitive); false when the preset has none.
+func GPUPrice(name string) (Price, bool) {
+	p, ok := gpuPrices[strings.ToLower(name)]
+	return p, ok
+}

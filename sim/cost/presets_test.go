@@ -96,3 +96,17 @@ func TestSpecValidateNamesField(t *testing.T) {
 		t.Errorf("zero bandwidth: got %v, want an error naming mem_bandwidth", err)
 	}
 }
+
+func TestGPUPricesHaveASourceAndAPreset(t *testing.T) {
+	for name, p := range gpuPrices {
+		if _, ok := LookupGPU(name); !ok {
+			t.Errorf("price for %q, which is no GPU preset", name)
+		}
+		if !(p.USDPerGPUHour > 0) || p.Source == "" {
+			t.Errorf("%s: price %+v, want a positive price with its source", name, p)
+		}
+	}
+	if _, ok := GPUPrice("H100-SXM-80GB"); !ok {
+		t.Error("GPUPrice is case-sensitive")
+	}
+}

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/itlsim/itlsim/reports"
+	reporthtml "github.com/itlsim/itlsim/reports/html"
+	"github.com/itlsim/itlsim/reports/study"
+	"github.com/itlsim/itlsim/sim/scenario"
+)
+
+type capacityOptions struct {
+	temps       *tempFiles
+	st          studyFlags
+	tolerance   float64
+	startRate   float64
+	targetRate  float64
+	targetField string
+	targetMax   int
+	prices      []string
+}
+
+func newCapacityCmd(temps *tempFiles) *cobra.Command {
+	cmd, _ := capacityCommand(temps)
+	return cmd
+}
+
+// capacityCommand is the capacity command and the options its flags fill
+// in (merge parses a manifest's arguments with it).
+func capacityCommand(temps *tempFiles) (*cobra.Command, *capacityOptions) {
+	o := &capacityOptions{temps: temps}
+	cmd := &cobra.Command{
+		Use:   "capacity [SCENARIO.yaml] --slo TERM...",
+		Short: "Find the highest arrival rate at which every SLO term holds, per configuration, with its cost",
+		Long: `For each configuration (--vary, comma lists), find the highest arrival rate at
+which every --slo term holds and the run is stable: an exponential bracket
+from the scenario's rate (doubling while it holds, halving while it fails),
+then bisection until the bracket is within --tolerance of the rate. Each of
+--seeds K seeds (default 3) is searched on its own; the answer is the median
+and the lowest is shown beside it, with the term that failed just above.
+
+The metrics leave out the warm-up and the drain: only requests arriving
+between --warm-up and 1 − --drain of the arrival span are measured, and
+throughput counts what finished in that window.
+
+Each configuration reports its GPUs, tokens/s per GPU and USD per million
+output tokens at its capacity (prices per GPU-hour from the GPU presets, or
+--gpu-price NAME=USD), and whether it is on the Pareto front of tokens/s per
+GPU against tokens/s per user (pareto) and against the p99 of per-stream p99
+ITL (pareto_itl).
+
+--target-rate R turns the question around: the smallest value of
+--target-field (default cluster.replicas) that holds every term at R req/s on
+every seed, and over a grid the cheapest configuration that does.
+
+  itlsim capacity --slo stream-p99-itl:p99<=200ms --slo ttft:p99<=1s
+  itlsim capacity --gpu h100-sxm-80gb,h200-141gb --slo stream-p99-itl:p99<=150ms --json cap.json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
+	}
+	o.st.bind(cmd, temps, 3)
+	f := cmd.Flags()
+	f.Float64Var(&o.tolerance, "tolerance", 0.02, "stop bisecting when the bracket is within this share of the rate")
+	f.Float64Var(&o.startRate, "start-rate", 0, "first rate probed, req/s (0: the scenario's workload.rate)")
+	f.Float64Var(&o.targetRate, "target-rate", 0, "find the smallest --target-field (and over a grid the cheapest configuration) holding every term at this rate, req/s")
+	f.StringVar(&o.targetField, "target-field", "cluster.replicas", "with --target-rate: the integer field searched")
+	f.IntVar(&o.targetMax, "target-max", 1024, "with --target-rate: the largest value of --target-field tried")
+	f.StringArrayVar(&o.prices, "gpu-price", nil, "on-demand price per GPU-hour, NAME=USD (repeatable), replacing the preset's")
+	return cmd, o
+}
+
+// capacityPlan is everything a capacity study computes from.
+type capacityPlan struct {
+	variants []scenario.Variant
+	search   *study.Search
+	target   *study.Target
+	prices   study.Prices
+	keys     []string
+	labels   []string
+}
+
+func (o *capacityOptions) plan(cmd *cobra.Command, args []string) (*capacityPlan, error) {
+	if err := o.st.checkCommon(cmd); err != nil {
+		return nil, err
+	}
+	prices, err := study.ParsePrices(o.prices)
+	if err != nil {
+		return nil, err
+	}
+	vs, err := o.st.variants(cmd, args)
+	if err != nil {
+		return nil, err
+	}
+	terms, texts := o.st.terms()
+	for _, v := range vs {
+		if err := study.CheckRated(v.Config); err != nil {
+			return nil, err
+		}
+	}
+	p := &capacityPlan{variants: vs, prices: prices}
+	p.search = &study.Search{Window: o.st.window(), Tolerance: o.tolerance, StartRate: o.startRate,
+		Seeds: study.SeedList(vs[0].Config.Seed, o.st.seeds)}
+	if len(terms) > 0 {
+		p.search.Terms = terms
+	}
+	if err := p.search.Validate(); err != nil {
+		return nil, err
+	}
+	if cmd.Flags().Changed("target-rate") {
+		if !(o.targetRate > 0) {
+			return nil, fmt.Errorf("--target-rate: expected a rate > 0 req/s, got %g", o.targetRate)
+		}
+		if o.targetMax < 1 {
+			return nil, fmt.Errorf("--target-max: expected at least 1, got %d", o.targetMax)
+		}
+		probe := vs[0].Config
+		if err := scenario.Set(&probe, o.targetField, "1"); err != nil {
+			return nil, fmt.Errorf("--target-field: %w", err)
+		}
+		p.target = &study.Target{Rate: o.targetRate, Field: o.targetField, Max: o.targetMax}
+	}
+	for _, v := range vs {
+		k, err := study.Key("capacity", struct {
+			Config any           `json:"config"`
+			Search *study.Search `json:"search"`
+			SLO    []string      `json:"slo"`
+			Target *study.Target `json:"target"`
+		}{v.Config, p.search, texts, p.target})
+		if err != nil {
+			return nil, err
+		}
+		p.keys = append(p.keys, k)
+		p.labels = append(p.labels, "configuration "+v.Name)
+	}
+	return p, nil
+}
+
+func (o *capacityOptions) run(cmd *cobra.Command, args []string) error {
+	p, err := o.plan(cmd, args)
+	if err != nil {
+		return err
+	}
+	if o.st.k8s.emit {
+		return o.st.k8s.write(cmd.OutOrStdout(), "capacity", studyArgs(cmd, args), o.st.shardCount, o.st.dir)
+	}
+	index, count, err := o.st.shard()
+	if err != nil {
+		return err
+	}
+	workers := study.Workers(o.st.jobs)
+	if o.st.dir != "" {
+		dir := study.Dir{Path: o.st.dir}
+		if err := dir.CheckDir(); err != nil {
+			return err
+		}
+		if err := dir.PutPlan(study.Manifest{Command: "capacity", Args: studyArgs(cmd, args)}); err != nil {
+			return err
+		}
+		return computeShard(cmd.ErrOrStderr(), dir, p.keys, study.Shard(len(p.variants), index, count), workers, func(i int) (study.ConfigSearch, error) {
+			cs, err := p.compute([]scenario.Variant{p.variants[i]}, 1, nil)
+			if err != nil {
+				return study.ConfigSearch{}, err
+			}
+			return cs[0], nil
+		})
+	}
+	if err := checkOutputs(o.temps, o.st.out); err != nil {
+		return err
+	}
+	progress, done := progressETA(cmd.ErrOrStderr(), "capacity searches")
+	cs, err := p.compute(p.variants, workers, progress)
+	done()
+	if err != nil {
+		return err
+	}
+	return o.render(cmd.OutOrStdout(), p, cs, o.st.out)
+}
+
+// compute searches vs: for capacity, or for the target.
+func (p *capacityPlan) compute(vs []scenario.Variant, workers int, progress study.Progress) ([]study.ConfigSearch, error) {
+	if p.target != nil {
+		return p.search.SearchTargets(vs, *p.target, p.prices, workers, progress)
+	}
+	return p.search.SearchConfigs(vs, p.prices, workers, progress)
+}
+
+// render writes a capacity study's results from the per-configuration
+// searches, read back from their JSON.
+func (o *capacityOptions) render(stdout io.Writer, p *capacityPlan, cs []study.ConfigSearch, out outputFlags) error {
+	cs, err := study.Normalize(cs)
+	if err != nil {
+		return err
+	}
+	res := study.AssembleCapacity(cs, len(p.search.Seeds), p.target)
+	return writeStudy(o.temps, stdout, out, res,
+		func(w io.Writer, f reports.Format) error { return study.WriteCapacityTable(w, &res, f) },
+		func(w io.Writer) error { return writeCapacityCSV(w, &res) },
+		func(w io.Writer, h *htmlOutput) error { return reporthtml.WriteCapacity(w, &res, h.opts) })
+}
+
+// writeCapacityCSV writes one row per configuration.
+func writeCapacityCSV(w io.Writer, r *study.CapacityResult) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"config", "max_rate", "min_rate", "limiting_term", "gpu", "gpus", "usd_per_gpu_hour", "output_tokens_per_s",
+		"tokens_per_s_per_gpu", "tokens_per_s_per_user", "stream_p99_itl_p99_ms", "usd_per_million_tokens", "pareto", "pareto_itl", "target_field", "target_value"})
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	usd := func(v study.USD) string { // empty when unknown
+		if v <= 0 {
+			return ""
+		}
+		return g(float64(v))
+	}
+	for _, c := range r.Capacity {
+		tf, tv := "", ""
+		if c.Target != nil {
+			tf, tv = c.Target.Field, strconv.Itoa(c.Target.Value)
+		}
+		_ = cw.Write([]string{c.Config, g(c.MaxRate), g(c.MinRate), c.LimitingTerm, c.GPU, strconv.Itoa(c.GPUs), usd(c.USDPerGPUHour),
+			g(c.OutputTokensPerS), g(c.TokensPerSPerGPU), g(c.TokensPerSPerUser), g(c.StreamP99ITLP99), usd(c.USDPerMillionTokens),
+			strconv.FormatBool(c.Pareto), strconv.FormatBool(c.ParetoITL), tf, tv})
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,299 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/itlsim/itlsim/reports"
+	"github.com/itlsim/itlsim/reports/study"
+	"github.com/itlsim/itlsim/sim/scenario"
+)
+
+// outputFlags are the output flags sweep, capacity and merge share.
+type outputFlags struct {
+	format, jsonPath, csvPath, htmlPath, echartsJS string
+}
+
+func (o *outputFlags) bind(f *pflag.FlagSet) {
+	f.StringVar(&o.format, "format", "table", "stdout form: table, markdown or json")
+	f.StringVar(&o.jsonPath, "json", "", "write the results (every point and the per-configuration answers) as JSON to this file")
+	f.StringVar(&o.csvPath, "csv", "", "write one CSV row per point (sweep) or configuration (capacity) to this file")
+	f.StringVar(&o.htmlPath, "html", "", "write an HTML page of charts and tables to this file")
+	f.StringVar(&o.echartsJS, "echarts-js", "", "with --html: ECharts build to inline (echarts.min.js) so the page draws offline")
+}
+
+// any tells whether a file output is asked for.
+func (o *outputFlags) files() bool { return o.jsonPath != "" || o.csvPath != "" || o.htmlPath != "" }
+
+// studyFlags are the flags sweep and capacity share: the scenario, the
+// workers and seeds, the measurement window and the shards.
+type studyFlags struct {
+	scn        *scenarioFlags
+	out        outputFlags
+	jobs       int
+	seeds      int
+	warmUp     float64
+	drain      float64
+	shardIndex int
+	shardCount int
+	dir        string
+	k8s        k8sFlags
+}
+
+// shardFlags are not part of what a study computes: a merge or a pod's
+// command is rebuilt without them.
+var shardFlags = []string{"shard-index", "shard-count", "out", "emit-k8s-job", "k8s-image", "k8s-claim", "k8s-name",
+	"jobs", "format", "json", "csv", "html", "echarts-js"}
+
+func (o *studyFlags) bind(cmd *cobra.Command, temps *tempFiles, defaultSeeds int) {
+	f := cmd.Flags()
+	o.scn = addScenarioFlags(cmd, temps, "rate")
+	o.out.bind(f)
+	f.IntVarP(&o.jobs, "jobs", "j", 0, "simulations run at once (0: every core); the output does not depend on it")
+	f.IntVar(&o.seeds, "seeds", defaultSeeds, "seeds per point: the scenario's seed and the next ones")
+	f.Float64Var(&o.warmUp, "warm-up", study.DefaultWindow().WarmUp, "share of the arrival span at the start left out of the metrics")
+	f.Float64Var(&o.drain, "drain", study.DefaultWindow().Drain, "share of the arrival span at the end left out of the metrics")
+	f.IntVar(&o.shardIndex, "shard-index", -1, "compute only this shard's share of the points (default: $JOB_COMPLETION_INDEX, set by a Kubernetes Indexed Job)")
+	f.IntVar(&o.shardCount, "shard-count", 0, "split the points into this many shards (with --out)")
+	f.StringVar(&o.dir, "out", "", "write one file per point into this directory (skipping points already there); itlsim merge DIR writes the results")
+	o.k8s.bind(f)
+}
+
+// terms are the SLO terms read by variants, and their texts (part of a
+// point's content key).
+func (o *studyFlags) terms() (study.Terms, []string) {
+	var texts []string
+	for _, t := range o.scn.terms {
+		texts = append(texts, t.Text)
+	}
+	return study.Terms(o.scn.terms), texts
+}
+
+// window is the measurement window the flags give.
+func (o *studyFlags) window() study.Window { return study.Window{WarmUp: o.warmUp, Drain: o.drain} }
+
+// checkCommon refuses bad values of the shared flags.
+func (o *studyFlags) checkCommon(cmd *cobra.Command) error {
+	if o.jobs < 0 {
+		return fmt.Errorf("-j: expected a worker count ≥ 1 (0: every core), got %d", o.jobs)
+	}
+	if o.seeds < 1 || o.seeds > 1000 {
+		return fmt.Errorf("--seeds: expected 1 to 1000 seeds, got %d", o.seeds)
+	}
+	if _, err := stdoutFormat("format", o.out.format); err != nil {
+		return err
+	}
+	return o.window().Validate()
+}
+
+// variants builds the configurations (and reads the SLO terms of the
+// file's slo: and --slo into terms) and refuses a compared seed: the seeds
+// are --seeds'.
+func (o *studyFlags) variants(cmd *cobra.Command, args []string) ([]scenario.Variant, error) {
+	vs, err := o.scn.variants(cmd, args)
+	if err != nil {
+		return nil, err
+	}
+	for _, ov := range vs[0].Overrides {
+		if ov.Path == "seed" {
+			return nil, errors.New("seed is compared: a study runs every point with --seeds K seeds from the scenario's seed; set one seed (--seed N) and K")
+		}
+	}
+	return vs, nil
+}
+
+// shard resolves --shard-index (or JOB_COMPLETION_INDEX) and
+// --shard-count; count 0 means no sharding.
+func (o *studyFlags) shard() (index, count int, err error) {
+	if o.dir == "" {
+		if o.shardCount != 0 || o.shardIndex >= 0 {
+			return 0, 0, errors.New("--shard-index and --shard-count need --out DIR: each shard writes its points there for itlsim merge")
+		}
+		return 0, 0, nil
+	}
+	if o.out.files() || o.out.format != "table" {
+		return 0, 0, errors.New("--out writes point files, not results: leave out --json, --csv, --html and --format, and give them to itlsim merge DIR")
+	}
+	count = o.shardCount
+	if count == 0 {
+		count = 1
+	}
+	if count < 1 || count > 100000 {
+		return 0, 0, fmt.Errorf("--shard-count: expected 1 to 100000 shards, got %d", o.shardCount)
+	}
+	index = o.shardIndex
+	if index < 0 {
+		if s, ok := os.LookupEnv("JOB_COMPLETION_INDEX"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil {
+				return 0, 0, fmt.Errorf("JOB_COMPLETION_INDEX=%q: expected a whole number (the pod's index in its Indexed Job)", s)
+			}
+			index = n
+		} else {
+			index = 0
+			if count > 1 {
+				return 0, 0, fmt.Errorf("--shard-count %d: which shard is this? give --shard-index I (0 to %d) or set JOB_COMPLETION_INDEX", count, count-1)
+			}
+		}
+	}
+	if index >= count {
+		return 0, 0, fmt.Errorf("--shard-index %d: expected 0 to %d (--shard-count %d)", index, count-1, count)
+	}
+	return index, count, nil
+}
+
+// studyArgs rebuilds the study's command line without the shard, worker
+// and output flags: what a merge and every pod re-run to get the same
+// plan. Flags come in name order, each value as --name=value.
+func studyArgs(cmd *cobra.Command, args []string) []string {
+	out := append([]string(nil), args...)
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if contains(shardFlags, f.Name) {
+			return
+		}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				out = append(out, "--"+f.Name+"="+v)
+			}
+			return
+		}
+		out = append(out, "--"+f.Name+"="+f.Value.String())
+	})
+	return out
+}
+
+// progressETA reports points done and the time left on a terminal;
+// elsewhere nothing.
+func progressETA(w io.Writer, what string) (study.Progress, func()) {
+	f, ok := w.(*os.File)
+	if !ok || !isatty.IsTerminal(f.Fd()) {
+		return nil, func() {}
+	}
+	start := time.Now()
+	return func(done, total int) {
+			el := time.Since(start)
+			eta := time.Duration(float64(el) / float64(done) * float64(total-done)).Round(time.Second)
+			fmt.Fprintf(w, "\r\033[K%s: %d/%d done, %s elapsed, ETA %s", what, done, total, el.Round(time.Second), eta)
+		}, func() {
+			fmt.Fprintf(w, "\r\033[K%s: done in %.1f s wall time\n", what, time.Since(start).Seconds())
+		}
+}
+
+// computeShard computes the units of share not yet in dir, each written
+// as soon as it is done (a retried pod resumes), and says so on stderr.
+func computeShard[T any](stderr io.Writer, dir study.Dir, keys []string, share []int, workers int, fn func(i int) (T, error)) error {
+	var todo []int
+	for _, i := range share {
+		if !dir.Has(keys[i]) {
+			todo = append(todo, i)
+		}
+	}
+	progress, done := progressETA(stderr, "shard")
+	_, err := study.Map(len(todo), workers, func(k int) (struct{}, error) {
+		v, err := fn(todo[k])
+		if err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, dir.Put(keys[todo[k]], v)
+	}, progress)
+	done()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "itlsim: %d of this shard's %d unit(s) computed, %d already in %s\n", len(todo), len(share), len(share)-len(todo), dir.Path)
+	return nil
+}
+
+// loadAll reads every unit from dir in order; missing ones are named.
+func loadAll[T any](dir study.Dir, keys, labels []string) ([]T, error) {
+	out := make([]T, len(keys))
+	var missing []string
+	for i, k := range keys {
+		if !dir.Has(k) {
+			missing = append(missing, labels[i]+" ("+k+".json)")
+			continue
+		}
+		if err := dir.Get(k, &out[i]); err != nil {
+			return nil, err
+		}
+	}
+	if len(missing) > 0 {
+		shown := missing
+		if len(shown) > 20 {
+			shown = shown[:20]
+		}
+		more := ""
+		if len(missing) > len(shown) {
+			more = fmt.Sprintf("\n  ... and %d more", len(missing)-len(shown))
+		}
+		return nil, fmt.Errorf("%s: %d of %d point(s) missing (a shard has not finished or failed):\n  %s%s", dir.Path, len(missing), len(keys), strings.Join(shown, "\n  "), more)
+	}
+	return out, nil
+}
+
+// writeStudy writes a study's outputs: the files (all or nothing), then
+// stdout in the chosen form.
+func writeStudy(temps *tempFiles, stdout io.Writer, o outputFlags, doc any, table func(io.Writer, reports.Format) error,
+	csvOut func(io.Writer) error, htmlOut func(io.Writer, *htmlOutput) error) error {
+	format, err := stdoutFormat("format", o.format)
+	if err != nil {
+		return err
+	}
+	files := newOutputs(temps)
+	defer files.discard()
+	js, cs := files.add("--json", o.jsonPath), files.add("--csv", o.csvPath)
+	var h *htmlOutput
+	if hf := files.add("--html", o.htmlPath); hf != nil {
+		if h, err = newHTMLOutput(hf, o.echartsJS); err != nil {
+			return err
+		}
+	}
+	if err := files.check(); err != nil {
+		return err
+	}
+	if js != nil {
+		if err := js.write(func(f *os.File) error { return study.WriteJSON(f, doc) }); err != nil {
+			return err
+		}
+	}
+	if cs != nil {
+		if err := cs.write(func(f *os.File) error { return csvOut(f) }); err != nil {
+			return err
+		}
+	}
+	if h != nil {
+		if err := h.out.write(func(f *os.File) error { return htmlOut(f, h) }); err != nil {
+			return err
+		}
+	}
+	if err := files.commit(); err != nil {
+		return err
+	}
+	if format == reports.FormatJSON {
+		return study.WriteJSON(stdout, doc)
+	}
+	return table(stdout, format)
+}
+
+// checkOutputs checks the output paths before a long study.
+func checkOutputs(temps *tempFiles, o outputFlags) error {
+	files := newOutputs(temps)
+	defer files.discard()
+	files.add("--json", o.jsonPath)
+	files.add("--csv", o.csvPath)
+	if hf := files.add("--html", o.htmlPath); hf != nil {
+		if _, err := newHTMLOutput(hf, o.echartsJS); err != nil {
+			return err
+		}
+	}
+	return files.check()
+}

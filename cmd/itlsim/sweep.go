@@ -1,0 +1,160 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/itlsim/itlsim/reports"
+	reporthtml "github.com/itlsim/itlsim/reports/html"
+	"github.com/itlsim/itlsim/reports/study"
+)
+
+type sweepOptions struct {
+	temps    *tempFiles
+	st       studyFlags
+	rate     string
+	kneeDrop float64
+}
+
+func newSweepCmd(temps *tempFiles) *cobra.Command {
+	cmd, _ := sweepCommand(temps)
+	return cmd
+}
+
+// sweepCommand is the sweep command and the options its flags fill in
+// (merge parses a manifest's arguments with it).
+func sweepCommand(temps *tempFiles) (*cobra.Command, *sweepOptions) {
+	o := &sweepOptions{temps: temps}
+	cmd := &cobra.Command{
+		Use:   "sweep [SCENARIO.yaml] --rate A:B:STEP | --rate r1,r2,...",
+		Short: "Run a scenario over a grid of arrival rates (and compared settings) and find where it saturates",
+		Long: `Simulate the scenario at every rate of --rate, for every compared setting
+(--vary, comma lists) and every seed (--seeds K), and report per point the
+offered and achieved load, system tokens/s, tokens/s per user, latency
+percentiles, the p99 of per-stream p99 ITL, goodput and whether the run was
+stable; per configuration, the saturation point (the highest stable rate)
+and the knee (where tokens/s per user fell --knee-drop below light load or
+TTFT p99 doubled), in words.
+
+The metrics leave out the warm-up and the drain: only requests arriving
+between --warm-up and 1 − --drain of the arrival span are measured, and
+throughput counts what finished in that window.
+
+Points run on -j workers (default every core); the output is the same for
+any -j. --out DIR with --shard-count N computes one shard's points (on
+Kubernetes, an Indexed Job: --emit-k8s-job prints one); itlsim merge DIR
+then writes what one machine would have.
+
+  itlsim sweep --rate 4:24:4
+  itlsim sweep --rate 8,12,16 --vary scheduler.max_num_batched_tokens=512,2048 --json sweep.json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
+	}
+	o.st.bind(cmd, temps, 1)
+	f := cmd.Flags()
+	f.StringVar(&o.rate, "rate", "", "arrival rates, req/s: A:B:STEP (A, A+STEP, ... B) or r1,r2,...")
+	f.Float64Var(&o.kneeDrop, "knee-drop", 0.2, "the knee is where tokens/s per user has fallen this share below the lowest rate's")
+	return cmd, o
+}
+
+// plan builds the sweep from the flags.
+func (o *sweepOptions) plan(cmd *cobra.Command, args []string) (*study.SweepPlan, []string, []string, error) {
+	if err := o.st.checkCommon(cmd); err != nil {
+		return nil, nil, nil, err
+	}
+	if !cmd.Flags().Changed("rate") {
+		return nil, nil, nil, errors.New("--rate: expected the rates to sweep (A:B:STEP, or a list r1,r2)")
+	}
+	rates, err := study.ParseRates(o.rate)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	vs, err := o.st.variants(cmd, args)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	p := &study.SweepPlan{Configs: vs, Rates: rates, Seeds: study.SeedList(vs[0].Config.Seed, o.st.seeds), Window: o.st.window(), KneeDrop: o.kneeDrop}
+	terms, texts := o.st.terms()
+	if len(terms) > 0 {
+		p.Terms = terms
+	}
+	if err := p.Validate(); err != nil {
+		return nil, nil, nil, err
+	}
+	specs := p.Points()
+	keys := make([]string, len(specs))
+	labels := make([]string, len(specs))
+	for i, s := range specs {
+		k, err := study.Key("sweep", struct {
+			Window study.Window `json:"window"`
+			Sim    any          `json:"config"`
+			SLO    []string     `json:"slo"`
+		}{p.Window, s.Simulated, texts})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		keys[i] = k
+		labels[i] = fmt.Sprintf("%s at %s req/s, seed %d", vs[s.Config].Name, strconv.FormatFloat(s.Rate, 'g', -1, 64), s.Seed)
+	}
+	return p, keys, labels, nil
+}
+
+func (o *sweepOptions) run(cmd *cobra.Command, args []string) error {
+	p, keys, _, err := o.plan(cmd, args)
+	if err != nil {
+		return err
+	}
+	if o.st.k8s.emit {
+		return o.st.k8s.write(cmd.OutOrStdout(), "sweep", studyArgs(cmd, args), o.st.shardCount, o.st.dir)
+	}
+	index, count, err := o.st.shard()
+	if err != nil {
+		return err
+	}
+	specs := p.Points()
+	workers := study.Workers(o.st.jobs)
+	if o.st.dir != "" {
+		dir := study.Dir{Path: o.st.dir}
+		if err := dir.CheckDir(); err != nil {
+			return err
+		}
+		if err := dir.PutPlan(study.Manifest{Command: "sweep", Args: studyArgs(cmd, args)}); err != nil {
+			return err
+		}
+		return computeShard(cmd.ErrOrStderr(), dir, keys, study.Shard(len(specs), index, count), workers, func(i int) (study.Point, error) {
+			pts, err := study.RunPoints(p, specs[i:i+1], 1, nil)
+			if err != nil {
+				return study.Point{}, err
+			}
+			return pts[0], nil
+		})
+	}
+	if err := checkOutputs(o.temps, o.st.out); err != nil {
+		return err
+	}
+	progress, done := progressETA(cmd.ErrOrStderr(), "sweep")
+	pts, err := study.RunPoints(p, specs, workers, progress)
+	done()
+	if err != nil {
+		return err
+	}
+	return o.render(cmd.OutOrStdout(), p, pts, o.st.out)
+}
+
+// render writes a sweep's results; a one-machine run and a merge both
+// come here with points read back from their JSON.
+func (o *sweepOptions) render(stdout io.Writer, p *study.SweepPlan, pts []study.Point, out outputFlags) error {
+	pts, err := study.Normalize(pts)
+	if err != nil {
+		return err
+	}
+	res := study.AnalyzeSweep(p, pts)
+	return writeStudy(o.temps, stdout, out, res,
+		func(w io.Writer, f reports.Format) error { return study.WriteSweepTable(w, &res, f) },
+		func(w io.Writer) error { return study.WriteSweepCSV(w, &res) },
+		func(w io.Writer, h *htmlOutput) error { return reporthtml.WriteSweep(w, &res, h.opts) })
+}

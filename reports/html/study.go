@@ -1,0 +1,444 @@
+package html
+
+import (
+	"bufio"
+	"errors"
+	"html/template"
+	"io"
+	"slices"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
+
+	"github.com/itlsim/itlsim/reports/study"
+)
+
+// studyPage is a sweep's or a capacity study's page: the answer in words,
+// the charts and their numbers.
+type studyPage struct {
+	Title    string
+	Words    []string
+	Sections []section
+	Inline   bool
+	ECharts  template.JS
+	CDN      string
+}
+
+// WriteSweep writes the page of a sweep: per configuration, latency
+// percentiles, per-stream p99 ITL, goodput and tokens/s per user against
+// the offered load, and tokens/s per user against system tokens/s. Each
+// figure is the median over the seeds of its point. The same result and
+// options give the same bytes.
+func WriteSweep(w io.Writer, r *study.SweepResult, o Options) error {
+	if len(r.Points) == 0 {
+		return errors.New("sweep report: no points")
+	}
+	p := newStudyPage(o, "itlsim sweep")
+	for _, c := range r.Configs {
+		p.Words = append(p.Words, c.Words)
+	}
+	lv := levelsOf(r)
+	for _, mk := range []func([]configLevels) (section, error){sweepLatency, sweepITL, sweepGoodput, sweepUser, sweepFrontier} {
+		s, err := mk(lv)
+		if err != nil {
+			return err
+		}
+		p.Sections = append(p.Sections, s)
+	}
+	return writeStudyPage(w, p, o)
+}
+
+// WriteCapacity writes the page of a capacity study: each configuration's
+// capacity, and the Pareto fronts of tokens/s per GPU against tokens/s
+// per user and against the p99 of per-stream p99 ITL.
+func WriteCapacity(w io.Writer, r *study.CapacityResult, o Options) error {
+	if len(r.Capacity) == 0 {
+		return errors.New("capacity report: no configurations")
+	}
+	p := newStudyPage(o, "itlsim capacity")
+	p.Words = []string{r.Answer}
+	for _, mk := range []func(*study.CapacityResult) (section, error){capacityRates, paretoUser, paretoITL} {
+		s, err := mk(r)
+		if err != nil {
+			return err
+		}
+		p.Sections = append(p.Sections, s)
+	}
+	return writeStudyPage(w, p, o)
+}
+
+func newStudyPage(o Options, title string) *studyPage {
+	p := &studyPage{Title: o.Title, CDN: CDNURL}
+	if p.Title == "" {
+		p.Title = title
+	}
+	if len(o.ECharts) > 0 {
+		p.Inline, p.ECharts = true, template.JS(o.ECharts)
+	}
+	return p
+}
+
+func writeStudyPage(w io.Writer, p *studyPage, o Options) error {
+	if len(o.ECharts) > 0 {
+		if err := CheckECharts(o.ECharts); err != nil {
+			return err
+		}
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	if err := studyTemplate.ExecuteTemplate(bw, "study", p); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// level is one configuration at one rate: the medians over seeds.
+type level struct {
+	rate                                float64
+	ttft50, ttft95, ttft99, streamP99   float64
+	itlGoodput, sloGoodput              float64
+	userMean, userP10, tokens, achieved float64
+	stable                              bool
+}
+
+type configLevels struct {
+	name   string
+	levels []level // by rate, ascending
+}
+
+func levelsOf(r *study.SweepResult) []configLevels {
+	var out []configLevels
+	idx := map[string]int{}
+	group := map[string]map[float64][]*study.Point{}
+	for i := range r.Points {
+		p := &r.Points[i]
+		if _, ok := idx[p.Config]; !ok {
+			idx[p.Config] = len(out)
+			out = append(out, configLevels{name: p.Config})
+			group[p.Config] = map[float64][]*study.Point{}
+		}
+		group[p.Config][p.Rate] = append(group[p.Config][p.Rate], p)
+	}
+	for k := range out {
+		g := group[out[k].name]
+		rates := make([]float64, 0, len(g))
+		for r := range g {
+			rates = append(rates, r)
+		}
+		slices.Sort(rates)
+		for _, rate := range rates {
+			ps := g[rate]
+			med := func(f func(p *study.Point) float64) float64 {
+				xs := make([]float64, len(ps))
+				for i, p := range ps {
+					xs[i] = f(p)
+				}
+				slices.Sort(xs)
+				return xs[(len(xs)-1)/2]
+			}
+			l := level{rate: rate, stable: true,
+				ttft50:     med(func(p *study.Point) float64 { return p.Summary.TTFT.P50 }),
+				ttft95:     med(func(p *study.Point) float64 { return p.Summary.TTFT.P95 }),
+				ttft99:     med(func(p *study.Point) float64 { return p.Summary.TTFT.P99 }),
+				streamP99:  med(func(p *study.Point) float64 { return p.Summary.StreamP99ITL.P99 }),
+				itlGoodput: med(func(p *study.Point) float64 { return p.Summary.ITLGoodput }),
+				sloGoodput: med(func(p *study.Point) float64 { return p.Summary.SLOGoodput }),
+				userMean:   med(func(p *study.Point) float64 { return p.TokensPerSPerUser.Mean }),
+				userP10:    med(func(p *study.Point) float64 { return p.TokensPerSPerUser.P10 }),
+				tokens:     med(func(p *study.Point) float64 { return p.OutputTokensPerS }),
+				achieved:   med(func(p *study.Point) float64 { return p.AchievedPerS }),
+			}
+			for _, p := range ps {
+				l.stable = l.stable && p.Stable
+			}
+			out[k].levels = append(out[k].levels, l)
+		}
+	}
+	return out
+}
+
+func rateLine(id, yName string) *charts.Line {
+	line := charts.NewLine()
+	line.SetGlobalOptions(append(common(id, 380, "axis"),
+		charts.WithXAxisOpts(xValue("offered load (req/s)")), charts.WithYAxisOpts(yValue(yName)))...)
+	return line
+}
+
+func series(ls []level, f func(l level) float64) []opts.LineData {
+	out := make([]opts.LineData, len(ls))
+	for i, l := range ls {
+		out[i] = opts.LineData{Value: xy(l.rate, f(l))}
+	}
+	return out
+}
+
+func stableWord(l level) string {
+	if l.stable {
+		return "yes"
+	}
+	return "no"
+}
+
+func sweepLatency(cs []configLevels) (section, error) {
+	sec := section{ID: "sweep-ttft", Title: "TTFT against load",
+		Intro: "Median, p95 (dotted) and p99 (dashed) time to first token at each offered rate, per configuration (medians over seeds)."}
+	line := rateLine("chart-sweep-ttft", "TTFT (ms)")
+	t := table{ID: "table-sweep-ttft", Caption: "TTFT by offered load (ms)", Head: []string{"config", "req/s", "p50", "p95", "p99", "stable"}}
+	for i, c := range cs {
+		line.AddSeries(c.name+" p50", series(c.levels, func(l level) float64 { return l.ttft50 }), style(runColor(i), "solid", true))
+		line.AddSeries(c.name+" p95", series(c.levels, func(l level) float64 { return l.ttft95 }), style(runColor(i), "dotted", true))
+		line.AddSeries(c.name+" p99", series(c.levels, func(l level) float64 { return l.ttft99 }), style(runColor(i), "dashed", true))
+		for _, l := range c.levels {
+			t.add(c.name, g(l.rate), f1(l.ttft50), f1(l.ttft95), f1(l.ttft99), stableWord(l))
+		}
+	}
+	ch, err := finish(line, "chart-sweep-ttft", "TTFT p50, p95 and p99 against offered load", 380)
+	sec.Charts, sec.Tables = []chart{ch}, []table{t}
+	return sec, err
+}
+
+func sweepITL(cs []configLevels) (section, error) {
+	sec := section{ID: "sweep-itl", Title: "Per-stream p99 ITL against load",
+		Intro: "The p99 across streams of each stream's own p99 gap: how bad the worst moments of the worst streams get as load grows."}
+	line := rateLine("chart-sweep-itl", "p99 of per-stream p99 ITL (ms)")
+	t := table{ID: "table-sweep-itl", Caption: "p99 of per-stream p99 ITL by offered load (ms)", Head: []string{"config", "req/s", "ms"}}
+	for i, c := range cs {
+		line.AddSeries(c.name, series(c.levels, func(l level) float64 { return l.streamP99 }), style(runColor(i), "solid", true))
+		for _, l := range c.levels {
+			t.add(c.name, g(l.rate), f1(l.streamP99))
+		}
+	}
+	ch, err := finish(line, "chart-sweep-itl", "p99 of per-stream p99 ITL against offered load", 380)
+	sec.Charts, sec.Tables = []chart{ch}, []table{t}
+	return sec, err
+}
+
+func sweepGoodput(cs []configLevels) (section, error) {
+	sec := section{ID: "sweep-goodput", Title: "Goodput against load",
+		Intro: "ITL goodput (solid: streams whose largest gap is within θ) and SLO attainment (dashed: requests meeting every per-request SLO limit)."}
+	line := charts.NewLine()
+	line.SetGlobalOptions(append(common("chart-sweep-goodput", 380, "axis"),
+		charts.WithXAxisOpts(xValue("offered load (req/s)")), charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: "share (%)", Min: 0, Max: 100}))...)
+	t := table{ID: "table-sweep-goodput", Caption: "Goodput by offered load", Head: []string{"config", "req/s", "ITL goodput", "SLO attainment"}}
+	for i, c := range cs {
+		line.AddSeries(c.name+" ITL goodput", series(c.levels, func(l level) float64 { return 100 * l.itlGoodput }), style(runColor(i), "solid", true))
+		line.AddSeries(c.name+" SLO attainment", series(c.levels, func(l level) float64 { return 100 * l.sloGoodput }), style(runColor(i), "dashed", true))
+		for _, l := range c.levels {
+			t.add(c.name, g(l.rate), pct(l.itlGoodput), pct(l.sloGoodput))
+		}
+	}
+	ch, err := finish(line, "chart-sweep-goodput", "ITL goodput and SLO attainment against offered load", 380)
+	sec.Charts, sec.Tables = []chart{ch}, []table{t}
+	return sec, err
+}
+
+func sweepUser(cs []configLevels) (section, error) {
+	sec := section{ID: "sweep-user", Title: "Tokens/s per user against load",
+		Intro: "Each stream's (output tokens − 1) / (E2EL − TTFT): the mean over streams (solid) and the p10, the slowest tenth (dashed)."}
+	line := rateLine("chart-sweep-user", "tokens/s per user")
+	t := table{ID: "table-sweep-user", Caption: "Tokens/s per user by offered load", Head: []string{"config", "req/s", "mean", "p10", "achieved req/s"}}
+	for i, c := range cs {
+		line.AddSeries(c.name+" mean", series(c.levels, func(l level) float64 { return l.userMean }), style(runColor(i), "solid", true))
+		line.AddSeries(c.name+" p10", series(c.levels, func(l level) float64 { return l.userP10 }), style(runColor(i), "dashed", true))
+		for _, l := range c.levels {
+			t.add(c.name, g(l.rate), f1(l.userMean), f1(l.userP10), f2(l.achieved))
+		}
+	}
+	ch, err := finish(line, "chart-sweep-user", "Tokens/s per user against offered load", 380)
+	sec.Charts, sec.Tables = []chart{ch}, []table{t}
+	return sec, err
+}
+
+func sweepFrontier(cs []configLevels) (section, error) {
+	sec := section{ID: "sweep-frontier", Title: "Tokens/s per user against system tokens/s",
+		Intro: "Each point is one offered rate: what the system emits in all (x) against what one user gets (y). Where the curve turns down steeply, more load buys little throughput at a high price in user speed."}
+	line := charts.NewLine()
+	line.SetGlobalOptions(append(common("chart-sweep-frontier", 380, "item"),
+		charts.WithXAxisOpts(xValue("system output tokens/s")), charts.WithYAxisOpts(yValue("tokens/s per user (mean)")))...)
+	t := table{ID: "table-sweep-frontier", Caption: "System against per-user tokens/s", Head: []string{"config", "req/s", "system tok/s", "tok/s per user"}}
+	for i, c := range cs {
+		data := make([]opts.LineData, len(c.levels))
+		for k, l := range c.levels {
+			data[k] = opts.LineData{Value: xy(l.tokens, l.userMean)}
+			t.add(c.name, g(l.rate), f1(l.tokens), f1(l.userMean))
+		}
+		line.AddSeries(c.name, data, style(runColor(i), "solid", true))
+	}
+	ch, err := finish(line, "chart-sweep-frontier", "Tokens/s per user against system output tokens/s", 380)
+	sec.Charts, sec.Tables = []chart{ch}, []table{t}
+	return sec, err
+}
+
+func capacityRates(r *study.CapacityResult) (section, error) {
+	sec := section{ID: "capacity", Title: "Capacity per configuration",
+		Intro: "The highest arrival rate at which every SLO term held and the run was stable: the median over seeds (bar) and the lowest seed's (table)."}
+	bar := charts.NewBar()
+	bar.SetGlobalOptions(append(common("chart-capacity", 340, "axis"),
+		charts.WithXAxisOpts(xCategory("")), charts.WithYAxisOpts(yValue("req/s")))...)
+	names := make([]string, len(r.Capacity))
+	data := make([]opts.BarData, len(r.Capacity))
+	t := table{ID: "table-capacity", Caption: "Capacity and cost",
+		Head: []string{"config", "max req/s", "min req/s", "limiting term", "GPUs", "USD/GPU-h", "tok/s/GPU", "tok/s/user", "stream p99 ITL p99 ms", "USD/M tokens", "pareto (user)", "pareto (ITL)"}}
+	yes := func(b bool) string {
+		if b {
+			return "yes"
+		}
+		return "–"
+	}
+	for i, c := range r.Capacity {
+		names[i] = c.Config
+		v := c.MaxRate
+		if c.Target != nil {
+			v = c.Target.Rate
+		}
+		data[i] = opts.BarData{Value: round6(v), ItemStyle: &opts.ItemStyle{Color: runColor(i)}}
+		usd, price := "n/a", "n/a"
+		if c.USDPerMillionTokens > 0 {
+			usd = f3(float64(c.USDPerMillionTokens))
+		}
+		if c.USDPerGPUHour > 0 {
+			price = f2(float64(c.USDPerGPUHour))
+		}
+		t.add(c.Config, g(c.MaxRate), g(c.MinRate), c.LimitingTerm, itoa(c.GPUs), price, f1(c.TokensPerSPerGPU), f1(c.TokensPerSPerUser), f1(c.StreamP99ITLP99), usd, yes(c.Pareto), yes(c.ParetoITL))
+	}
+	bar.SetXAxis(names)
+	bar.AddSeries("max req/s", data)
+	ch, err := finish(bar, "chart-capacity", "Highest rate holding every term (median over seeds)", 340)
+	sec.Charts, sec.Tables = []chart{ch}, []table{t}
+	return sec, err
+}
+
+// paretoChart draws every configuration as a point and the front as a
+// line through the Pareto ones, sorted by x.
+func paretoChart(r *study.CapacityResult, id, title, yName string, y func(c study.Capacity) float64, on func(c study.Capacity) bool) (chart, table, error) {
+	sc := charts.NewScatter()
+	sc.SetGlobalOptions(append(common(id, 380, "item"),
+		charts.WithXAxisOpts(xValue("tokens/s per GPU")), charts.WithYAxisOpts(yValue(yName)))...)
+	t := table{ID: "table-" + id[len("chart-"):], Caption: title, Head: []string{"config", "tok/s/GPU", yName, "on the front"}}
+	type pt struct{ x, y float64 }
+	var front []pt
+	for i, c := range r.Capacity {
+		if c.MaxRate <= 0 && c.Target == nil {
+			continue
+		}
+		sc.AddSeries(c.Config, []opts.ScatterData{{Value: xy(c.TokensPerSPerGPU, y(c)), SymbolSize: 12}}, style(runColor(i), "solid", true))
+		word := "no"
+		if on(c) {
+			word = "yes"
+			front = append(front, pt{c.TokensPerSPerGPU, y(c)})
+		}
+		t.add(c.Config, f1(c.TokensPerSPerGPU), f1(y(c)), word)
+	}
+	slices.SortFunc(front, func(a, b pt) int {
+		switch {
+		case a.x < b.x:
+			return -1
+		case a.x > b.x:
+			return 1
+		}
+		return 0
+	})
+	line := charts.NewLine()
+	data := make([]opts.LineData, len(front))
+	for i, p := range front {
+		data[i] = opts.LineData{Value: xy(p.x, p.y)}
+	}
+	line.AddSeries("Pareto front", data, style("#333333", "dashed", false))
+	sc.Overlap(line)
+	c, err := finish(sc, id, title, 380)
+	return c, t, err
+}
+
+func paretoUser(r *study.CapacityResult) (section, error) {
+	sec := section{ID: "pareto-user", Title: "Pareto front: tokens/s per GPU against tokens/s per user",
+		Intro: "At each configuration's capacity: what a GPU produces (x) against what a user gets (y). The dashed line joins the configurations no other beats on both (pareto: true in the JSON)."}
+	c, t, err := paretoChart(r, "chart-pareto-user", "Tokens/s per GPU against tokens/s per user", "tokens/s per user",
+		func(c study.Capacity) float64 { return c.TokensPerSPerUser }, func(c study.Capacity) bool { return c.Pareto })
+	sec.Charts, sec.Tables = []chart{c}, []table{t}
+	return sec, err
+}
+
+func paretoITL(r *study.CapacityResult) (section, error) {
+	sec := section{ID: "pareto-itl", Title: "Pareto front: tokens/s per GPU against per-stream p99 ITL",
+		Intro: "At each configuration's capacity: what a GPU produces (x) against the p99 of per-stream p99 ITL (y, lower is better). The dashed line joins the configurations no other beats on both (pareto_itl: true)."}
+	c, t, err := paretoChart(r, "chart-pareto-itl", "Tokens/s per GPU against the p99 of per-stream p99 ITL", "p99 of per-stream p99 ITL (ms)",
+		func(c study.Capacity) float64 { return c.StreamP99ITLP99 }, func(c study.Capacity) bool { return c.ParetoITL })
+	sec.Charts, sec.Tables = []chart{c}, []table{t}
+	return sec, err
+}
+
+// studyTemplate shares the report page's style, table template and
+// drawing script.
+var studyTemplate = template.Must(template.Must(pageTemplate.Clone()).New("study").Parse(studyHTML))
+
+const studyHTML = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto; max-width: 1200px; padding: 0 16px 48px; color: #222; }
+h1 { margin: 20px 0 4px; }
+h2 { margin-top: 36px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
+h3 { margin: 18px 0 4px; font-size: 15px; }
+.meta { color: #555; }
+.warn { background: #fff4e5; border: 1px solid #f0a040; padding: 8px 12px; margin: 12px 0; }
+.chart { width: 100%; }
+table { border-collapse: collapse; margin: 8px 0 16px; font-variant-numeric: tabular-nums; }
+caption { text-align: left; font-weight: 600; padding: 4px 0; }
+th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
+thead th { background: #f4f4f4; }
+nav a { margin-right: 12px; }
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+<section id="answer">
+{{- range .Words}}
+<p><strong>{{.}}</strong></p>
+{{- end}}
+</section>
+<p class="meta">
+{{- if .Inline}}ECharts is inlined in this file: the charts need no network.
+{{- else}}The charts load ECharts from {{.CDN}} and need the network; <code>--echarts-js FILE</code> inlines a local copy instead.
+{{- end}} Every chart's numbers are also in the tables below it.</p>
+<div id="itlsim-nojs" class="warn">The chart library (ECharts) could not be loaded, so no chart is drawn. The tables hold every number.</div>
+<nav>{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}</nav>
+{{range .Sections}}
+<section id="{{.ID}}">
+<h2>{{.Title}}</h2>
+<p>{{.Intro}}</p>
+{{- range .Charts}}
+<h3>{{.Title}}</h3>
+<div class="chart" id="{{.ID}}" style="height: {{.Height}}px"></div>
+<script type="application/json" id="{{.ID}}-option">{{.Option}}</script>
+{{- end}}
+{{- range .Tables}}
+{{template "table" .}}
+{{- end}}
+</section>
+{{end}}
+{{- if .Inline}}
+<script>{{.ECharts}}</script>
+{{- else}}
+<script src="{{.CDN}}"></script>
+{{- end}}
+<script>
+(function () {
+  "use strict";
+  if (typeof echarts === "undefined") { return; }
+  document.getElementById("itlsim-nojs").style.display = "none";
+  var els = document.querySelectorAll("div.chart");
+  for (var i = 0; i < els.length; i++) {
+    try {
+      var opt = JSON.parse(document.getElementById(els[i].id + "-option").textContent);
+      echarts.init(els[i], null, { renderer: "svg" }).setOption(opt);
+    } catch (e) {
+      console.error("chart " + els[i].id + ": " + e);
+    }
+  }
+})();
+</script>
+</body>
+</html>
+`

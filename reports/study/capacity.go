@@ -1,0 +1,483 @@
+package study
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/itlsim/itlsim/reports"
+	"github.com/itlsim/itlsim/reports/slo"
+	"github.com/itlsim/itlsim/sim"
+	"github.com/itlsim/itlsim/sim/scenario"
+)
+
+// Outcome is one SLO term judged on one run: runs[].slo[] of the JSON
+// contract ({term, unit, value, limit, pass, margin}).
+type Outcome = reports.SLOOutcome
+
+// Condition is the SLO a capacity search holds a run to: it judges each
+// of its terms on a run's measured figures.
+type Condition interface {
+	Evaluate(m *Metrics) []Outcome
+}
+
+// Terms are SLO terms (package reports/slo) judged on the measured
+// window's summary; they are a Condition.
+type Terms []slo.Term
+
+var _ Condition = Terms(nil)
+
+// Evaluate judges every term on m's summary.
+func (ts Terms) Evaluate(m *Metrics) []Outcome { return slo.Evaluate(ts, &m.Summary) }
+
+// scoresQoE tells whether a term needs the streams' QoE or fluidity
+// scores, which are computed only then.
+func (ts Terms) scoresQoE() bool {
+	for _, t := range ts {
+		if t.Metric == "qoe" || t.Metric == "fluidity" {
+			return true
+		}
+	}
+	return false
+}
+
+// StableTerm names the implicit term every capacity search adds: the run
+// reached a steady state (Metrics.Stable).
+const StableTerm = "stable"
+
+// Judge applies c and the stability rule to m: whether the run passes and
+// the limiting term — stable when the run is not, else the term
+// reports/slo names (an undefined one, or the one with the least margin
+// relative to its limit: the worst failure or the closest to failing).
+func Judge(c Condition, m *Metrics) (pass bool, limiting string, outs []Outcome) {
+	if c != nil {
+		outs = c.Evaluate(m)
+	}
+	pass = m.Stable && slo.Pass(outs)
+	limiting = StableTerm
+	if i := slo.Limiting(outs); i >= 0 && m.Stable {
+		limiting = outs[i].Term
+	}
+	return pass, limiting, outs
+}
+
+// limitWords says a limiting term for prose: the stability rule as
+// "stability (the run never reached a steady state)".
+func limitWords(term string) string {
+	if term == StableTerm {
+		return "stability (the run never reached a steady state)"
+	}
+	return term
+}
+
+// Search is how a capacity search probes rates.
+type Search struct {
+	Window Window
+	// Tolerance is the bisection's stopping width as a share of the
+	// passing rate: stop when (fail − pass) ≤ Tolerance·pass. Default 0.02.
+	Tolerance float64
+	// StartRate is the first rate probed, req/s; 0: the configuration's
+	// workload.rate.
+	StartRate float64
+	// Seeds are the seeds each configuration is searched with, one
+	// search per seed.
+	Seeds []uint64
+	// Terms are the SLO terms; nil holds runs to stability alone.
+	Terms Condition
+}
+
+// maxBracket bounds the doublings (or halvings) of the exponential
+// bracket: 2^30 times the start rate is beyond any server.
+const maxBracket = 30
+
+// Validate checks the search before any simulation.
+func (s *Search) Validate() error {
+	switch {
+	case !(s.Tolerance > 0 && s.Tolerance < 1):
+		return fmt.Errorf("--tolerance: expected a share in (0, 1), got %g", s.Tolerance)
+	case s.StartRate < 0 || math.IsNaN(s.StartRate) || math.IsInf(s.StartRate, 0):
+		return fmt.Errorf("--start-rate: expected a rate > 0 req/s (0: the scenario's), got %g", s.StartRate)
+	case len(s.Seeds) == 0:
+		return errors.New("--seeds: expected at least 1 seed")
+	}
+	return s.Window.Validate()
+}
+
+// SeedCapacity is one seed's search.
+type SeedCapacity struct {
+	Seed uint64 `json:"seed"`
+	// MaxRate is the highest probed rate that passed below the lowest
+	// probed rate that failed; 0 when even the lowest probe failed.
+	MaxRate float64 `json:"max_rate"`
+	// FailRate is the lowest failing rate above MaxRate.
+	FailRate     float64 `json:"fail_rate"`
+	LimitingTerm string  `json:"limiting_term"`
+	Probes       int     `json:"probes"`
+	// at is the passing probe at MaxRate.
+	at *Point
+}
+
+// Capacity is one configuration's answer: the JSON of capacity[].
+type Capacity struct {
+	Config    string            `json:"config"`
+	Overrides map[string]string `json:"overrides"`
+	// MaxRate is the median over seeds of each seed's highest passing rate
+	// (the lower median for an even count); MinRate the lowest.
+	MaxRate float64        `json:"max_rate"`
+	MinRate float64        `json:"min_rate"`
+	PerSeed []SeedCapacity `json:"per_seed"`
+	// LimitingTerm is the term that failed just above the median seed's
+	// capacity.
+	LimitingTerm string `json:"limiting_term"`
+	GPU          string `json:"gpu"`
+	GPUs         int    `json:"gpus"`
+	// USDPerGPUHour is the on-demand price used (cost.GPUPrice or
+	// --gpu-price); null in the JSON when the GPU has none.
+	USDPerGPUHour USD `json:"usd_per_gpu_hour"`
+	// The median seed's figures at its capacity.
+	OutputTokensPerS    float64 `json:"output_tokens_per_s"`
+	TokensPerSPerGPU    float64 `json:"tokens_per_s_per_gpu"`
+	TokensPerSPerUser   float64 `json:"tokens_per_s_per_user"`
+	StreamP99ITLP99     float64 `json:"stream_p99_itl_p99_ms"`
+	USDPerMillionTokens USD     `json:"usd_per_million_tokens"`
+	// Pareto marks the configurations no other beats on both tokens/s per
+	// GPU and tokens/s per user; ParetoITL on tokens/s per GPU and the p99
+	// of per-stream p99 ITL.
+	Pareto    bool `json:"pareto"`
+	ParetoITL bool `json:"pareto_itl"`
+	// Target is set when the search looked for the smallest count of a
+	// field (cluster.replicas) holding a target rate.
+	Target *TargetResult `json:"target,omitempty"`
+}
+
+// probe simulates cfg at rate r and judges it.
+func (s *Search) probe(v scenario.Variant, cfg sim.Config, r float64, seed uint64) (Point, error) {
+	cfg.Workload.Rate = r
+	cfg.Seed = seed
+	m, err := Simulate(cfg, s.Window, scoresQoE(s.Terms))
+	if err != nil {
+		return Point{}, fmt.Errorf("%s at %g req/s, seed %d: %w", v.Name, r, seed, err)
+	}
+	pass, lim, outs := Judge(s.Terms, &m)
+	return Point{Config: v.Name, Overrides: overridesOf(v), Rate: r, Seed: seed, Pass: &pass, Limiting: lim, Outcomes: outs, Metrics: m}, nil
+}
+
+// searchSeed finds one seed's capacity: an exponential bracket from the
+// start rate (doubling while it passes, halving while it fails), then
+// bisection until the bracket is within the tolerance. It returns the
+// result and every probe in the order probed.
+func (s *Search) searchSeed(v scenario.Variant, seed uint64) (SeedCapacity, []Point, error) {
+	r := s.StartRate
+	if r <= 0 {
+		r = v.Config.Workload.Rate
+	}
+	var probes []Point
+	try := func(r float64) (*Point, error) {
+		p, err := s.probe(v, v.Config, r, seed)
+		if err != nil {
+			return nil, err
+		}
+		probes = append(probes, p)
+		return &probes[len(probes)-1], nil
+	}
+	sc := SeedCapacity{Seed: seed}
+	// Probes are kept by index: the slice moves as it grows.
+	loI, hiI := -1, -1
+	p, err := try(r)
+	if err != nil {
+		return sc, nil, err
+	}
+	if *p.Pass {
+		loI = 0
+		for range maxBracket {
+			q, err := try(probes[loI].Rate * 2)
+			if err != nil {
+				return sc, nil, err
+			}
+			if !*q.Pass {
+				hiI = len(probes) - 1
+				break
+			}
+			loI = len(probes) - 1
+		}
+		if hiI < 0 {
+			return sc, nil, fmt.Errorf("%s, seed %d: every term still holds at %g req/s (2^%d × the start rate): nothing limits this configuration", v.Name, seed, probes[loI].Rate, maxBracket)
+		}
+	} else {
+		hiI = 0
+		for range maxBracket {
+			q, err := try(probes[hiI].Rate / 2)
+			if err != nil {
+				return sc, nil, err
+			}
+			if *q.Pass {
+				loI = len(probes) - 1
+				break
+			}
+			hiI = len(probes) - 1
+		}
+		if loI < 0 {
+			sc.FailRate, sc.LimitingTerm, sc.Probes = probes[hiI].Rate, probes[hiI].Limiting, len(probes)
+			return sc, probes, nil // fails even at a vanishing rate: capacity 0
+		}
+	}
+	for probes[hiI].Rate-probes[loI].Rate > s.Tolerance*probes[loI].Rate {
+		mid := sig6((probes[loI].Rate + probes[hiI].Rate) / 2)
+		if mid <= probes[loI].Rate || mid >= probes[hiI].Rate {
+			break
+		}
+		q, err := try(mid)
+		if err != nil {
+			return sc, nil, err
+		}
+		if *q.Pass {
+			loI = len(probes) - 1
+		} else {
+			hiI = len(probes) - 1
+		}
+	}
+	sc.MaxRate, sc.FailRate = probes[loI].Rate, probes[hiI].Rate
+	sc.LimitingTerm = probes[hiI].Limiting
+	sc.Probes = len(probes)
+	at := probes[loI]
+	sc.at = &at
+	return sc, probes, nil
+}
+
+// CapacityResult is a capacity study's JSON document.
+type CapacityResult struct {
+	// Answer is the result in words, first.
+	Answer   string     `json:"answer"`
+	Capacity []Capacity `json:"capacity"`
+	// Points is every probed point, configuration by configuration, seed
+	// by seed, in the order probed.
+	Points []Point `json:"points"`
+}
+
+// ConfigSearch is one configuration's capacity and its probes: the unit a
+// capacity study shards by.
+type ConfigSearch struct {
+	Capacity Capacity `json:"capacity"`
+	Points   []Point  `json:"points"`
+}
+
+// SearchConfig searches one configuration with every seed (in turn; a
+// study runs configurations and seeds in parallel through
+// SearchConfigs).
+func (s *Search) SearchConfig(v scenario.Variant, prices Prices) (ConfigSearch, error) {
+	out := ConfigSearch{Capacity: Capacity{Config: v.Name, Overrides: overridesOf(v)}}
+	for _, seed := range s.Seeds {
+		sc, pts, err := s.searchSeed(v, seed)
+		if err != nil {
+			return out, err
+		}
+		out.Capacity.PerSeed = append(out.Capacity.PerSeed, sc)
+		out.Points = append(out.Points, pts...)
+	}
+	finishCapacity(&out.Capacity, v.Config, prices)
+	return out, nil
+}
+
+// SearchConfigs searches every configuration, each seed's search on its
+// own worker; results in input order.
+func (s *Search) SearchConfigs(vs []scenario.Variant, prices Prices, workers int, progress Progress) ([]ConfigSearch, error) {
+	type job struct{ v, seed int }
+	var jobs []job
+	for vi := range vs {
+		for si := range s.Seeds {
+			jobs = append(jobs, job{vi, si})
+		}
+	}
+	type found struct {
+		sc  SeedCapacity
+		pts []Point
+	}
+	res, err := Map(len(jobs), workers, func(i int) (found, error) {
+		j := jobs[i]
+		sc, pts, err := s.searchSeed(vs[j.v], s.Seeds[j.seed])
+		return found{sc, pts}, err
+	}, progress)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ConfigSearch, len(vs))
+	for i, j := range jobs {
+		cs := &out[j.v]
+		if j.seed == 0 {
+			cs.Capacity = Capacity{Config: vs[j.v].Name, Overrides: overridesOf(vs[j.v])}
+		}
+		cs.Capacity.PerSeed = append(cs.Capacity.PerSeed, res[i].sc)
+		cs.Points = append(cs.Points, res[i].pts...)
+	}
+	for i := range out {
+		finishCapacity(&out[i].Capacity, vs[i].Config, prices)
+	}
+	return out, nil
+}
+
+// finishCapacity fills in the median, the cost and the figures at capacity.
+func finishCapacity(c *Capacity, cfg sim.Config, prices Prices) {
+	order := make([]int, len(c.PerSeed))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(c.PerSeed[a].MaxRate, c.PerSeed[b].MaxRate) })
+	med := c.PerSeed[order[(len(order)-1)/2]]
+	c.MaxRate, c.MinRate = med.MaxRate, c.PerSeed[order[0]].MaxRate
+	c.LimitingTerm = med.LimitingTerm
+	var price float64
+	c.GPU, c.GPUs, price = Fleet(cfg, prices)
+	c.USDPerGPUHour = USD(price)
+	if at := med.at; at != nil {
+		c.OutputTokensPerS = at.OutputTokensPerS
+		c.TokensPerSPerUser = at.TokensPerSPerUser.Mean
+		c.StreamP99ITLP99 = sig6(at.Summary.StreamP99ITL.P99)
+	}
+	if c.GPUs > 0 {
+		c.TokensPerSPerGPU = sig6(c.OutputTokensPerS / float64(c.GPUs))
+	}
+	if c.OutputTokensPerS > 0 && c.USDPerGPUHour > 0 {
+		usdPerS := float64(c.GPUs) * float64(c.USDPerGPUHour) / 3600
+		c.USDPerMillionTokens = USD(sig6(usdPerS / c.OutputTokensPerS * 1e6))
+	}
+	for i := range c.PerSeed {
+		c.PerSeed[i].at = nil
+	}
+}
+
+// Fleet is what a configuration occupies: its GPU model (for a cluster of
+// pools, each pool's as "4×h100-sxm-80gb+2×a100-80gb"), its GPUs (every
+// replica's tensor-parallel degree, summed) and the price per GPU-hour
+// (for pools, the GPUs' mean; 0 when a GPU has no price).
+func Fleet(cfg sim.Config, prices Prices) (gpu string, gpus int, usdPerGPUHour float64) {
+	tp := max(cfg.TP, 1)
+	if len(cfg.Cluster.Pools) == 0 {
+		n := max(cfg.Cluster.Replicas, 1) * tp
+		return cfg.GPU, n, prices.For(cfg.GPU)
+	}
+	var usd float64
+	known := true
+	var parts []string
+	for _, p := range cfg.Cluster.Pools {
+		g, t := cfg.GPU, tp
+		if p.GPU != "" {
+			g = p.GPU
+		}
+		if p.TP != 0 {
+			t = p.TP
+		}
+		n := p.Replicas * t
+		gpus += n
+		price := prices.For(g)
+		known = known && price > 0
+		usd += float64(n) * price
+		parts = append(parts, fmt.Sprintf("%d×%s", n, g))
+	}
+	if !known || gpus == 0 {
+		return strings.Join(parts, "+"), gpus, 0
+	}
+	return strings.Join(parts, "+"), gpus, usd / float64(gpus)
+}
+
+// MarkPareto marks the configurations on the two Pareto fronts: more
+// tokens/s per GPU against more tokens/s per user, and against a lower
+// p99 of per-stream p99 ITL. A configuration with no capacity is on
+// neither.
+func MarkPareto(cs []Capacity) {
+	for i := range cs {
+		a := &cs[i]
+		if a.MaxRate <= 0 {
+			continue
+		}
+		a.Pareto, a.ParetoITL = true, true
+		for j := range cs {
+			b := &cs[j]
+			if i == j || b.MaxRate <= 0 {
+				continue
+			}
+			if dominates(b.TokensPerSPerGPU, b.TokensPerSPerUser, a.TokensPerSPerGPU, a.TokensPerSPerUser) {
+				a.Pareto = false
+			}
+			if dominates(b.TokensPerSPerGPU, -b.StreamP99ITLP99, a.TokensPerSPerGPU, -a.StreamP99ITLP99) {
+				a.ParetoITL = false
+			}
+		}
+	}
+}
+
+// dominates tells whether (x1, y1) is at least as good as (x2, y2) in both
+// (larger is better) and better in one.
+func dominates(x1, y1, x2, y2 float64) bool {
+	return x1 >= x2 && y1 >= y2 && (x1 > x2 || y1 > y2)
+}
+
+// AnswerWords states the result: each configuration's capacity and the
+// term that limited it, and the cost per million tokens relative to the
+// first configuration.
+func AnswerWords(cs []Capacity, seeds int) string {
+	var parts []string
+	for i, c := range cs {
+		var b strings.Builder
+		b.WriteString(c.Config)
+		b.WriteString(": ")
+		if c.Target != nil {
+			b.WriteString(c.Target.Words)
+			parts = append(parts, b.String())
+			continue
+		}
+		if c.MaxRate <= 0 {
+			fmt.Fprintf(&b, "no rate holds (limited by %s)", limitWords(c.LimitingTerm))
+			parts = append(parts, b.String())
+			continue
+		}
+		fmt.Fprintf(&b, "%s req/s", num(c.MaxRate))
+		if seeds > 1 {
+			fmt.Fprintf(&b, " (median of %d seeds, min %s)", seeds, num(c.MinRate))
+		}
+		fmt.Fprintf(&b, ", limited by %s", limitWords(c.LimitingTerm))
+		if c.USDPerMillionTokens > 0 {
+			fmt.Fprintf(&b, ", $%.3g per million output tokens", c.USDPerMillionTokens)
+			if first := cs[0].USDPerMillionTokens; i > 0 && first > 0 {
+				d := 1 - c.USDPerMillionTokens/first
+				switch {
+				case d > 0.005:
+					fmt.Fprintf(&b, ", %.0f %% cheaper than %s", 100*d, cs[0].Config)
+				case d < -0.005:
+					fmt.Fprintf(&b, ", %.0f %% dearer than %s", -100*d, cs[0].Config)
+				default:
+					fmt.Fprintf(&b, ", as dear as %s", cs[0].Config)
+				}
+			}
+		}
+		parts = append(parts, b.String())
+	}
+	return strings.Join(parts, "; ") + "."
+}
+
+// AssembleCapacity joins the configurations' searches (in input order)
+// into the study's result: the Pareto fronts, the cheapest configuration
+// for a target, and the answer in words.
+func AssembleCapacity(cs []ConfigSearch, seeds int, target *Target) CapacityResult {
+	res := CapacityResult{Capacity: []Capacity{}, Points: []Point{}}
+	for _, c := range cs {
+		res.Capacity = append(res.Capacity, c.Capacity)
+		res.Points = append(res.Points, c.Points...)
+	}
+	MarkPareto(res.Capacity)
+	res.Answer = AnswerWords(res.Capacity, seeds)
+	if target != nil && len(res.Capacity) > 1 {
+		if i := Cheapest(res.Capacity); i >= 0 {
+			c := res.Capacity[i]
+			cost := fmt.Sprintf("%d GPUs", c.GPUs)
+			if c.USDPerGPUHour > 0 {
+				cost += fmt.Sprintf(", $%.2f per hour", float64(c.GPUs)*float64(c.USDPerGPUHour))
+			}
+			res.Answer = fmt.Sprintf("Cheapest holding %s req/s: %s (%s). %s", num(target.Rate), c.Config, cost, res.Answer)
+		} else {
+			res.Answer = fmt.Sprintf("No configuration holds %s req/s. %s", num(target.Rate), res.Answer)
+		}
+	}
+	return res
+}

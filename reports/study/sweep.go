@@ -1,0 +1,367 @@
+package study
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/itlsim/itlsim/reports"
+	qoepkg "github.com/itlsim/itlsim/reports/qoe"
+	"github.com/itlsim/itlsim/sim"
+	"github.com/itlsim/itlsim/sim/scenario"
+)
+
+// Simulate runs one configuration and measures it over w; with qoe, the
+// streams are scored (QoE, fluidity) as run scores them.
+func Simulate(cfg sim.Config, w Window, qoe bool) (Metrics, error) {
+	e, err := sim.New(cfg)
+	if err != nil {
+		return Metrics{}, err
+	}
+	var sink *qoepkg.Sink
+	if qoe {
+		c := e.Setup().Config
+		sink = qoepkg.NewSink(c.Metrics.QoE, reports.ClassQoEs(c), nil)
+		e.SetTimelineSink(sink)
+	}
+	res := e.Run()
+	if err := e.Err(); err != nil {
+		return Metrics{}, err
+	}
+	if sink != nil {
+		sink.Apply(res)
+	}
+	return Measure(e.Setup().Config, res, e.ServerResult(), w), nil
+}
+
+// scoresQoE tells whether condition c needs the streams' scores.
+func scoresQoE(c Condition) bool {
+	ts, ok := c.(Terms)
+	return ok && ts.scoresQoE()
+}
+
+// CheckRated refuses a configuration whose load is not set by
+// workload.rate: a closed loop (its users set the load) or a trace that
+// brings its own arrival times.
+func CheckRated(cfg sim.Config) error {
+	wl := cfg.Workload
+	switch {
+	case wl.Arrival == "closed":
+		return errors.New("workload.arrival closed: the users and think time set the load, not workload.rate; use an open arrival process (poisson, constant, gamma, weibull)")
+	case wl.Trace != "" && wl.Format != "lengths":
+		return fmt.Errorf("workload.trace %s: a trace brings its own arrival times; its load is not set by workload.rate (use workload.target_rate with run, or a lengths-only trace)", wl.Trace)
+	}
+	return nil
+}
+
+// SweepPlan is a sweep's grid: every configuration at every rate with
+// every seed.
+type SweepPlan struct {
+	Configs []scenario.Variant
+	Rates   []float64 // requests/s, in the order given
+	Seeds   []uint64
+	Window  Window
+	// KneeDrop is the fall of tokens/s per user from light load that marks
+	// the knee, as a share (0.2: 20 % below).
+	KneeDrop float64
+	// Terms, when set, judge every point (Point.Pass, Limiting, Outcomes).
+	Terms Condition
+}
+
+// PointSpec is one simulation of a sweep.
+type PointSpec struct {
+	Config    int // index into SweepPlan.Configs
+	Rate      float64
+	Seed      uint64
+	Simulated sim.Config
+}
+
+// Points lists the plan's simulations in canonical order: configuration
+// (as given), then rate, then seed.
+func (p *SweepPlan) Points() []PointSpec {
+	var out []PointSpec
+	for ci, v := range p.Configs {
+		for _, r := range p.Rates {
+			for _, s := range p.Seeds {
+				cfg := v.Config
+				cfg.Workload.Rate = r
+				cfg.Seed = s
+				out = append(out, PointSpec{Config: ci, Rate: r, Seed: s, Simulated: cfg})
+			}
+		}
+	}
+	return out
+}
+
+// Validate checks the plan before any simulation.
+func (p *SweepPlan) Validate() error {
+	if len(p.Configs) == 0 || len(p.Rates) == 0 || len(p.Seeds) == 0 {
+		return errors.New("sweep: nothing to run (no configuration, rate or seed)")
+	}
+	if !(p.KneeDrop > 0 && p.KneeDrop < 1) {
+		return fmt.Errorf("--knee-drop: expected a share in (0, 1), got %g", p.KneeDrop)
+	}
+	for _, v := range p.Configs {
+		if err := CheckRated(v.Config); err != nil {
+			return err
+		}
+	}
+	return p.Window.Validate()
+}
+
+// Point is one simulated point of a sweep or a capacity search.
+type Point struct {
+	Config    string            `json:"config"`
+	Overrides map[string]string `json:"overrides"`
+	Rate      float64           `json:"rate"`
+	Seed      uint64            `json:"seed"`
+	// Pass and Limiting are set on a capacity search's probes: whether
+	// every SLO term held and the run was stable, and the term that failed
+	// first (or, on a pass, came closest).
+	Pass     *bool     `json:"pass,omitempty"`
+	Limiting string    `json:"limiting_term,omitempty"`
+	Outcomes []Outcome `json:"slo,omitempty"`
+	Metrics
+}
+
+func overridesOf(v scenario.Variant) map[string]string {
+	m := map[string]string{}
+	for _, o := range v.Overrides {
+		m[o.Path] = o.Value
+	}
+	return m
+}
+
+// PointOf labels metrics m as the point spec s of plan p.
+func (p *SweepPlan) PointOf(s PointSpec, m Metrics) Point {
+	v := p.Configs[s.Config]
+	return Point{Config: v.Name, Overrides: overridesOf(v), Rate: s.Rate, Seed: s.Seed, Metrics: m}
+}
+
+// RunPoints simulates the given points of plan p on workers goroutines, in
+// the order given.
+func RunPoints(p *SweepPlan, specs []PointSpec, workers int, progress Progress) ([]Point, error) {
+	return Map(len(specs), workers, func(i int) (Point, error) {
+		s := specs[i]
+		m, err := Simulate(s.Simulated, p.Window, scoresQoE(p.Terms))
+		if err != nil {
+			return Point{}, fmt.Errorf("%s at %g req/s, seed %d: %w", p.Configs[s.Config].Name, s.Rate, s.Seed, err)
+		}
+		pt := p.PointOf(s, m)
+		if p.Terms != nil {
+			pass, lim, outs := Judge(p.Terms, &pt.Metrics)
+			pt.Pass, pt.Limiting, pt.Outcomes = &pass, lim, outs
+		}
+		return pt, nil
+	}, progress)
+}
+
+// Saturation is one configuration's reading of a sweep.
+type Saturation struct {
+	Config    string            `json:"config"`
+	Overrides map[string]string `json:"overrides"`
+	// SaturationRate is the highest swept rate below which every rate was
+	// stable on every seed; 0 when the lowest rate already was not.
+	SaturationRate float64 `json:"saturation_rate"`
+	// Saturated is true when some swept rate was not stable: the
+	// saturation point lies within the sweep.
+	Saturated bool `json:"saturated"`
+	// KneeRate is the first rate at which the median tokens/s per user
+	// fell KneeDrop below the lowest rate's, or the median TTFT p99 doubled;
+	// 0 when neither happened. KneeReason says which.
+	KneeRate   float64 `json:"knee_rate"`
+	KneeReason string  `json:"knee_reason,omitempty"`
+	// MaxOutputTokensPerS is the highest median system tokens/s among the
+	// stable rates.
+	MaxOutputTokensPerS float64 `json:"max_output_tokens_per_s"`
+	Words               string  `json:"words"`
+}
+
+// SweepResult is a sweep's JSON document.
+type SweepResult struct {
+	Points  []Point      `json:"points"`
+	Configs []Saturation `json:"configs"`
+}
+
+// AnalyzeSweep reads the saturation point and the knee of every
+// configuration from points (in the plan's canonical order).
+func AnalyzeSweep(p *SweepPlan, points []Point) SweepResult {
+	res := SweepResult{Points: points}
+	per := len(p.Rates) * len(p.Seeds)
+	for ci, v := range p.Configs {
+		pts := points[ci*per : (ci+1)*per]
+		sat := Saturation{Config: v.Name, Overrides: overridesOf(v)}
+		type level struct {
+			rate, userRate, ttft99, tokens float64
+			stable                         bool
+			why                            string
+		}
+		levels := make([]level, len(p.Rates))
+		for ri, r := range p.Rates {
+			seeds := pts[ri*len(p.Seeds) : (ri+1)*len(p.Seeds)]
+			l := level{rate: r, stable: true}
+			var ur, tt, tok []float64
+			for _, s := range seeds {
+				ur = append(ur, s.TokensPerSPerUser.Mean)
+				tt = append(tt, s.Summary.TTFT.P99)
+				tok = append(tok, s.OutputTokensPerS)
+				if !s.Stable && l.stable {
+					l.stable, l.why = false, fmt.Sprintf("seed %d: %s", s.Seed, s.Unstable)
+				}
+			}
+			l.userRate, l.ttft99, l.tokens = median(ur), median(tt), median(tok)
+			levels[ri] = l
+		}
+		order := make([]int, len(levels))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(levels[a].rate, levels[b].rate) })
+		var words []string
+		light := levels[order[0]]
+		for k, i := range order {
+			l := levels[i]
+			if !l.stable {
+				sat.Saturated = true
+				words = append(words, fmt.Sprintf("not stable from %s req/s (%s)", num(l.rate), l.why))
+				break
+			}
+			sat.SaturationRate = l.rate
+			sat.MaxOutputTokensPerS = max(sat.MaxOutputTokensPerS, sig6(l.tokens))
+			if k > 0 && sat.KneeRate == 0 {
+				switch {
+				case l.userRate < (1-p.KneeDrop)*light.userRate:
+					sat.KneeRate = l.rate
+					sat.KneeReason = fmt.Sprintf("tokens/s per user fell %.0f %% below light load (%s → %s)", 100*(1-l.userRate/light.userRate), num(light.userRate), num(l.userRate))
+				case light.ttft99 > 0 && l.ttft99 >= 2*light.ttft99:
+					sat.KneeRate = l.rate
+					sat.KneeReason = fmt.Sprintf("TTFT p99 doubled from light load (%s → %s ms)", num(light.ttft99), num(l.ttft99))
+				}
+			}
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s: ", v.Name)
+		switch {
+		case sat.SaturationRate == 0:
+			fmt.Fprintf(&b, "saturated already at the lowest rate, %s req/s", num(light.rate))
+		case sat.Saturated:
+			fmt.Fprintf(&b, "stable up to %s req/s (%s output tokens/s)", num(sat.SaturationRate), num(sat.MaxOutputTokensPerS))
+		default:
+			fmt.Fprintf(&b, "stable at every swept rate, up to %s req/s (%s output tokens/s): the saturation point is above the sweep", num(sat.SaturationRate), num(sat.MaxOutputTokensPerS))
+		}
+		if len(words) > 0 {
+			fmt.Fprintf(&b, ", %s", words[0])
+		}
+		if sat.KneeRate > 0 {
+			fmt.Fprintf(&b, "; knee at %s req/s: %s", num(sat.KneeRate), sat.KneeReason)
+		} else if sat.SaturationRate > 0 {
+			fmt.Fprintf(&b, "; no knee among the stable rates (tokens/s per user within %.0f %% of light load, TTFT p99 below twice)", 100*p.KneeDrop)
+		}
+		b.WriteString(".")
+		sat.Words = b.String()
+		res.Configs = append(res.Configs, sat)
+	}
+	return res
+}
+
+// median is the middle value; for an even count the lower of the two
+// middle values (the conservative one for a capacity).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// num writes a figure for prose: up to 3 significant digits below 1000,
+// whole numbers above.
+func num(v float64) string {
+	if math.Abs(v) >= 1000 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+// ParseRates reads --rate: "A:B:STEP" (A, A+STEP, ... up to B) or a comma
+// list "r1,r2,...". Every rate must be > 0.
+func ParseRates(s string) ([]float64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, errors.New("--rate: expected A:B:STEP or r1,r2,..., got nothing")
+	}
+	if strings.Contains(s, ":") {
+		parts := strings.Split(s, ":")
+		if len(parts) != 3 {
+			return nil, fmt.Errorf("--rate %q: expected A:B:STEP (from A to B in steps of STEP)", s)
+		}
+		var v [3]float64
+		for i, p := range parts {
+			f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				return nil, fmt.Errorf("--rate %q: %q is not a number", s, p)
+			}
+			v[i] = f
+		}
+		a, b, step := v[0], v[1], v[2]
+		switch {
+		case a <= 0:
+			return nil, fmt.Errorf("--rate %q: the first rate must be > 0 req/s", s)
+		case b < a:
+			return nil, fmt.Errorf("--rate %q: the last rate %g is below the first %g", s, b, a)
+		case step <= 0:
+			return nil, fmt.Errorf("--rate %q: the step must be > 0", s)
+		case (b-a)/step > 1000:
+			return nil, fmt.Errorf("--rate %q: %g rates; at most 1000", s, math.Floor((b-a)/step)+1)
+		}
+		var out []float64
+		for k := 0; ; k++ {
+			r := a + float64(k)*step
+			if r > b*(1+1e-9) {
+				break
+			}
+			out = append(out, sig6(r)) // 0.1 steps: 0.3, not 0.30000000000000004
+		}
+		return out, nil
+	}
+	var out []float64
+	seen := map[float64]bool{}
+	for p := range strings.SplitSeq(s, ",") {
+		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("--rate %q: %q is not a number", s, p)
+		}
+		if f <= 0 {
+			return nil, fmt.Errorf("--rate %q: %g: every rate must be > 0 req/s", s, f)
+		}
+		if seen[f] {
+			return nil, fmt.Errorf("--rate %q: %g is given twice", s, f)
+		}
+		seen[f] = true
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// SeedList is K seeds from base: base, base+1, ..., base+K−1.
+func SeedList(base uint64, k int) []uint64 {
+	out := make([]uint64, k)
+	for i := range out {
+		out[i] = base + uint64(i)
+	}
+	return out
+}
