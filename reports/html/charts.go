@@ -42,7 +42,9 @@ var runColors = []string{"#5470c6", "#91cc75", "#fac858", "#ee6666", "#73c0de", 
 
 func runColor(i int) string { return runColors[i%len(runColors)] }
 
-// causeColors give every stall cause the same colour in every chart.
+// causeColors give every stall cause its own colour, the same in every
+// chart, and none the near-black of the worst streams' chunk dots
+// (chunkColor). TestCauseColors holds every cause of sim.Causes to it.
 var causeColors = map[string]string{
 	"decode":               "#8c8c8c",
 	"prefill-interference": "#fc8452",
@@ -51,13 +53,33 @@ var causeColors = map[string]string{
 	"kv-recompute":         "#ee6666",
 	"engine-hiccup":        "#7a4b2a",
 	"spec-rejection":       "#73c0de",
+	"network":              "#1b9e77",
+	"packet-loss":          "#e6ab02",
+	"connection":           "#a50f15",
+	"smoothing-delay":      "#66a61e",
+	"failover":             "#e7298a",
 }
+
+// chunkColor draws the worst streams' chunks.
+const chunkColor = "#333333"
 
 func causeColor(c string) string {
 	if col, ok := causeColors[c]; ok {
 		return col
 	}
-	return "#333333"
+	return "#bdbdbd" // a cause added without a colour: grey, never a chunk's
+}
+
+// percentileLine is the one line style of each percentile in every chart:
+// p50 solid, p90 and p95 dashed, p99 dotted.
+func percentileLine(p string) string {
+	switch p {
+	case "p50":
+		return "solid"
+	case "p99":
+		return "dotted"
+	}
+	return "dashed"
 }
 
 // finish validates a go-echarts chart and encodes its option. The chart
@@ -132,9 +154,9 @@ func itlTimeSection(runs []reports.Run, names []string) (section, error) {
 			p99 = append(p99, opts.LineData{Value: xy(p.TS, p.ITLP99MS)})
 			t.add(names[i], f2(p.TS), fmt.Sprint(p.ITLCount), f2(p.ITLP50MS), f2(p.ITLP95MS), f2(p.ITLP99MS))
 		}
-		line.AddSeries(names[i]+" p50", p50, style(runColor(i), "solid", false))
-		line.AddSeries(names[i]+" p95", p95, style(runColor(i), "dotted", false))
-		line.AddSeries(names[i]+" p99", p99, style(runColor(i), "dashed", false))
+		line.AddSeries(names[i]+" p50", p50, style(runColor(i), percentileLine("p50"), false))
+		line.AddSeries(names[i]+" p95", p95, style(runColor(i), percentileLine("p95"), false))
+		line.AddSeries(names[i]+" p99", p99, style(runColor(i), percentileLine("p99"), false))
 	}
 	c, err := finish(line, "chart-itl-time", "ITL p50, p95 and p99 over time", 380)
 	sec.Charts, sec.Tables = []chart{c}, []table{t}
@@ -188,9 +210,9 @@ func positionSection(runs []reports.Run, names []string) (section, error) {
 			name, line string
 			v          func(reports.PositionRow) float64
 		}{
-			{"p50", "solid", func(p reports.PositionRow) float64 { return p.ITLP50MS }},
-			{"p90", "dashed", func(p reports.PositionRow) float64 { return p.ITLP90MS }},
-			{"p99", "dotted", func(p reports.PositionRow) float64 { return p.ITLP99MS }},
+			{"p50", percentileLine("p50"), func(p reports.PositionRow) float64 { return p.ITLP50MS }},
+			{"p90", percentileLine("p90"), func(p reports.PositionRow) float64 { return p.ITLP90MS }},
+			{"p99", percentileLine("p99"), func(p reports.PositionRow) float64 { return p.ITLP99MS }},
 		} {
 			data := make([]opts.LineData, len(cats))
 			for j, c := range cats {
@@ -444,7 +466,7 @@ func worstSection(runs []reports.Run, names []string) (section, error) {
 				stalls.add(names[i], labels[k], itoa(s.Index), f3(s.StartS-w.ArrivalS), f1(s.GapMS), strings.Join(parts, ", "))
 			}
 		}
-		sc.AddSeries("chunks", points, style("#333333", "solid", true),
+		sc.AddSeries("chunks", points, style(chunkColor, "solid", true),
 			charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.SymbolSize = 4 }))
 		wait.AddSeries("until first token", waits, style("#bbbbbb", "solid", false))
 		for _, c := range sim.Causes() {
