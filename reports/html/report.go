@@ -76,6 +76,7 @@ func Write(w io.Writer, runs []reports.Run, o Options) error {
 type page struct {
 	Title    string
 	Names    []string
+	Finding  []string
 	Scenario scenarioView
 	Summary  table
 	Sections []section
@@ -87,7 +88,7 @@ type page struct {
 
 func build(runs []reports.Run, o Options) (*page, error) {
 	names := displayNames(runs)
-	p := &page{Title: o.Title, Names: names, Scenario: scenarioOf(runs, names), CDN: CDNURL, SelfTest: o.SelfTest}
+	p := &page{Title: o.Title, Names: names, Finding: finding(runs, names), Scenario: scenarioOf(runs, names), CDN: CDNURL, SelfTest: o.SelfTest}
 	if p.Title == "" {
 		p.Title = "itlsim report"
 	}
@@ -193,7 +194,13 @@ window.addEventListener("error", function (e) { window.itlsimErrors.push("error:
 {{- if .Inline}} (it is inlined in this file: scripts may be disabled)
 {{- else}} from {{.CDN}} (this page needs the network for its charts; make an offline report with <code>--echarts-js FILE</code>)
 {{- end}}, so no chart is drawn. The tables hold every number.</div>
-<nav><a href="#scenario">Scenario</a><a href="#summary">Summary</a>{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}</nav>
+<section id="finding">
+<h2>Finding</h2>
+{{- range .Finding}}
+<p>{{.}}</p>
+{{- end}}
+</section>
+<nav><a href="#finding">Finding</a><a href="#scenario">Scenario</a><a href="#summary">Summary</a>{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}</nav>
 
 <section id="scenario">
 <h2>Scenario</h2>
