@@ -41,3 +41,27 @@ func TestFinding(t *testing.T) {
 		t.Errorf("finding of one run: %q", one)
 	}
 }
+
+// TestZeroRowsCollapsed: summary rows that are zero for every run move to
+// a collapsed table of their own, with their section headings, and every
+// row is in exactly one of the two tables.
+func TestZeroRowsCollapsed(t *testing.T) {
+	page := string(render(t, simulated(t), reporthtml.Options{}))
+	i := strings.Index(page, `<table id="table-summary-zero">`)
+	if i < 0 {
+		t.Fatal("no table of zero rows")
+	}
+	if d := strings.LastIndex(page[:i], "<details>"); d < 0 || strings.Contains(page[d:i], "</details>") {
+		t.Error("the zero rows are not in a closed <details>")
+	}
+	main := page[strings.Index(page, `<table id="table-summary">`):i]
+	zero := page[i : i+strings.Index(page[i:], "</table>")]
+	for _, row := range []string{"spec-rejection", "failover"} {
+		if strings.Contains(main, "<th>"+row+"</th>") || !strings.Contains(zero, "<th>"+row+"</th>") {
+			t.Errorf("row %s, zero in every run, is not (only) in the collapsed table", row)
+		}
+	}
+	if !strings.Contains(main, "<th>decode</th>") || strings.Contains(zero, "<th>decode</th>") {
+		t.Error("row decode, not zero, left the summary")
+	}
+}

@@ -79,11 +79,13 @@ type page struct {
 	Finding  []string
 	Scenario scenarioView
 	Summary  table
-	Sections []section
-	Inline   bool
-	ECharts  template.JS
-	CDN      string
-	SelfTest bool
+	// SummaryZero holds the summary's rows that are zero for every run.
+	SummaryZero table
+	Sections    []section
+	Inline      bool
+	ECharts     template.JS
+	CDN         string
+	SelfTest    bool
 }
 
 func build(runs []reports.Run, o Options) (*page, error) {
@@ -99,6 +101,7 @@ func build(runs []reports.Run, o Options) (*page, error) {
 	if p.Summary, err = summaryTable(runs, names); err != nil {
 		return nil, err
 	}
+	p.Summary, p.SummaryZero = splitZeroRows(p.Summary)
 	sets := make([]streamSets, len(runs))
 	for i := range runs {
 		sets[i] = setsOf(&runs[i])
@@ -222,6 +225,9 @@ window.addEventListener("error", function (e) { window.itlsimErrors.push("error:
 <section id="summary">
 <h2>Summary</h2>
 {{template "table" .Summary}}
+{{- if .SummaryZero.Rows}}
+{{template "table" .SummaryZero}}
+{{- end}}
 </section>
 {{range .Sections}}
 <section id="{{.ID}}">
