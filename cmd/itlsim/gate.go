@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -196,6 +197,11 @@ func (o *gateOptions) run(cmd *cobra.Command) error {
 		}
 	}
 	if html != nil {
+		var verdict bytes.Buffer // the page opens with the verdict the terminal prints
+		if err := gate.Write(&verdict, &rep, reports.FormatMarkdown); err != nil {
+			return err
+		}
+		html.opts.Gate = verdict.Bytes()
 		if err := html.write([]reports.Run{base.run("baseline", m), cand.run("candidate", m)}); err != nil {
 			return badInput(err)
 		}

@@ -65,3 +65,23 @@ func TestZeroRowsCollapsed(t *testing.T) {
 		t.Error("row decode, not zero, left the summary")
 	}
 }
+
+// TestVerdictOnTop: given a gate's report, the page opens with its verdict
+// table, row for row, before the finding.
+func TestVerdictOnTop(t *testing.T) {
+	page := string(render(t, simulated(t), reporthtml.Options{Gate: []byte(gateMarkdown)}))
+	v, f := strings.Index(page, `<section id="verdict">`), strings.Index(page, `<section id="finding">`)
+	if v < 0 || f < v {
+		t.Fatalf("verdict at %d, finding at %d: want the verdict first", v, f)
+	}
+	sec := page[v:f]
+	for _, want := range []string{"itlsim gate: FAIL", "<th>stream_p99_itl_p99</th><td>134.0 ms</td><td>402.1 ms</td><td>&#43;200.1%</td><td>[&#43;150.0%, &#43;260.0%]</td><td>FAIL</td>",
+		"<th>95% CI of change</th>", "Regressed: stream_p99_itl_p99, itl_goodput."} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("verdict section lacks %q:\n%s", want, sec)
+		}
+	}
+	if strings.Contains(string(render(t, simulated(t), reporthtml.Options{})), `id="verdict"`) {
+		t.Error("a page without a gate shows a verdict")
+	}
+}

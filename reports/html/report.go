@@ -24,6 +24,9 @@ type Options struct {
 	ECharts []byte
 	// Title heads the page. Default "itlsim report".
 	Title string
+	// Gate is a gate's report in its markdown form (gate.Write with
+	// reports.FormatMarkdown); the page then opens with its verdict table.
+	Gate []byte
 	// SelfTest adds a script that, once the charts have drawn, writes into
 	// <pre id="itlsim-selftest"> a JSON object: the ECharts version, per
 	// chart container whether an ECharts instance exists and how many SVG
@@ -76,6 +79,7 @@ func Write(w io.Writer, runs []reports.Run, o Options) error {
 type page struct {
 	Title    string
 	Names    []string
+	Verdict  *verdictView
 	Finding  []string
 	Scenario scenarioView
 	Summary  table
@@ -94,6 +98,7 @@ func build(runs []reports.Run, o Options) (*page, error) {
 	if p.Title == "" {
 		p.Title = "itlsim report"
 	}
+	p.Verdict = verdictOf(o.Gate)
 	if len(o.ECharts) > 0 {
 		p.Inline, p.ECharts = true, template.JS(o.ECharts)
 	}
@@ -172,6 +177,8 @@ thead th { background: #f4f4f4; }
 th.section { background: #fafafa; font-weight: 600; }
 td.wrap { max-width: 700px; overflow-wrap: anywhere; font-size: 12px; }
 nav a { margin-right: 12px; }
+p.pass strong { color: #1a7f37; }
+p.fail strong { color: #c62828; }
 </style>
 {{- if .SelfTest}}
 <script>
@@ -197,13 +204,23 @@ window.addEventListener("error", function (e) { window.itlsimErrors.push("error:
 {{- if .Inline}} (it is inlined in this file: scripts may be disabled)
 {{- else}} from {{.CDN}} (this page needs the network for its charts; make an offline report with <code>--echarts-js FILE</code>)
 {{- end}}, so no chart is drawn. The tables hold every number.</div>
+{{- with .Verdict}}
+<section id="verdict">
+<h2>Verdict</h2>
+<p class="{{if .Pass}}pass{{else}}fail{{end}}"><strong>{{.Headline}}</strong></p>
+{{template "table" .Table}}
+{{- range .Notes}}
+<p class="meta">{{.}}</p>
+{{- end}}
+</section>
+{{- end}}
 <section id="finding">
 <h2>Finding</h2>
 {{- range .Finding}}
 <p>{{.}}</p>
 {{- end}}
 </section>
-<nav><a href="#finding">Finding</a><a href="#scenario">Scenario</a><a href="#summary">Summary</a>{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}</nav>
+<nav>{{if .Verdict}}<a href="#verdict">Verdict</a>{{end}}<a href="#finding">Finding</a><a href="#scenario">Scenario</a><a href="#summary">Summary</a>{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}</nav>
 
 <section id="scenario">
 <h2>Scenario</h2>
@@ -281,6 +298,11 @@ window.addEventListener("load", function () {
   setTimeout(function () {
     var ok = typeof echarts !== "undefined";
     var out = { echarts: ok ? echarts.version : "", notice_hidden: document.getElementById("itlsim-nojs").style.display === "none", charts: [], errors: window.itlsimErrors };
+    var finding = document.getElementById("finding");
+    out.finding = finding ? finding.innerText : "";
+    var verdict = document.getElementById("verdict");
+    out.verdict = verdict ? verdict.querySelector("p").innerText : "";
+    out.verdict_rows = verdict ? verdict.querySelectorAll("tbody tr").length : 0;
     var els = document.querySelectorAll("div.chart");
     for (var i = 0; i < els.length; i++) {
       var inst = ok ? echarts.getInstanceByDom(els[i]) : null;
