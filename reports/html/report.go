@@ -86,10 +86,12 @@ type page struct {
 	// SummaryZero holds the summary's rows that are zero for every run.
 	SummaryZero table
 	Sections    []section
-	Inline      bool
-	ECharts     template.JS
-	CDN         string
-	SelfTest    bool
+	// Hidden names the sections left out for want of data, and why.
+	Hidden   []string
+	Inline   bool
+	ECharts  template.JS
+	CDN      string
+	SelfTest bool
 }
 
 func build(runs []reports.Run, o Options) (*page, error) {
@@ -126,9 +128,45 @@ func build(runs []reports.Run, o Options) (*page, error) {
 		if err != nil {
 			return nil, err
 		}
+		if why := noData(s.ID, runs); why != "" {
+			p.Hidden = append(p.Hidden, s.Title+": "+why)
+			continue
+		}
 		p.Sections = append(p.Sections, s)
 	}
 	return p, nil
+}
+
+// noData says why no run has data for the section id (measured files
+// without start times, gaps or server-side figures), or "" when one has.
+func noData(id string, runs []reports.Run) string {
+	none := func(has func(r *reports.Run) bool) bool {
+		for i := range runs {
+			if has(&runs[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	switch id {
+	case "itl-time", "kv":
+		if none(func(r *reports.Run) bool { return len(r.Timeseries) > 0 }) {
+			return "no run has a time series (the files record no request start times)"
+		}
+	case "itl-position":
+		if none(func(r *reports.Run) bool { return len(r.ITLByPosition) > 0 }) {
+			return "no run records the gaps between tokens"
+		}
+	case "stalls":
+		if none(func(r *reports.Run) bool { return !r.Summary.Measured }) {
+			return "measured streams do not say why a gap was long"
+		}
+	case "worst":
+		if none(func(r *reports.Run) bool { return len(r.WorstStreams) > 0 }) {
+			return "no run records the gaps between tokens"
+		}
+	}
+	return ""
 }
 
 // displayNames are the runs' names made unique and non-empty: charts key
@@ -221,6 +259,10 @@ window.addEventListener("error", function (e) { window.itlsimErrors.push("error:
 {{- end}}
 </section>
 <nav>{{if .Verdict}}<a href="#verdict">Verdict</a>{{end}}<a href="#finding">Finding</a><a href="#scenario">Scenario</a><a href="#summary">Summary</a>{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}</nav>
+
+{{- if .Hidden}}
+<p class="meta">Not shown, for want of data: {{range $i, $h := .Hidden}}{{if $i}}; {{end}}{{$h}}{{end}}.</p>
+{{- end}}
 
 <section id="scenario">
 <h2>Scenario</h2>

@@ -22,6 +22,9 @@ type Recording struct {
 	// File is the path it was read from; Format the importer that read it.
 	File   string
 	Format Format
+	// Model is the served model as the file names it (vLLM's model_id),
+	// "" when the file does not say.
+	Model string
 	// Streams are the requests that produced at least one chunk, in file order.
 	Streams []Stream
 	// FailedStreams are failed requests whose file records the chunks they

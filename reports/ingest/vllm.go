@@ -29,6 +29,7 @@ import (
 // "request_goodput:" spelled with a colon, are ignored.
 
 type vllmFile struct {
+	ModelID     *string         `json:"model_id"`
 	Duration    *float64        `json:"duration"`
 	Completed   *int            `json:"completed"`
 	RequestRate json.RawMessage `json:"request_rate"`
@@ -74,6 +75,9 @@ func parseVLLM(name string, data []byte) ([]Recording, error) {
 		return nil, fmt.Errorf("%s: no \"output_lens\": TPOT needs each request's output tokens", name)
 	}
 	rec := Recording{Name: baseName(name)}
+	if f.ModelID != nil {
+		rec.Model = *f.ModelID
+	}
 	if rate := strings.Trim(string(f.RequestRate), `"`); rate != "" && rate != "null" {
 		rec.Notes = append(rec.Notes, "request rate "+rate+" req/s")
 	}
