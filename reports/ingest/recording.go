@@ -35,8 +35,9 @@ type Recording struct {
 	// Failed counts requests that ended in an error, by the error's kind.
 	Failed map[string]int
 	// Rejected counts requests the server refused, by reason (itlsim's
-	// stream format records them).
+	// stream format records them); Refused lists them, in file order.
 	Rejected [scheduler.NumReasons]int
+	Refused  []Refusal
 	// Duration is the run's length in ns (the tool's benchmark duration
 	// when it records one).
 	Duration float64
@@ -48,6 +49,14 @@ type Recording struct {
 	NoArrivals bool
 	// Notes say what the file lacks and how the importer filled it in.
 	Notes []string
+}
+
+// Refusal is a request the server refused: no output, a reason.
+type Refusal struct {
+	ID          int
+	Arrival     float64 // ns from the start of the run
+	InputTokens int
+	Reason      scheduler.Reason
 }
 
 // Stream is one request's measured output.
@@ -212,6 +221,7 @@ func (r *Recording) Result(m sim.MetricsConfig) *sim.Result {
 		res.Rejected[why] += n
 		res.Requests += n
 	}
+
 	stall := float64(sim.FromMS(m.StallThresholdMS))
 	res.Streams = make([]sim.StreamSummary, len(r.Streams))
 	res.Measured.Streams = make([]sim.MeasuredStream, len(r.Streams))
@@ -268,6 +278,13 @@ func (r *Recording) Result(m sim.MetricsConfig) *sim.Result {
 		res.Worst = r.worst(m)
 	}
 	res.Series = r.series(m)
+	// Rejected requests are rows of the result, as a simulation's are (the
+	// JSON's streams, the gate's resampling); they have no times.
+	for _, q := range r.Refused {
+		res.Streams = append(res.Streams, sim.StreamSummary{ID: q.ID, Arrival: toTime(q.Arrival), InputTokens: q.InputTokens,
+			Status: sim.StatusRejected, Reject: q.Reason})
+		res.Measured.Streams = append(res.Measured.Streams, sim.MeasuredStream{})
+	}
 	return res
 }
 
