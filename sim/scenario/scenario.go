@@ -24,6 +24,14 @@ type File struct {
 	// Compare lists fields to compare, as "path=v1,v2" entries; each
 	// combination of values becomes one run (like --vary on the command line).
 	Compare []string `yaml:"compare" json:"-"`
+	// root is the parsed document, for Sets.
+	root *yaml.Node
+}
+
+// Sets tells whether the file gives the field at path ("workload.rate")
+// itself, rather than leaving it to its default.
+func (f File) Sets(path string) bool {
+	return f.root != nil && hasKey(f.root, strings.Split(path, ".")...)
 }
 
 var (
@@ -88,6 +96,7 @@ func Parse(name string, data []byte) (File, error) {
 	if err := f.Config.Validate(); err != nil {
 		return File{}, locate(name, &root, err)
 	}
+	f.root = &root
 	return f, nil
 }
 
