@@ -113,7 +113,26 @@ func xCategory(name string) opts.XAxis {
 	return opts.XAxis{Type: "category", Name: name, NameLocation: "middle", NameGap: 30}
 }
 
-func yValue(name string) opts.YAxis { return opts.YAxis{Type: "value", Name: name} }
+// xRuns is a category axis of run names: every name shown, slanted when
+// one is long, so that none is skipped or overlaps its neighbour.
+func xRuns(names []string) opts.XAxis {
+	x := xCategory("run")
+	x.AxisLabel = &opts.AxisLabel{Interval: "0"}
+	for _, n := range names {
+		if len([]rune(n)) > 12 {
+			x.AxisLabel.Rotate = 20
+			x.NameGap = 60
+		}
+	}
+	return x
+}
+
+// yValue is a value axis named along its middle, turned, where a long name
+// ("share of streams (%)") is neither cut at the chart's top edge nor laid
+// over the legend.
+func yValue(name string) opts.YAxis {
+	return opts.YAxis{Type: "value", Name: name, NameLocation: "middle", NameGap: 50}
+}
 
 // style sets a series' colour, line type and symbols.
 func style(color, lineType string, symbol bool) charts.SeriesOpts {
@@ -258,7 +277,7 @@ func cdfSection(runs []reports.Run, names []string, sets []streamSets) (section,
 	}
 	line := charts.NewLine()
 	line.SetGlobalOptions(append(common("chart-p99-cdf", 380, "axis"),
-		charts.WithXAxisOpts(x), charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: "share of streams", Min: 0, Max: 1}))...)
+		charts.WithXAxisOpts(x), charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: "share of streams", NameLocation: "middle", NameGap: 50, Min: 0, Max: 1}))...)
 	head := []string{"run", "streams"}
 	for _, q := range cdfQuantiles {
 		head = append(head, "p"+g(q*100))
@@ -379,7 +398,7 @@ func stallSection(runs []reports.Run, names []string) (section, error) {
 		Intro: fmt.Sprintf("The time of every stall (a gap over %g ms) split by cause and summed over the run's streams, stacked per run.", runs[0].Summary.StallThresholdMS)}
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(append(common("chart-stalls", 360, "axis"),
-		charts.WithXAxisOpts(xCategory("run")), charts.WithYAxisOpts(yValue("stall time (ms)")))...)
+		charts.WithXAxisOpts(xRuns(names)), charts.WithYAxisOpts(yValue("stall time (ms)")))...)
 	bar.SetXAxis(names)
 	head := append([]string{"cause"}, names...)
 	t := table{ID: "table-stalls", Caption: "Stall time by cause: ms (share of streams hit)", Head: head}
@@ -501,7 +520,7 @@ func kvSection(runs []reports.Run, names []string) (section, error) {
 		line := charts.NewLine()
 		line.SetGlobalOptions(append(common(id, 340, "axis"),
 			charts.WithXAxisOpts(xValue("simulated time (s)")), charts.WithYAxisOpts(yValue("requests")))...)
-		line.ExtendYAxis(opts.YAxis{Type: "value", Name: "KV used (%)", Min: 0, Max: 100, Position: "right"})
+		line.ExtendYAxis(opts.YAxis{Type: "value", Name: "KV used (%)", NameLocation: "middle", NameGap: 50, Min: 0, Max: 100, Position: "right"})
 		var kv, waiting, running []opts.LineData
 		var pre []opts.ScatterData
 		for _, p := range runs[i].Timeseries {
@@ -547,7 +566,7 @@ func latencySection(runs []reports.Run, names []string, sets []streamSets) (sect
 	} {
 		box := charts.NewBoxPlot()
 		box.SetGlobalOptions(append(common(m.id, 340, "item"),
-			charts.WithXAxisOpts(xCategory("run")), charts.WithYAxisOpts(yValue(m.name+" (ms)")))...)
+			charts.WithXAxisOpts(xRuns(names)), charts.WithYAxisOpts(yValue(m.name+" (ms)")))...)
 		box.SetXAxis(names)
 		data := make([]opts.BoxPlotData, len(runs))
 		var maxes []opts.ScatterData
@@ -634,7 +653,7 @@ func goodputSection(runs []reports.Run, names []string) (section, error) {
 	}
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(append(common("chart-goodput", 340, "axis"),
-		charts.WithXAxisOpts(xCategory("")), charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: "share (%)", Min: 0, Max: 100}))...)
+		charts.WithXAxisOpts(xCategory("")), charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: "share (%)", NameLocation: "middle", NameGap: 50, Min: 0, Max: 100}))...)
 	bar.SetXAxis(labels)
 	t := table{ID: "table-goodput", Caption: "Goodput: share of streams or requests", Head: append([]string{"metric"}, names...)}
 	rows := make([][]string, len(ms))
