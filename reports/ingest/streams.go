@@ -57,6 +57,9 @@ func parseStreams(name string, data []byte) ([]Recording, error) {
 		if rest := bytes.TrimSpace(ln.text[dec.InputOffset():]); len(rest) > 0 {
 			return nil, fmt.Errorf("%s: %s: unexpected data after the stream: one JSON object per line expected", name, where)
 		}
+		if err := checkDuplicateKeys(name, data, ln.text, int64(ln.off)); err != nil {
+			return nil, err
+		}
 		run := ""
 		if l.Run != nil {
 			run = *l.Run

@@ -51,6 +51,9 @@ func parseVLLM(name string, data []byte) ([]Recording, error) {
 	if off := dec.InputOffset(); len(bytes.TrimSpace(data[off:])) > 0 {
 		return nil, fmt.Errorf("%s: %s: unexpected data after the JSON object", name, position(data, off))
 	}
+	if err := checkDuplicateKeys(name, data, data, 0); err != nil {
+		return nil, err
+	}
 	n := len(f.TTFTs)
 	if f.TTFTs == nil || f.ITLs == nil {
 		return nil, fmt.Errorf("%s: not a vLLM benchmark result: expected per-request lists \"ttfts\" and \"itls\" (save it with --save-result)", name)
