@@ -17,6 +17,8 @@ type Source struct {
 	File string `json:"file"`
 	// Format is the importer that read it: vllm, aiperf, guidellm or itlsim.
 	Format string `json:"format"`
+	// Model is the served model as the file names it, when it does.
+	Model string `json:"model,omitempty"`
 	// Notes say what the file does not record and how the importer filled
 	// in (for example a reconstructed E2EL, or no gaps at all).
 	Notes []string `json:"notes"`

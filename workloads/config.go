@@ -345,9 +345,9 @@ func (c Config) CapAtContext(maxModelLen int) Config {
 	return c
 }
 
-// Files lists the files c reads: the trace, the lengths file and the FILE
-// of every empirical length distribution, its classes' included, in that
-// order. A command checks its outputs against them.
+// Files lists the files c reads: the trace (both files of a ServeGen
+// client), the lengths file and the FILE of every empirical length
+// distribution, its classes' included, in that order. A command checks its outputs against them.
 func (c Config) Files() []string {
 	var files []string
 	add := func(p string) {
@@ -356,6 +356,10 @@ func (c Config) Files() []string {
 		}
 	}
 	add(c.Trace)
+	if t, d, err := servegenPair(c.Trace); c.Trace != "" && err == nil {
+		add(t) // a ServeGen client is two files, either of which names it
+		add(d)
+	}
 	add(c.LengthsFile)
 	dists := []Dist{c.InputLen, c.OutputLen}
 	for _, cl := range c.Classes {

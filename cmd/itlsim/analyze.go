@@ -167,7 +167,7 @@ func analyzeRuns(recs []ingest.Recording, m sim.MetricsConfig, withStreams bool)
 		rec := &recs[i]
 		cfg := sim.Config{Name: rec.Name, Metrics: m}
 		run := reports.NewRunOptions(rec.Name, nil, cfg, rec.Result(m), withStreams)
-		run.Source = &reports.Source{File: rec.File, Format: string(rec.Format), Notes: append([]string{}, rec.Notes...)}
+		run.Source = &reports.Source{File: rec.File, Format: string(rec.Format), Model: rec.Model, Notes: append([]string{}, rec.Notes...)}
 		runs[i] = run
 	}
 	return runs

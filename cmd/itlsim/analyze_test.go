@@ -245,3 +245,24 @@ func TestAnalyzeBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeHTMLDescribesTheSource: the page of a measured run says where
+// the streams come from (file, format, the model the file names, what it
+// lacks) instead of an empty simulated scenario, and leaves out the charts
+// the file has no data for, saying so.
+func TestAnalyzeHTMLDescribesTheSource(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "m.html")
+	mustRunCLI(t, "analyze", "testdata/analyze/vllm_small.json", "--html", page)
+	raw := string(mustRead(t, page))
+	for _, want := range []string{"Measured streams read from testdata/analyze/vllm_small.json (vllm format)", "no request start times",
+		"Not shown, for want of data", "Stall time by cause: measured streams do not say why"} {
+		if !strings.Contains(raw, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"tensor parallel 0", "preemption by ,", `<section id="kv">`, `<section id="itl-time">`, `<section id="stalls">`} {
+		if strings.Contains(raw, bad) {
+			t.Errorf("page holds %q", bad)
+		}
+	}
+}

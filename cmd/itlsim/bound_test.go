@@ -30,6 +30,7 @@ func TestEveryRequestPathIsBounded(t *testing.T) {
 		{[]string{"run", "--requests", "0", "--duration", "600", "--rate", "10", "--set", "workload.rate_curve=points:0=1e6"}, "more than 1073741824"},
 		{[]string{"run", "--workload", trace}, "more than 1073741824"},
 		{[]string{"workload", "inspect", trace}, "more than 1073741824"},
+		{[]string{"run", "--workload", trace, "--json", dataset}, "is an input of this command"},
 	} {
 		r := execCLI(t, c.args...)
 		if r.code != 1 || !strings.Contains(r.stderr, c.want) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,5 +54,29 @@ func TestConflictingSettingsAreNotIgnored(t *testing.T) {
 				t.Errorf("%s: stderr %q lacks %q", strings.Join(c.args, " "), r.stderr, w)
 			}
 		}
+	}
+}
+
+// TestScenarioGeneratorFieldsWithATrace: a scenario file that gives a rate
+// (or a request count, lengths) beside a trace with its own arrivals is an
+// error naming the file and the field, as the flags are.
+func TestScenarioGeneratorFieldsWithATrace(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.jsonl")
+	mustRunCLI(t, "workload", "generate", writeScenario(t, "g.yaml", "workload:\n  requests: 20\n"), "-o", trace)
+	scen := filepath.Join(dir, "s.yaml")
+	writeFile(t, scen, "workload:\n  trace: t.jsonl\n  rate: 50\n")
+	r := execCLI(t, "run", scen)
+	if r.code == 0 || !strings.Contains(r.stderr, "s.yaml: workload.rate") || !strings.Contains(r.stderr, "own arrival times") {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	writeFile(t, scen, "workload:\n  trace: t.jsonl\n  time_scale: 2\n")
+	mustRunCLI(t, "run", scen)
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -29,6 +29,11 @@ func TestContradictoryInputIsNamed(t *testing.T) {
 `)
 	streams := write("s.jsonl", `{"id":0,"arrival_s":0,"output_tokens":50,"chunk_times_s":[0.1,0.2],"chunk_tokens":[1,1]}
 `)
+	dupStream := write("dup-s.jsonl", `{"id":0,"arrival_s":0,"chunk_times_s":[0.1,0.2]}
+{"id":1,"arrival_s":0,"chunk_times_s":[0.1,0.2],"arrival_s":5}
+`)
+	dupVLLM := write("dup-v.json", `{"duration": 1, "output_lens": [3], "ttfts": [0.1], "itls": [[0.02, 0.02]],
+ "TTFTs": [9], "errors": [""]}`)
 	vllm := write("v.json", `{"duration": 1, "input_lens": [10, 10], "output_lens": [50, 3], "ttfts": [0.1, 0.1], "itls": [[0.1], [0.02, 0.02]], "errors": ["", ""]}`)
 
 	for _, c := range []struct {
@@ -38,6 +43,8 @@ func TestContradictoryInputIsNamed(t *testing.T) {
 		{[]string{"run", "--workload", dupTrace, "--workload-format", "mooncake"}, []string{"dup.jsonl:2", "input_length", "twice"}},
 		{[]string{"workload", "inspect", dupRequests}, []string{"dup-requests.jsonl:1", "output_tokens", "twice"}},
 		{[]string{"analyze", streams}, []string{"s.jsonl", "line 1", "output_tokens 50", "chunk_tokens", "2"}},
+		{[]string{"analyze", dupStream}, []string{"dup-s.jsonl", "line 2", `"arrival_s"`, "twice"}},
+		{[]string{"analyze", dupVLLM}, []string{"dup-v.json", "line 2", `"TTFTs"`, "twice"}},
 	} {
 		r := execCLI(t, c.args...)
 		if r.code == 0 {

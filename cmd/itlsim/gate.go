@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -255,6 +256,11 @@ func (o *gateOptions) run(cmd *cobra.Command) error {
 			runs = []reports.Run{base.run("baseline", m), cand.run("candidate", m)}
 		}
 		judge(runs, terms)
+		var verdict bytes.Buffer // the page opens with the verdict the terminal prints
+		if err := gate.Write(&verdict, &rep, reports.FormatMarkdown); err != nil {
+			return err
+		}
+		html.opts.Gate = verdict.Bytes()
 		if err := html.write(runs); err != nil {
 			return badInput(err)
 		}

@@ -40,3 +40,37 @@ func TestGateWritesHTML(t *testing.T) {
 		t.Error("a report was written for bad input")
 	}
 }
+
+// TestGateHTMLVerdictOnTop: the gate's page opens with its verdict, the
+// table the terminal prints (metric, baseline, candidate, change, interval,
+// verdict), before the finding and the summary.
+func TestGateHTMLVerdictOnTop(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "gate.html")
+	small := "testdata/replay/small.jsonl"
+	r := execCLI(t, "gate", "--baseline", small, "--candidate", "testdata/analyze/aiperf_small.jsonl",
+		"--metric", "stream_p99_itl_p99,ttft_p99", "--html", page)
+	if r.code != 0 && r.code != 1 {
+		t.Fatalf("gate exit %d: %s", r.code, r.stderr)
+	}
+	raw := string(mustRead(t, page))
+	v := strings.Index(raw, `<table id="gate-verdict">`)
+	if v < 0 {
+		t.Fatalf("no verdict table in the page")
+	}
+	for _, later := range []string{`<section id="finding">`, `<table id="table-summary">`} {
+		if i := strings.Index(raw, later); i < v {
+			t.Errorf("%s comes before the verdict", later)
+		}
+	}
+	verdict := raw[v : v+strings.Index(raw[v:], "</table>")]
+	for _, want := range []string{"<th>metric</th>", "<th>baseline</th>", "<th>candidate</th>", "<th>change</th>", "CI of change", "<th>verdict</th>",
+		"<th>stream_p99_itl_p99</th>", "<th>ttft_p99</th>", "334.9 ms", "pass"} {
+		if !strings.Contains(verdict, want) {
+			t.Errorf("verdict table lacks %q:\n%s", want, verdict)
+		}
+	}
+	if !strings.Contains(raw, "itlsim gate: PASS") && !strings.Contains(raw, "itlsim gate: FAIL") {
+		t.Error("the page does not say PASS or FAIL")
+	}
+}

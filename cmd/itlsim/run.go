@@ -157,9 +157,6 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := o.checkTraceFlags(cmd, variants); err != nil {
-		return err
-	}
 
 	if o.printConfig {
 		return printConfigs(cmd.OutOrStdout(), variants)
@@ -182,6 +179,10 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 		readsConfig(files, v.Config)
 	}
 	if err := files.check(); err != nil {
+		return err
+	}
+	fileTrace := len(args) == 1 && sc.parsed.Sets("workload.trace") && !sc.setsField("workload.trace")
+	if err := o.checkTraceFlags(cmd, variants, sc.parsed, fileTrace, args); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -262,13 +263,17 @@ func fieldPathsHelp(paths []string, width int) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// generatorFlags set how generated requests arrive and how long they are:
-// a trace with its own arrival times has no use for them.
-var generatorFlags = []string{"requests", "rate", "duration", "arrival", "input-len", "output-len"}
+// generatorFlags set how generated requests arrive and how long they are
+// (flag → field): a trace with its own arrival times has no use for them.
+var generatorFlags = [][2]string{{"requests", "workload.requests"}, {"rate", "workload.rate"}, {"duration", "workload.duration_s"},
+	{"arrival", "workload.arrival"}, {"input-len", "workload.input_len"}, {"output-len", "workload.output_len"}}
 
-// checkTraceFlags refuses generator flags given with a trace that has its
-// own arrival times (every format but lengths), which would ignore them.
-func (o *runOptions) checkTraceFlags(cmd *cobra.Command, variants []scenario.Variant) error {
+// checkTraceFlags refuses generator settings given as flags with a trace
+// that has its own arrival times (every format but lengths), which would
+// ignore them; and, when the scenario file names the trace itself
+// (fileTrace), generator fields the file gives beside it. (A file's own
+// generator, replaced by --workload on the command line, is no conflict.)
+func (o *runOptions) checkTraceFlags(cmd *cobra.Command, variants []scenario.Variant, file scenario.File, fileTrace bool, args []string) error {
 	for _, v := range variants {
 		trace := v.Config.Workload.Trace
 		if trace == "" {
@@ -284,12 +289,20 @@ func (o *runOptions) checkTraceFlags(cmd *cobra.Command, variants []scenario.Var
 		if format == workloads.FormatLengths {
 			continue
 		}
-		for _, name := range generatorFlags {
-			if cmd.Flags().Changed(name) {
-				return fmt.Errorf("--%s: the trace %s (%s) has its own arrival times and lengths, so --%s would be ignored; "+
-					"change a trace's load with --set workload.target_rate=R, workload.time_scale, workload.window_s or workload.sample",
-					name, trace, format, name)
+		for _, g := range generatorFlags {
+			name, path := g[0], g[1]
+			what := ""
+			switch {
+			case cmd.Flags().Changed(name):
+				what = "--" + name
+			case fileTrace && file.Sets(path):
+				what = args[0] + ": " + path
+			default:
+				continue
 			}
+			return fmt.Errorf("%s: the trace %s (%s) has its own arrival times and lengths, so %s would be ignored; "+
+				"change a trace's load with workload.target_rate, time_scale, window_s or sample (--set workload.target_rate=R)",
+				what, trace, format, path)
 		}
 	}
 	return nil
@@ -371,6 +384,10 @@ type scenarioFile struct {
 	file  string
 	terms []string
 	lines []int
+	// parsed is the file as read (zero without one); setsField tells
+	// whether the command line sets or compares a field.
+	parsed    scenario.File
+	setsField func(path string) bool
 }
 
 // variants builds the runs the command line asks for: the scenario file (or
@@ -381,13 +398,14 @@ func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Var
 	var cmps []scenario.Comparison
 	var fileTerms []string
 	var fileLines []int
+	var parsed scenario.File
 	file := ""
 	if len(args) == 1 {
 		f, err := scenario.Load(args[0])
 		if err != nil {
 			return nil, scenarioFile{}, err
 		}
-		base = f.Config
+		base, parsed = f.Config, f
 		file, fileTerms, fileLines = args[0], f.SLO, f.SLOLines
 		for _, c := range f.Compare {
 			cmp, err := scenario.ParseComparison(c)
@@ -509,7 +527,7 @@ func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Var
 			}
 		}
 	}
-	return variants, scenarioFile{file, fileTerms, fileLines}, nil
+	return variants, scenarioFile{file, fileTerms, fileLines, parsed, setsField}, nil
 }
 
 func writeJSON(w io.Writer, v any) error {

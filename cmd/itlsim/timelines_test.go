@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -34,6 +35,13 @@ func TestTimelinesReproduceTheRun(t *testing.T) {
 		if !reflect.DeepEqual(measured[k], sim[k]) {
 			t.Errorf("%s: analyze of the timelines gives %v, the run %v", k, measured[k], sim[k])
 		}
+	}
+	// The gate reads both documents, failed and rejected rows included,
+	// and finds them equal: the three metrics named and unserved_share,
+	// which every comparison gate checks.
+	g := execCLI(t, "gate", "--baseline", res, "--candidate", an, "--bootstrap", "0", "--metric", "slo_goodput,ttft_p99,stream_p99_itl_p99")
+	if g.code != 0 || strings.Count(g.stdout, "+0.0") != 4 {
+		t.Errorf("gate of the run against analyze of its timelines: exit %d\n%s%s", g.code, g.stdout, g.stderr)
 	}
 }
 

@@ -57,9 +57,15 @@ func FromRun(name string, run *reports.Run) (Sample, error) {
 	for r := range scheduler.NumReasons {
 		reasons[r.String()] = r
 	}
-	for i := range run.Streams {
-		row := &run.Streams[i]
-		where := fmt.Sprintf("%s: run %q: streams[%d] (id %d)", name, run.Name, i, row.ID)
+	i := 0 // the row's index in res.Streams
+	for j := range run.Streams {
+		row := &run.Streams[j]
+		where := fmt.Sprintf("%s: run %q: streams[%d] (id %d)", name, run.Name, j, row.ID)
+		if row.Status == "failed" {
+			// A stream whose connection failed: counted with
+			// summary.failed below, as a failed request, not a row.
+			continue
+		}
 		st := sim.StreamSummary{ID: row.ID, InputTokens: row.InputTokens, OutputTokens: row.OutputTokens, Preemptions: row.Preemptions, Class: -1}
 		if row.Class != "" {
 			k := slices.Index(res.ClassNames, row.Class)
@@ -88,7 +94,7 @@ func FromRun(name string, run *reports.Run) (Sample, error) {
 			st.Reject = why
 			res.Rejected[why]++
 		default:
-			return Sample{}, fmt.Errorf("%s: status %q: expected finished or rejected", where, row.Status)
+			return Sample{}, fmt.Errorf("%s: status %q: expected finished, rejected or failed", where, row.Status)
 		}
 		res.Requests++
 		for _, v := range []struct {
@@ -117,7 +123,9 @@ func FromRun(name string, run *reports.Run) (Sample, error) {
 			res.InputTokens += int64(row.InputTokens)
 			res.OutputTokens += int64(row.OutputTokens)
 		}
+		i++
 	}
+	res.Streams, res.Measured.Streams = res.Streams[:i], res.Measured.Streams[:i]
 	if n := run.Summary.Failed; n > 0 {
 		res.Measured.Failed = map[string]int{}
 		for k, v := range run.Summary.FailedByReason {

@@ -26,7 +26,10 @@ type selftest struct {
 		SVG      int    `json:"svg"`
 		Paths    int    `json:"paths"`
 	} `json:"charts"`
-	Errors []string `json:"errors"`
+	Errors      []string `json:"errors"`
+	Finding     string   `json:"finding"`
+	Verdict     string   `json:"verdict"`
+	VerdictRows int      `json:"verdict_rows"`
 }
 
 // missing skips the test on a developer machine, saying how to get what
@@ -95,7 +98,7 @@ func dumpDOM(t *testing.T, chromium, page string) []byte {
 func TestBrowserDrawsEveryChart(t *testing.T) {
 	chromium, js := chromiumPath(t), echartsBuild(t)
 	runs := simulated(t)
-	page := render(t, runs, reporthtml.Options{ECharts: js, SelfTest: true})
+	page := render(t, runs, reporthtml.Options{ECharts: js, SelfTest: true, Gate: []byte(gateMarkdown)})
 	path := filepath.Join(t.TempDir(), "report.html")
 	if err := os.WriteFile(path, page, 0o644); err != nil {
 		t.Fatal(err)
@@ -132,6 +135,13 @@ func TestBrowserDrawsEveryChart(t *testing.T) {
 	for _, e := range st.Errors {
 		t.Errorf("console error: %s", e)
 	}
+	// The headline and the gate verdict are what a reader sees first.
+	if !strings.Contains(st.Finding, "dominant stall cause") {
+		t.Errorf("the finding shown is %q", st.Finding)
+	}
+	if !strings.Contains(st.Verdict, "itlsim gate: FAIL") || st.VerdictRows != 2 {
+		t.Errorf("the verdict shown is %q with %d rows, want FAIL and 2 rows", st.Verdict, st.VerdictRows)
+	}
 	if len(st.Charts) != len(want) {
 		t.Errorf("self-test saw %d chart containers, the page has %d", len(st.Charts), len(want))
 	}
@@ -142,6 +152,13 @@ func TestBrowserDrawsEveryChart(t *testing.T) {
 		}
 	}
 }
+
+// gateMarkdown is a gate report as gate.Write prints it for a pull request.
+const gateMarkdown = "**itlsim gate: FAIL** — candidate `b.json` (120 streams) against baseline `a.json` (120 streams)\n\n" +
+	"| metric | baseline | candidate | change | 95% CI of change | verdict |\n|:--|:--|:--|:--|:--|:--|\n" +
+	"| stream_p99_itl_p99 | 134.0 ms | 402.1 ms | +200.1% | [+150.0%, +260.0%] | **FAIL** |\n" +
+	"| itl_goodput | 100.0% | 87.0% | −13.0 pt | [−20.0 pt, −6.0 pt] | **FAIL** |\n\n" +
+	"Regressed: stream_p99_itl_p99, itl_goodput.\n"
 
 // TestBrowserShowsNoticeWithoutECharts opens a report whose ECharts cannot
 // load (the CDN is unreachable offline, and the test blocks it anyway)

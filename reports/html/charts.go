@@ -42,7 +42,9 @@ var runColors = []string{"#5470c6", "#91cc75", "#fac858", "#ee6666", "#73c0de", 
 
 func runColor(i int) string { return runColors[i%len(runColors)] }
 
-// causeColors give every stall cause the same colour in every chart.
+// causeColors give every stall cause its own colour, the same in every
+// chart, and none the near-black of the worst streams' chunk dots
+// (chunkColor). TestCauseColors holds every cause of sim.Causes to it.
 var causeColors = map[string]string{
 	"decode":               "#8c8c8c",
 	"prefill-interference": "#fc8452",
@@ -51,13 +53,33 @@ var causeColors = map[string]string{
 	"kv-recompute":         "#ee6666",
 	"engine-hiccup":        "#7a4b2a",
 	"spec-rejection":       "#73c0de",
+	"network":              "#1b9e77",
+	"packet-loss":          "#e6ab02",
+	"connection":           "#a50f15",
+	"smoothing-delay":      "#66a61e",
+	"failover":             "#e7298a",
 }
+
+// chunkColor draws the worst streams' chunks.
+const chunkColor = "#333333"
 
 func causeColor(c string) string {
 	if col, ok := causeColors[c]; ok {
 		return col
 	}
-	return "#333333"
+	return "#bdbdbd" // a cause added without a colour: grey, never a chunk's
+}
+
+// percentileLine is the one line style of each percentile in every chart:
+// p50 solid, p90 and p95 dashed, p99 dotted.
+func percentileLine(p string) string {
+	switch p {
+	case "p50":
+		return "solid"
+	case "p99":
+		return "dotted"
+	}
+	return "dashed"
 }
 
 // finish validates a go-echarts chart and encodes its option. The chart
@@ -91,7 +113,26 @@ func xCategory(name string) opts.XAxis {
 	return opts.XAxis{Type: "category", Name: name, NameLocation: "middle", NameGap: 30}
 }
 
-func yValue(name string) opts.YAxis { return opts.YAxis{Type: "value", Name: name} }
+// xRuns is a category axis of run names: every name shown, slanted when
+// one is long, so that none is skipped or overlaps its neighbour.
+func xRuns(names []string) opts.XAxis {
+	x := xCategory("run")
+	x.AxisLabel = &opts.AxisLabel{Interval: "0"}
+	for _, n := range names {
+		if len([]rune(n)) > 12 {
+			x.AxisLabel.Rotate = 20
+			x.NameGap = 60
+		}
+	}
+	return x
+}
+
+// yValue is a value axis named along its middle, turned, where a long name
+// ("share of streams (%)") is neither cut at the chart's top edge nor laid
+// over the legend.
+func yValue(name string) opts.YAxis {
+	return opts.YAxis{Type: "value", Name: name, NameLocation: "middle", NameGap: 50}
+}
 
 // style sets a series' colour, line type and symbols.
 func style(color, lineType string, symbol bool) charts.SeriesOpts {
@@ -132,9 +173,9 @@ func itlTimeSection(runs []reports.Run, names []string) (section, error) {
 			p99 = append(p99, opts.LineData{Value: xy(p.TS, p.ITLP99MS)})
 			t.add(names[i], f2(p.TS), fmt.Sprint(p.ITLCount), f2(p.ITLP50MS), f2(p.ITLP95MS), f2(p.ITLP99MS))
 		}
-		line.AddSeries(names[i]+" p50", p50, style(runColor(i), "solid", false))
-		line.AddSeries(names[i]+" p95", p95, style(runColor(i), "dotted", false))
-		line.AddSeries(names[i]+" p99", p99, style(runColor(i), "dashed", false))
+		line.AddSeries(names[i]+" p50", p50, style(runColor(i), percentileLine("p50"), false))
+		line.AddSeries(names[i]+" p95", p95, style(runColor(i), percentileLine("p95"), false))
+		line.AddSeries(names[i]+" p99", p99, style(runColor(i), percentileLine("p99"), false))
 	}
 	c, err := finish(line, "chart-itl-time", "ITL p50, p95 and p99 over time", 380)
 	sec.Charts, sec.Tables = []chart{c}, []table{t}
@@ -188,9 +229,9 @@ func positionSection(runs []reports.Run, names []string) (section, error) {
 			name, line string
 			v          func(reports.PositionRow) float64
 		}{
-			{"p50", "solid", func(p reports.PositionRow) float64 { return p.ITLP50MS }},
-			{"p90", "dashed", func(p reports.PositionRow) float64 { return p.ITLP90MS }},
-			{"p99", "dotted", func(p reports.PositionRow) float64 { return p.ITLP99MS }},
+			{"p50", percentileLine("p50"), func(p reports.PositionRow) float64 { return p.ITLP50MS }},
+			{"p90", percentileLine("p90"), func(p reports.PositionRow) float64 { return p.ITLP90MS }},
+			{"p99", percentileLine("p99"), func(p reports.PositionRow) float64 { return p.ITLP99MS }},
 		} {
 			data := make([]opts.LineData, len(cats))
 			for j, c := range cats {
@@ -236,7 +277,7 @@ func cdfSection(runs []reports.Run, names []string, sets []streamSets) (section,
 	}
 	line := charts.NewLine()
 	line.SetGlobalOptions(append(common("chart-p99-cdf", 380, "axis"),
-		charts.WithXAxisOpts(x), charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: "share of streams", Min: 0, Max: 1}))...)
+		charts.WithXAxisOpts(x), charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: "share of streams", NameLocation: "middle", NameGap: 50, Min: 0, Max: 1}))...)
 	head := []string{"run", "streams"}
 	for _, q := range cdfQuantiles {
 		head = append(head, "p"+g(q*100))
@@ -357,7 +398,7 @@ func stallSection(runs []reports.Run, names []string) (section, error) {
 		Intro: fmt.Sprintf("The time of every stall (a gap over %g ms) split by cause and summed over the run's streams, stacked per run.", runs[0].Summary.StallThresholdMS)}
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(append(common("chart-stalls", 360, "axis"),
-		charts.WithXAxisOpts(xCategory("run")), charts.WithYAxisOpts(yValue("stall time (ms)")))...)
+		charts.WithXAxisOpts(xRuns(names)), charts.WithYAxisOpts(yValue("stall time (ms)")))...)
 	bar.SetXAxis(names)
 	head := append([]string{"cause"}, names...)
 	t := table{ID: "table-stalls", Caption: "Stall time by cause: ms (share of streams hit)", Head: head}
@@ -444,7 +485,7 @@ func worstSection(runs []reports.Run, names []string) (section, error) {
 				stalls.add(names[i], labels[k], itoa(s.Index), f3(s.StartS-w.ArrivalS), f1(s.GapMS), strings.Join(parts, ", "))
 			}
 		}
-		sc.AddSeries("chunks", points, style("#333333", "solid", true),
+		sc.AddSeries("chunks", points, style(chunkColor, "solid", true),
 			charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.SymbolSize = 4 }))
 		wait.AddSeries("until first token", waits, style("#bbbbbb", "solid", false))
 		for _, c := range sim.Causes() {
@@ -479,7 +520,7 @@ func kvSection(runs []reports.Run, names []string) (section, error) {
 		line := charts.NewLine()
 		line.SetGlobalOptions(append(common(id, 340, "axis"),
 			charts.WithXAxisOpts(xValue("simulated time (s)")), charts.WithYAxisOpts(yValue("requests")))...)
-		line.ExtendYAxis(opts.YAxis{Type: "value", Name: "KV used (%)", Min: 0, Max: 100, Position: "right"})
+		line.ExtendYAxis(opts.YAxis{Type: "value", Name: "KV used (%)", NameLocation: "middle", NameGap: 50, Min: 0, Max: 100, Position: "right"})
 		var kv, waiting, running []opts.LineData
 		var pre []opts.ScatterData
 		for _, p := range runs[i].Timeseries {
@@ -525,7 +566,7 @@ func latencySection(runs []reports.Run, names []string, sets []streamSets) (sect
 	} {
 		box := charts.NewBoxPlot()
 		box.SetGlobalOptions(append(common(m.id, 340, "item"),
-			charts.WithXAxisOpts(xCategory("run")), charts.WithYAxisOpts(yValue(m.name+" (ms)")))...)
+			charts.WithXAxisOpts(xRuns(names)), charts.WithYAxisOpts(yValue(m.name+" (ms)")))...)
 		box.SetXAxis(names)
 		data := make([]opts.BoxPlotData, len(runs))
 		var maxes []opts.ScatterData
@@ -612,7 +653,7 @@ func goodputSection(runs []reports.Run, names []string) (section, error) {
 	}
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(append(common("chart-goodput", 340, "axis"),
-		charts.WithXAxisOpts(xCategory("")), charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: "share (%)", Min: 0, Max: 100}))...)
+		charts.WithXAxisOpts(xCategory("")), charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: "share (%)", NameLocation: "middle", NameGap: 50, Min: 0, Max: 100}))...)
 	bar.SetXAxis(labels)
 	t := table{ID: "table-goodput", Caption: "Goodput: share of streams or requests", Head: append([]string{"metric"}, names...)}
 	rows := make([][]string, len(ms))

@@ -24,6 +24,9 @@ type Options struct {
 	ECharts []byte
 	// Title heads the page. Default "itlsim report".
 	Title string
+	// Gate is a gate's report in its markdown form (gate.Write with
+	// reports.FormatMarkdown); the page then opens with its verdict table.
+	Gate []byte
 	// SelfTest adds a script that, once the charts have drawn, writes into
 	// <pre id="itlsim-selftest"> a JSON object: the ECharts version, per
 	// chart container whether an ECharts instance exists and how many SVG
@@ -76,9 +79,15 @@ func Write(w io.Writer, runs []reports.Run, o Options) error {
 type page struct {
 	Title    string
 	Names    []string
+	Verdict  *verdictView
+	Finding  []string
 	Scenario scenarioView
 	Summary  table
-	Sections []section
+	// SummaryZero holds the summary's rows that are zero for every run.
+	SummaryZero table
+	Sections    []section
+	// Hidden names the sections left out for want of data, and why.
+	Hidden   []string
 	Inline   bool
 	ECharts  template.JS
 	CDN      string
@@ -87,10 +96,11 @@ type page struct {
 
 func build(runs []reports.Run, o Options) (*page, error) {
 	names := displayNames(runs)
-	p := &page{Title: o.Title, Names: names, Scenario: scenarioOf(runs, names), CDN: CDNURL, SelfTest: o.SelfTest}
+	p := &page{Title: o.Title, Names: names, Finding: finding(runs, names), Scenario: scenarioOf(runs, names), CDN: CDNURL, SelfTest: o.SelfTest}
 	if p.Title == "" {
 		p.Title = "itlsim report"
 	}
+	p.Verdict = verdictOf(o.Gate)
 	if len(o.ECharts) > 0 {
 		p.Inline, p.ECharts = true, template.JS(o.ECharts)
 	}
@@ -98,6 +108,7 @@ func build(runs []reports.Run, o Options) (*page, error) {
 	if p.Summary, err = summaryTable(runs, names); err != nil {
 		return nil, err
 	}
+	p.Summary, p.SummaryZero = splitZeroRows(p.Summary)
 	sets := make([]streamSets, len(runs))
 	for i := range runs {
 		sets[i] = setsOf(&runs[i])
@@ -117,6 +128,10 @@ func build(runs []reports.Run, o Options) (*page, error) {
 		if err != nil {
 			return nil, err
 		}
+		if why := noData(s.ID, runs); why != "" {
+			p.Hidden = append(p.Hidden, s.Title+": "+why)
+			continue
+		}
 		p.Sections = append(p.Sections, s)
 	}
 	if s, ok, err := replicasSection(runs, names); err != nil {
@@ -125,6 +140,38 @@ func build(runs []reports.Run, o Options) (*page, error) {
 		p.Sections = append(p.Sections, s)
 	}
 	return p, nil
+}
+
+// noData says why no run has data for the section id (measured files
+// without start times, gaps or server-side figures), or "" when one has.
+func noData(id string, runs []reports.Run) string {
+	none := func(has func(r *reports.Run) bool) bool {
+		for i := range runs {
+			if has(&runs[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	switch id {
+	case "itl-time", "kv":
+		if none(func(r *reports.Run) bool { return len(r.Timeseries) > 0 }) {
+			return "no run has a time series (the files record no request start times)"
+		}
+	case "itl-position":
+		if none(func(r *reports.Run) bool { return len(r.ITLByPosition) > 0 }) {
+			return "no run records the gaps between tokens"
+		}
+	case "stalls":
+		if none(func(r *reports.Run) bool { return !r.Summary.Measured }) {
+			return "measured streams do not say why a gap was long"
+		}
+	case "worst":
+		if none(func(r *reports.Run) bool { return len(r.WorstStreams) > 0 }) {
+			return "no run records the gaps between tokens"
+		}
+	}
+	return ""
 }
 
 // displayNames are the runs' names made unique and non-empty: charts key
@@ -173,6 +220,8 @@ thead th { background: #f4f4f4; }
 th.section { background: #fafafa; font-weight: 600; }
 td.wrap { max-width: 700px; overflow-wrap: anywhere; font-size: 12px; }
 nav a { margin-right: 12px; }
+p.pass strong { color: #1a7f37; }
+p.fail strong { color: #c62828; }
 </style>
 {{- if .SelfTest}}
 <script>
@@ -198,7 +247,27 @@ window.addEventListener("error", function (e) { window.itlsimErrors.push("error:
 {{- if .Inline}} (it is inlined in this file: scripts may be disabled)
 {{- else}} from {{.CDN}} (this page needs the network for its charts; make an offline report with <code>--echarts-js FILE</code>)
 {{- end}}, so no chart is drawn. The tables hold every number.</div>
-<nav><a href="#scenario">Scenario</a><a href="#summary">Summary</a>{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}</nav>
+{{- with .Verdict}}
+<section id="verdict">
+<h2>Verdict</h2>
+<p class="{{if .Pass}}pass{{else}}fail{{end}}"><strong>{{.Headline}}</strong></p>
+{{template "table" .Table}}
+{{- range .Notes}}
+<p class="meta">{{.}}</p>
+{{- end}}
+</section>
+{{- end}}
+<section id="finding">
+<h2>Finding</h2>
+{{- range .Finding}}
+<p>{{.}}</p>
+{{- end}}
+</section>
+<nav>{{if .Verdict}}<a href="#verdict">Verdict</a>{{end}}<a href="#finding">Finding</a><a href="#scenario">Scenario</a><a href="#summary">Summary</a>{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}</nav>
+
+{{- if .Hidden}}
+<p class="meta">Not shown, for want of data: {{range $i, $h := .Hidden}}{{if $i}}; {{end}}{{$h}}{{end}}.</p>
+{{- end}}
 
 <section id="scenario">
 <h2>Scenario</h2>
@@ -220,6 +289,9 @@ window.addEventListener("error", function (e) { window.itlsimErrors.push("error:
 <section id="summary">
 <h2>Summary</h2>
 {{template "table" .Summary}}
+{{- if .SummaryZero.Rows}}
+{{template "table" .SummaryZero}}
+{{- end}}
 </section>
 {{range .Sections}}
 <section id="{{.ID}}">
@@ -273,6 +345,11 @@ window.addEventListener("load", function () {
   setTimeout(function () {
     var ok = typeof echarts !== "undefined";
     var out = { echarts: ok ? echarts.version : "", notice_hidden: document.getElementById("itlsim-nojs").style.display === "none", charts: [], errors: window.itlsimErrors };
+    var finding = document.getElementById("finding");
+    out.finding = finding ? finding.innerText : "";
+    var verdict = document.getElementById("verdict");
+    out.verdict = verdict ? verdict.querySelector("p").innerText : "";
+    out.verdict_rows = verdict ? verdict.querySelectorAll("tbody tr").length : 0;
     var els = document.querySelectorAll("div.chart");
     for (var i = 0; i < els.length; i++) {
       var inst = ok ? echarts.getInstanceByDom(els[i]) : null;

@@ -154,9 +154,53 @@ type scenarioView struct {
 	Many bool
 }
 
+// describeSource says a measured run's source in words, in place of a
+// simulated configuration it does not have: the file, its format and the
+// model it names, the requests and their rate, and what the file lacks.
+func describeSource(r *reports.Run) (setup, workload string) {
+	src, s := r.Source, &r.Summary
+	var b strings.Builder
+	fmt.Fprintf(&b, "Measured streams read from %s (%s format)", src.File, src.Format)
+	if src.Model != "" {
+		fmt.Fprintf(&b, ", serving %s", src.Model)
+	}
+	b.WriteString("; not a simulation: the server's configuration, its KV cache and the causes of stalls are not in the file.")
+	setup = b.String()
+	b.Reset()
+	fmt.Fprintf(&b, "%d requests (%d finished", s.Requests, s.Finished)
+	if s.Failed > 0 {
+		fmt.Fprintf(&b, ", %d failed", s.Failed)
+	}
+	if s.Rejected > 0 {
+		fmt.Fprintf(&b, ", %d rejected", s.Rejected)
+	}
+	fmt.Fprintf(&b, ") over %.1f s, %.2f finished requests/s, prompts of %d tokens and outputs of %d tokens in all",
+		s.DurationS, s.RequestsPerS, s.InputTokens, s.OutputTokens)
+	if len(src.Notes) > 0 {
+		b.WriteString(". On the file: " + strings.Join(src.Notes, "; "))
+	}
+	b.WriteString(".")
+	return setup, b.String()
+}
+
 func scenarioOf(runs []reports.Run, names []string) scenarioView {
 	v := scenarioView{First: names[0], Many: len(runs) > 1}
 	v.Setup, v.Workload, v.Judged = describe(runs[0].Config, runs[0].Summary.KVBlocks)
+	if runs[0].Source != nil {
+		v.Setup, v.Workload = describeSource(&runs[0])
+		var rows []tableRow
+		for i := range runs {
+			if runs[i].Source == nil {
+				continue
+			}
+			s, w := describeSource(&runs[i])
+			rows = append(rows, tableRow{Cells: []string{names[i], s + " " + w}})
+		}
+		if len(runs) > 1 {
+			v.Differ = table{ID: "table-scenario", Caption: "Sources of the runs", Head: []string{"run", "source"}, Rows: rows}
+		}
+		return v
+	}
 	v.Differ = table{ID: "table-scenario", Caption: "Settings in which the runs differ", Head: append([]string{"setting"}, names...)}
 	all := make([][]fact, len(runs))
 	overrides := []string{"compared fields"}

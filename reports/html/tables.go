@@ -69,3 +69,47 @@ func summaryTable(runs []reports.Run, names []string) (table, error) {
 	}
 	return t, nil
 }
+
+// splitZeroRows moves the rows that are zero (or n/a) for every run out of
+// the summary into a collapsed table of their own, so the summary shows
+// what differs from nothing; a section heading stays with the rows it
+// heads, in either table.
+func splitZeroRows(t table) (kept, zero table) {
+	kept = table{ID: t.ID, Caption: t.Caption, Head: t.Head}
+	zero = table{ID: t.ID + "-zero", Caption: "Rows that are zero or n/a for every run", Head: t.Head, Collapsed: true}
+	var section string
+	keptSec, zeroSec := false, false
+	for _, r := range t.Rows {
+		if r.Section != "" {
+			section, keptSec, zeroSec = r.Section, false, false
+			continue
+		}
+		allZero := true
+		for _, c := range r.Cells[1:] {
+			allZero = allZero && zeroCell(c)
+		}
+		if allZero {
+			if !zeroSec && section != "" {
+				zero.Rows = append(zero.Rows, tableRow{Section: section})
+				zeroSec = true
+			}
+			zero.Rows = append(zero.Rows, r)
+			continue
+		}
+		if !keptSec && section != "" {
+			kept.Rows = append(kept.Rows, tableRow{Section: section})
+			keptSec = true
+		}
+		kept.Rows = append(kept.Rows, r)
+	}
+	return kept, zero
+}
+
+// zeroCell tells whether a summary cell says nothing: only zeros and their
+// punctuation ("0", "0.0%", "0 / 0", "0.0 (0.0%)"), or n/a.
+func zeroCell(c string) bool {
+	if c == "n/a" || c == "-" || c == "–" {
+		return true
+	}
+	return strings.Trim(c, "0./%() ") == "" && strings.Contains(c, "0")
+}

@@ -132,6 +132,9 @@ func parseAIPerf(name string, data []byte) ([]Recording, error) {
 		if rest := bytes.TrimSpace(l.text[dec.InputOffset():]); len(rest) > 0 {
 			return nil, fmt.Errorf("%s: %s: unexpected data after the record: one JSON object per line expected", name, where)
 		}
+		if err := checkDuplicateKeys(name, data, l.text, int64(l.off)); err != nil {
+			return nil, err
+		}
 		if r.Metadata != nil && r.Metadata.CreditPhase == "warmup" {
 			warmup++
 			continue

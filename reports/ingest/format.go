@@ -236,3 +236,70 @@ func firstRunes(b []byte, n int) string {
 	}
 	return string(s)
 }
+
+// duplicateKey finds a key that one object of the JSON value data gives
+// twice, at any depth, comparing as encoding/json matches fields (case
+// aside): encoding/json keeps the last value, other readers the first, so
+// the file is ambiguous. It returns the key and its offset, or ok false.
+// data must be valid JSON (decode it first).
+func duplicateKey(data []byte) (key string, off int64, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	// One frame per open object or array; an object's frame holds its keys.
+	type frame struct {
+		object  bool
+		keys    []string
+		wantKey bool
+	}
+	var stack []frame
+	for {
+		before := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return "", 0, false
+		}
+		top := len(stack) - 1
+		if d, isDelim := tok.(json.Delim); isDelim {
+			switch d {
+			case '{', '[':
+				if top >= 0 && stack[top].object {
+					stack[top].wantKey = true // the value read: a key comes next
+				}
+				stack = append(stack, frame{object: d == '{', wantKey: d == '{'})
+			default:
+				stack = stack[:top]
+				if len(stack) == 0 {
+					return "", 0, false
+				}
+			}
+			continue
+		}
+		if top < 0 || !stack[top].object {
+			continue
+		}
+		f := &stack[top]
+		if !f.wantKey {
+			f.wantKey = true // a scalar value
+			continue
+		}
+		k, _ := tok.(string)
+		for _, prev := range f.keys {
+			if strings.EqualFold(prev, k) {
+				// before is where the previous token ended: the key's
+				// quote is the first after it.
+				return k, before + int64(max(0, bytes.IndexByte(data[before:], '"'))), true
+			}
+		}
+		f.keys = append(f.keys, k)
+		f.wantKey = false
+	}
+}
+
+// checkDuplicateKeys is the error for a key given twice in data, which
+// starts at base in the file whole (for the position), or nil.
+func checkDuplicateKeys(name string, whole, data []byte, base int64) error {
+	if k, off, dup := duplicateKey(data); dup {
+		return fmt.Errorf("%s: %s: key %q is given twice in one object (which value counts is ambiguous)",
+			name, position(whole, base+off), k)
+	}
+	return nil
+}

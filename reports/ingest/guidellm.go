@@ -152,6 +152,9 @@ func parseGuideLLM(name string, data []byte) ([]Recording, error) {
 	if off := dec.InputOffset(); len(bytes.TrimSpace(data[off:])) > 0 {
 		return nil, fmt.Errorf("%s: %s: unexpected data after the JSON object", name, position(data, off))
 	}
+	if err := checkDuplicateKeys(name, data, data, 0); err != nil {
+		return nil, err
+	}
 	if len(f.Benchmarks) == 0 {
 		return nil, fmt.Errorf("%s: not a GuideLLM benchmark file: expected a non-empty \"benchmarks\" list", name)
 	}

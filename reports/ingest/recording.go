@@ -23,6 +23,9 @@ type Recording struct {
 	// File is the path it was read from; Format the importer that read it.
 	File   string
 	Format Format
+	// Model is the served model as the file names it (vLLM's model_id),
+	// "" when the file does not say.
+	Model string
 	// Streams are the requests that produced at least one chunk, in file order.
 	Streams []Stream
 	// FailedStreams are failed requests whose file records the chunks they
@@ -33,8 +36,9 @@ type Recording struct {
 	// Failed counts requests that ended in an error, by the error's kind.
 	Failed map[string]int
 	// Rejected counts requests the server refused, by reason (itlsim's
-	// stream format records them).
+	// stream format records them); Refused lists them, in file order.
 	Rejected [scheduler.NumReasons]int
+	Refused  []Refusal
 	// Duration is the run's length in ns (the tool's benchmark duration
 	// when it records one).
 	Duration float64
@@ -76,6 +80,14 @@ const (
 	StrategyAllAtOnce  = "all-at-once"
 	StrategyConcurrent = "concurrent"
 )
+
+// Refusal is a request the server refused: no output, a reason.
+type Refusal struct {
+	ID          int
+	Arrival     float64 // ns from the start of the run
+	InputTokens int
+	Reason      scheduler.Reason
+}
 
 // Stream is one request's measured output.
 type Stream struct {
@@ -256,6 +268,7 @@ func (r *Recording) Result(m sim.MetricsConfig) *sim.Result {
 		res.Rejected[why] += n
 		res.Requests += n
 	}
+
 	stall := float64(sim.FromMS(m.StallThresholdMS))
 	q := m.QoE
 	if q == (sim.QoE{}) {
@@ -335,6 +348,13 @@ func (r *Recording) Result(m sim.MetricsConfig) *sim.Result {
 		res.Worst = r.worst(m)
 	}
 	res.Series = r.series(m)
+	// Rejected requests are rows of the result, as a simulation's are (the
+	// JSON's streams, the gate's resampling); they have no times.
+	for _, q := range r.Refused {
+		res.Streams = append(res.Streams, sim.StreamSummary{ID: q.ID, Arrival: toTime(q.Arrival), InputTokens: q.InputTokens,
+			Status: sim.StatusRejected, Reject: q.Reason})
+		res.Measured.Streams = append(res.Measured.Streams, sim.MeasuredStream{})
+	}
 	return res
 }
 

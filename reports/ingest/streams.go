@@ -57,6 +57,9 @@ func parseStreams(name string, data []byte) ([]Recording, error) {
 		if rest := bytes.TrimSpace(ln.text[dec.InputOffset():]); len(rest) > 0 {
 			return nil, fmt.Errorf("%s: %s: unexpected data after the stream: one JSON object per line expected", name, where)
 		}
+		if err := checkDuplicateKeys(name, data, ln.text, int64(ln.off)); err != nil {
+			return nil, err
+		}
 		run := ""
 		if l.Run != nil {
 			run = *l.Run
@@ -81,6 +84,20 @@ func parseStreams(name string, data []byte) ([]Recording, error) {
 				return nil, fmt.Errorf("%s: %s: rejected: expected a reason (%s), got %q", name, where, strings.Join(scheduler.ReasonNames(), ", "), *l.Rejected)
 			}
 			rec.Rejected[why]++
+			q := Refusal{ID: *l.ID, Reason: why}
+			if l.ArrivalS != nil {
+				q.Arrival = nsOf(*l.ArrivalS)
+				if err := checkTime(where+": arrival_s", q.Arrival); err != nil {
+					return nil, fmt.Errorf("%s: %w", name, err)
+				}
+			}
+			if l.InputTokens != nil {
+				if *l.InputTokens < 0 {
+					return nil, fmt.Errorf("%s: %s: input_tokens: negative count %d", name, where, *l.InputTokens)
+				}
+				q.InputTokens = *l.InputTokens
+			}
+			rec.Refused = append(rec.Refused, q)
 			continue
 		}
 		failed := l.Error != nil

@@ -32,6 +32,7 @@ import (
 // "request_goodput:" spelled with a colon, are ignored.
 
 type vllmFile struct {
+	ModelID     *string         `json:"model_id"`
 	Duration    *float64        `json:"duration"`
 	Completed   *int            `json:"completed"`
 	RequestRate json.RawMessage `json:"request_rate"`
@@ -55,6 +56,9 @@ func parseVLLM(name string, data []byte) ([]Recording, error) {
 	}
 	if off := dec.InputOffset(); len(bytes.TrimSpace(data[off:])) > 0 {
 		return nil, fmt.Errorf("%s: %s: unexpected data after the JSON object", name, position(data, off))
+	}
+	if err := checkDuplicateKeys(name, data, data, 0); err != nil {
+		return nil, err
 	}
 	n := len(f.TTFTs)
 	if f.TTFTs == nil || f.ITLs == nil {
@@ -80,6 +84,9 @@ func parseVLLM(name string, data []byte) ([]Recording, error) {
 		return nil, fmt.Errorf("%s: no \"output_lens\": TPOT needs each request's output tokens", name)
 	}
 	rec := Recording{Name: baseName(name)}
+	if f.ModelID != nil {
+		rec.Model = *f.ModelID
+	}
 	if rate := strings.Trim(string(f.RequestRate), `"`); rate != "" && rate != "null" {
 		rec.Notes = append(rec.Notes, "request rate "+rate+" req/s")
 		if rate == "inf" {

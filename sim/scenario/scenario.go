@@ -29,6 +29,14 @@ type File struct {
 	SLO []string `yaml:"slo" json:"-"`
 	// SLOLines are the file's line of each SLO entry, for messages.
 	SLOLines []int `yaml:"-" json:"-"`
+	// root is the parsed document, for Sets.
+	root *yaml.Node
+}
+
+// Sets tells whether the file gives the field at path ("workload.rate")
+// itself, rather than leaving it to its default.
+func (f File) Sets(path string) bool {
+	return f.root != nil && hasKey(f.root, strings.Split(path, ".")...)
 }
 
 var (
@@ -106,6 +114,7 @@ func Parse(name string, data []byte) (File, error) {
 			}
 		}
 	}
+	f.root = &root
 	return f, nil
 }
 

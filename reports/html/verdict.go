@@ -1,0 +1,53 @@
+package html
+
+import (
+	"strings"
+)
+
+// verdictView is a gate's verdict at the top of its page: the headline
+// (PASS or FAIL, candidate against baseline), the table the terminal
+// prints, and the lines under it (how a metric fails, what regressed).
+type verdictView struct {
+	Headline string
+	Pass     bool
+	Table    table
+	Notes    []string
+}
+
+// verdictOf reads a gate report in its markdown form (what gate.Write
+// prints for a pull request): the page shows exactly what the terminal
+// says. A malformed report gives nil, and the page shows no verdict.
+func verdictOf(md []byte) *verdictView {
+	if len(md) == 0 {
+		return nil
+	}
+	v := &verdictView{Table: table{ID: "gate-verdict", Caption: "Gate verdict, metric by metric"}}
+	for _, line := range strings.Split(strings.TrimSpace(string(md)), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "":
+		case strings.HasPrefix(line, "|"):
+			cells := strings.Split(strings.Trim(line, "|"), "|")
+			for i := range cells {
+				cells[i] = strings.TrimSpace(strings.ReplaceAll(cells[i], "**", ""))
+			}
+			if strings.Trim(strings.Join(cells, ""), ":-") == "" {
+				continue // the separator row
+			}
+			if v.Table.Head == nil {
+				v.Table.Head = cells
+			} else {
+				v.Table.add(cells...)
+			}
+		case v.Headline == "":
+			v.Headline = strings.NewReplacer("**", "", "`", "").Replace(line)
+			v.Pass = strings.Contains(v.Headline, "gate: PASS")
+		default:
+			v.Notes = append(v.Notes, line)
+		}
+	}
+	if v.Table.Head == nil || v.Headline == "" {
+		return nil
+	}
+	return v
+}
