@@ -398,7 +398,7 @@ func TestStoryRecordMatchesRun(t *testing.T) {
 	w := []string{"--requests", "80", "--rate", "40", "--arrival", "gamma", "--set", "workload.cv=4", "--output-len", "lognormal:64,64,16,256",
 		"--replicas", "2", "--router", "round-robin"}
 	mustRunCLI(t, append([]string{"run", "--json", runJSON}, w...)...)
-	s := startServe(t, append([]string{"--time-scale", "0.5", "--exit-after", "80"}, w...)...)
+	s := startServe(t, append([]string{"--route", "--time-scale", "0.5", "--exit-after", "80"}, w...)...)
 	mustRunCLI(t, append([]string{"record", s.url, "--time-scale", "0.5", "--json", recJSON}, w...)...)
 	s.wait(t)
 	type summary struct {
@@ -453,6 +453,7 @@ func TestServeRecordBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"serve", "--time-scale", "0"}, "--time-scale"},
+		{[]string{"serve", "--replicas", "2"}, "add --route to serve them"},
 		{[]string{"serve", "--rate", "1,2"}, "compares configurations; serve runs one"},
 		{[]string{"serve", "--replay", out, "--timelines", out}, "--timelines"},
 		{[]string{"serve", "--addr", "127.0.0.1:99999"}, "--addr"},

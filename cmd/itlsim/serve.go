@@ -34,6 +34,7 @@ type serveOptions struct {
 	pauses        int
 	pauseMS       string
 	pauseAt       string
+	route         bool
 }
 
 func newServeCmd(stdout, stderr io.Writer, temps *tempFiles) *cobra.Command {
@@ -79,6 +80,7 @@ responses in flight finish, prints the served streams' table and writes
 	f.DurationVar(&o.drain, "drain", 30*time.Second, "on stopping, how long responses in flight may take to finish")
 	f.StringVar(&o.timelinesPath, "timelines", "", "on stopping, write every served stream's simulated chunk times (itlsim's stream format) to this file")
 	f.StringVar(&o.format, "format", "table", "stdout form of the served streams' summary: table, markdown or json")
+	f.BoolVar(&o.route, "route", false, "serve a cluster scenario behind the simulator's own router on one port (one port per replica is not built yet)")
 	f.StringVar(&o.replay, "replay", "", "serve the recorded streams of this file instead of simulating")
 	f.StringVar(&o.replayFormat, "replay-format", "auto", "format of --replay: auto, "+strings.Join(ingest.Formats(), ", "))
 	f.IntVar(&o.pauses, "pauses", 0, "with --replay: pauses to inject per stream")
@@ -102,6 +104,9 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 	cfg, err := o.scenario.loadOne(cmd, args)
 	if err != nil {
 		return err
+	}
+	if n := cfg.Cluster.Size(); n > 1 && !o.route {
+		return fmt.Errorf("the scenario has %d replicas: add --route to serve them behind the simulator's router (%s) on one port; one port per replica is not built yet (run one serve per replica for that)", n, cfg.Cluster.Router.Policy)
 	}
 	files := newOutputs(o.temps)
 	defer files.discard()
