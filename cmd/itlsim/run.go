@@ -191,7 +191,9 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	if f, ok := stderr.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
 		tty = true
 	}
-	needStreams := outs.json != nil || outs.streams != nil || outs.html != nil || format == reports.FormatJSON
+	// JSON and CSV write each run's rows one at a time from its result;
+	// only the HTML report needs them all at once.
+	needStreams := outs.html != nil
 	runs, err := simulate(variants, needStreams, timelines, progressTo(tty, stderr))
 	if err != nil {
 		return err
@@ -531,6 +533,9 @@ func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Var
 }
 
 func writeJSON(w io.Writer, v any) error {
+	if doc, ok := v.(reports.Document); ok {
+		return reports.WriteJSON(w, doc) // streams rows, byte-identical
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
