@@ -83,7 +83,7 @@ responses in flight finish, prints the served streams' table and writes
 	}
 	o.scenario.bind(cmd, false)
 	f := cmd.Flags()
-	f.StringVar(&o.addr, "addr", "127.0.0.1:8000", "address to listen on (port 0: any free port, printed on stderr)")
+	f.StringVar(&o.addr, "addr", "127.0.0.1:8000", "address to listen on (port 0: any free port, printed on stderr); a cluster scenario's replica i listens on its port + i")
 	f.Float64Var(&o.timeScale, "time-scale", 1, "simulated seconds per wall-clock second (2: twice as fast as real time)")
 	f.StringVar(&o.modelName, "served-model-name", "", "model name listed and accepted (default: the scenario's model)")
 	f.IntVar(&o.exitAfter, "exit-after", 0, "stop after answering this many requests (0: run until Ctrl-C)")
