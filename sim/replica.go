@@ -97,6 +97,7 @@ type Replica struct {
 // own streams, so a one-replica cluster is exactly the plain run; replica
 // i > 0 from streams derived from the run seed and "replica-i".
 func newReplica(index int, name, pool string, s *Setup, runSeed uint64, rec recorder) (*Replica, error) {
+	rec.replica = index
 	c := &s.Config
 	kv, err := kvcache.New(s.Blocks, c.KVCache.BlockSize, s.SwapBlocks)
 	if err != nil {

@@ -301,7 +301,7 @@ func TestRecordStopsCleanlyOnInterrupt(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln, time.Second) }()
+	go func() { served <- srv.Serve(ctx, time.Second, ln) }()
 	defer func() { cancel(); <-served }()
 
 	recPath := filepath.Join(t.TempDir(), "rec.jsonl")
@@ -453,7 +453,12 @@ func TestServeRecordBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"serve", "--time-scale", "0"}, "--time-scale"},
-		{[]string{"serve", "--replicas", "2"}, "add --route to serve them"},
+		{[]string{"serve", "--replicas", "2", "--ports", "0"}, "1 ports for 2 replicas"},
+		{[]string{"serve", "--replicas", "2", "--ports", "0,x"}, `item 2: "x" is not a port`},
+		{[]string{"serve", "--replicas", "2", "--ports", "8000,8000"}, "port 8000 is listed twice"},
+		{[]string{"serve", "--replicas", "2", "--addr", "127.0.0.1:65535"}, "beyond 65535; give --ports"},
+		{[]string{"serve", "--replicas", "2", "--route", "--ports", "0,0"}, "--ports: --route serves the cluster on one port"},
+		{[]string{"serve", "--replicas", "2", "--replay", out}, "--replay serves recorded streams on one port"},
 		{[]string{"serve", "--rate", "1,2"}, "compares configurations; serve runs one"},
 		{[]string{"serve", "--replay", out, "--timelines", out}, "--timelines"},
 		{[]string{"serve", "--addr", "127.0.0.1:99999"}, "--addr"},
