@@ -23,7 +23,7 @@ import (
 
 // ports are the replicas' addresses a serve of a cluster printed, in
 // replica order (it prints them in one write).
-func (s *served) ports(t *testing.T, n int) []string {
+func (s *served) ports(t testing.TB, n int) []string {
 	t.Helper()
 	var out []string
 	for _, m := range listening.FindAllStringSubmatch(s.stderr.String(), -1) {
@@ -37,7 +37,7 @@ func (s *served) ports(t *testing.T, n int) []string {
 
 // metricValue is one sample of a /metrics scrape (parsed with the
 // Prometheus text parser); -1 when absent.
-func metricValue(t *testing.T, base, name string) float64 {
+func metricValue(t testing.TB, base, name string) float64 {
 	t.Helper()
 	resp, err := http.Get(base + "/metrics")
 	if err != nil {
@@ -143,7 +143,7 @@ func TestServePortPerReplica(t *testing.T) {
 // roundRobin is the smallest router put in front of serve's ports: each
 // generation request goes to the next port in turn, streamed through
 // (no buffering); anything else (record's /v1/models) to the first.
-func roundRobin(t *testing.T, bases []string) string {
+func roundRobin(t testing.TB, bases []string) string {
 	t.Helper()
 	var proxies []*httputil.ReverseProxy
 	for _, b := range bases {
@@ -183,71 +183,73 @@ func roundRobin(t *testing.T, bases []string) string {
 // 0.5 on both sides, about 6 s; the one-port story's load) the tolerance is its:
 // 10 % on the mean TTFT, the median TPOT and the p90 of per-stream p99 ITL.
 func TestStoryRecordThroughARouterMatchesRun(t *testing.T) {
-	dir := t.TempDir()
-	recJSON, runJSON := filepath.Join(dir, "rec.json"), filepath.Join(dir, "run.json")
-	w := []string{"--requests", "80", "--rate", "40", "--arrival", "gamma", "--set", "workload.cv=4", "--output-len", "lognormal:64,64,16,256",
-		"--replicas", "2", "--router", "round-robin"}
-	mustRunCLI(t, append([]string{"run", "--json", runJSON}, w...)...)
-	s := startServe(t, append([]string{"--time-scale", "0.5", "--exit-after", "80", "--format", "json"}, w...)...)
-	proxy := roundRobin(t, s.ports(t, 2))
-	mustRunCLI(t, append([]string{"record", proxy, "--time-scale", "0.5", "--json", recJSON}, w...)...)
-	if code := s.wait(t); code != 0 {
-		t.Fatalf("serve exited %d: %s", code, s.stderr.String())
-	}
-	type summary struct {
-		Finished int `json:"finished"`
-		TTFT     struct {
-			Mean float64 `json:"mean"`
-		} `json:"ttft_ms"`
-		TPOT struct {
-			P50 float64 `json:"p50"`
-		} `json:"tpot_ms"`
-		StreamP99 struct {
-			P90 float64 `json:"p90"`
-		} `json:"stream_p99_itl_ms"`
-	}
-	type runDoc struct {
-		Runs []struct {
-			Summary  summary `json:"summary"`
-			Replicas []struct {
-				Routed int `json:"routed"`
-			} `json:"replicas"`
-		} `json:"runs"`
-	}
-	read := func(b []byte, what string) runDoc {
-		var doc runDoc
-		if err := json.Unmarshal(b, &doc); err != nil || len(doc.Runs) != 1 {
-			t.Fatalf("%s: %v", what, err)
+	realTime(t, func(t testing.TB) {
+		dir := t.TempDir()
+		recJSON, runJSON := filepath.Join(dir, "rec.json"), filepath.Join(dir, "run.json")
+		w := []string{"--requests", "80", "--rate", "40", "--arrival", "gamma", "--set", "workload.cv=4", "--output-len", "lognormal:64,64,16,256",
+			"--replicas", "2", "--router", "round-robin"}
+		mustRunCLI(t, append([]string{"run", "--json", runJSON}, w...)...)
+		s := startServe(t, append([]string{"--time-scale", "0.5", "--exit-after", "80", "--format", "json"}, w...)...)
+		proxy := roundRobin(t, s.ports(t, 2))
+		mustRunCLI(t, append([]string{"record", proxy, "--time-scale", "0.5", "--json", recJSON}, w...)...)
+		if code := s.wait(t); code != 0 {
+			t.Fatalf("serve exited %d: %s", code, s.stderr.String())
 		}
-		return doc
-	}
-	run, rec := read(mustRead(t, runJSON), runJSON).Runs[0], read(mustRead(t, recJSON), recJSON).Runs[0].Summary
-	srvDoc := read([]byte(s.stdout.String()), "serve's summary").Runs[0]
-	t.Logf("served %+v", srvDoc.Summary)
-	for i, r := range srvDoc.Replicas {
-		if r.Routed != 40 {
-			t.Errorf("served: replica %d's port got %d requests, want 30 (every other one through the proxy)", i, r.Routed)
+		type summary struct {
+			Finished int `json:"finished"`
+			TTFT     struct {
+				Mean float64 `json:"mean"`
+			} `json:"ttft_ms"`
+			TPOT struct {
+				P50 float64 `json:"p50"`
+			} `json:"tpot_ms"`
+			StreamP99 struct {
+				P90 float64 `json:"p90"`
+			} `json:"stream_p99_itl_ms"`
 		}
-	}
-	t.Logf("run %+v\nrecorded %+v", run.Summary, rec)
-	if rec.Finished != 80 || run.Summary.Finished != 80 {
-		t.Fatalf("finished: run %d, recorded %d; want 60", run.Summary.Finished, rec.Finished)
-	}
-	for i, r := range run.Replicas {
-		if r.Routed != 40 {
-			t.Fatalf("run: replica %d was routed %d, want 30 (round-robin)", i, r.Routed)
+		type runDoc struct {
+			Runs []struct {
+				Summary  summary `json:"summary"`
+				Replicas []struct {
+					Routed int `json:"routed"`
+				} `json:"replicas"`
+			} `json:"runs"`
 		}
-	}
-	for _, c := range []struct {
-		name      string
-		got, want float64
-	}{
-		{"mean TTFT", rec.TTFT.Mean, run.Summary.TTFT.Mean},
-		{"median TPOT", rec.TPOT.P50, run.Summary.TPOT.P50},
-		{"p90 of per-stream p99 ITL", rec.StreamP99.P90, run.Summary.StreamP99.P90},
-	} {
-		if math.Abs(c.got-c.want) > 0.1*c.want {
-			t.Errorf("%s: recorded %.2f ms, run %.2f ms: beyond 10 %%", c.name, c.got, c.want)
+		read := func(b []byte, what string) runDoc {
+			var doc runDoc
+			if err := json.Unmarshal(b, &doc); err != nil || len(doc.Runs) != 1 {
+				t.Fatalf("%s: %v", what, err)
+			}
+			return doc
 		}
-	}
+		run, rec := read(mustRead(t, runJSON), runJSON).Runs[0], read(mustRead(t, recJSON), recJSON).Runs[0].Summary
+		srvDoc := read([]byte(s.stdout.String()), "serve's summary").Runs[0]
+		t.Logf("served %+v", srvDoc.Summary)
+		for i, r := range srvDoc.Replicas {
+			if r.Routed != 40 {
+				t.Errorf("served: replica %d's port got %d requests, want 30 (every other one through the proxy)", i, r.Routed)
+			}
+		}
+		t.Logf("run %+v\nrecorded %+v", run.Summary, rec)
+		if rec.Finished != 80 || run.Summary.Finished != 80 {
+			t.Fatalf("finished: run %d, recorded %d; want 60", run.Summary.Finished, rec.Finished)
+		}
+		for i, r := range run.Replicas {
+			if r.Routed != 40 {
+				t.Fatalf("run: replica %d was routed %d, want 30 (round-robin)", i, r.Routed)
+			}
+		}
+		for _, c := range []struct {
+			name      string
+			got, want float64
+		}{
+			{"mean TTFT", rec.TTFT.Mean, run.Summary.TTFT.Mean},
+			{"median TPOT", rec.TPOT.P50, run.Summary.TPOT.P50},
+			{"p90 of per-stream p99 ITL", rec.StreamP99.P90, run.Summary.StreamP99.P90},
+		} {
+			if math.Abs(c.got-c.want) > 0.1*c.want {
+				t.Errorf("%s: recorded %.2f ms, run %.2f ms: beyond 10 %%", c.name, c.got, c.want)
+			}
+		}
+	})
 }
