@@ -13,8 +13,11 @@ type Config struct {
 	// NumGPUBlocks overrides the derived block count when > 0
 	// (vLLM's --num-gpu-blocks-override). Default 0: derived.
 	NumGPUBlocks int `yaml:"num_gpu_blocks" json:"num_gpu_blocks"`
-	// ActivationReserveGiB is GPU memory per GPU held back for activations
-	// and CUDA graphs; 0 derives it from the model and token budget.
+	// ActivationReserveGiB is GPU memory per GPU held back besides the
+	// weights: the activation peak and non-torch memory (cuBLAS workspaces,
+	// NCCL buffers) that vLLM's start-up profile measures. 0 derives it from
+	// the model, max_num_batched_tokens, max_num_seqs and tensor parallelism
+	// as that profile would (sim/cost/memory.go).
 	ActivationReserveGiB float64 `yaml:"activation_reserve_gib" json:"activation_reserve_gib"`
 	// SwapSpaceGiB is CPU memory per GPU for swapped-out blocks
 	// (vLLM v0's --swap-space). Default 4.

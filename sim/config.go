@@ -420,7 +420,7 @@ func (c Config) resolve() (*Setup, error) {
 
 	reserve := int64(c.KVCache.ActivationReserveGiB * (1 << 30))
 	if reserve == 0 {
-		reserve = cost.DefaultActivationReserve(m, c.Scheduler.MaxNumBatchedTokens, c.TP)
+		reserve = cost.DefaultActivationReserve(m, c.Scheduler.MaxNumBatchedTokens, c.Scheduler.MaxNumSeqs, c.TP)
 		c.KVCache.ActivationReserveGiB = float64(reserve) / (1 << 30)
 	}
 	blocks := c.KVCache.NumGPUBlocks
