@@ -14,6 +14,9 @@ import (
 type Preemptions struct {
 	Recompute int `json:"recompute"`
 	Swap      int `json:"swap"`
+	// Pause counts streams paused holding their blocks
+	// (scheduler.preemption: pause); absent when none was.
+	Pause int `json:"pause,omitempty"`
 }
 
 // Summary is one run's figures: the "summary" object of the JSON contract.
@@ -308,7 +311,7 @@ func SummarizeWith(r *sim.Result, m sim.MetricsConfig, o Options) Summary {
 		InputTokens:         r.InputTokens,
 		OutputTokens:        r.OutputTokens,
 		DurationS:           r.Duration.Seconds(),
-		Preemptions:         Preemptions{Recompute: r.PreemptRecompute, Swap: r.PreemptSwap},
+		Preemptions:         Preemptions{Recompute: r.PreemptRecompute, Swap: r.PreemptSwap, Pause: r.PreemptPause},
 		SwapBytes:           r.SwapBytes,
 		ITLGoodputMS:        m.ITLGoodputMS,
 		StallThresholdMS:    m.StallThresholdMS,

@@ -102,6 +102,12 @@ func summaryRows(runs []Run) []row {
 		{"preempted streams", serverCell(func(s *Summary) string { return pctOf(s.PreemptedShare, s.Served() > 0) })},
 		{"prefix cache hit rate", serverCell(func(s *Summary) string { return pct(s.PrefixCacheHitRate) })},
 	}
+	for i := range runs {
+		if runs[i].Summary.Preemptions.Pause > 0 {
+			rows = append(rows, row{"pauses (holding blocks)", serverCell(func(s *Summary) string { return strconv.Itoa(s.Preemptions.Pause) })})
+			break
+		}
+	}
 	var terms []string
 	for i := range runs {
 		for _, o := range runs[i].Summary.SLO {

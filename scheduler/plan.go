@@ -40,8 +40,13 @@ type Plan struct {
 	SwappedIn     []*Seq // sequences whose blocks are copied back before the step
 	SwapOutBlocks int    // blocks copied GPU→CPU before the step
 	SwapInBlocks  int    // blocks copied CPU→GPU before the step
-	PrefillTokens int    // Σ tokens of prefill entries
-	DecodeSeqs    int    // number of decode entries
+	// Paused are the running sequences that could not grow and skip this
+	// step holding their blocks (preemption pause); PauseStarts counts
+	// those that were not paused in the step before.
+	Paused        []*Seq
+	PauseStarts   int
+	PrefillTokens int // Σ tokens of prefill entries
+	DecodeSeqs    int // number of decode entries
 }
 
 func (p *Plan) reset() {
@@ -51,7 +56,9 @@ func (p *Plan) reset() {
 	p.Preempted = p.Preempted[:0]
 	clear(p.SwappedIn)
 	p.SwappedIn = p.SwappedIn[:0]
-	p.SwapOutBlocks, p.SwapInBlocks, p.PrefillTokens, p.DecodeSeqs = 0, 0, 0, 0
+	clear(p.Paused)
+	p.Paused = p.Paused[:0]
+	p.SwapOutBlocks, p.SwapInBlocks, p.PrefillTokens, p.DecodeSeqs, p.PauseStarts = 0, 0, 0, 0, 0
 }
 
 // Empty reports whether the plan has no work.

@@ -233,7 +233,7 @@ func clientParts(q *request, o *delivery.Result, k int, p *parts) {
 func (rc *recorder) finishClient() {
 	c, s := rc.client.res, rc.res
 	c.Name, c.Requests, c.Rejected = s.Name, s.Requests, s.Rejected
-	c.PreemptRecompute, c.PreemptSwap, c.SwapBytes = s.PreemptRecompute, s.PreemptSwap, s.SwapBytes
+	c.PreemptRecompute, c.PreemptSwap, c.PreemptPause, c.SwapBytes = s.PreemptRecompute, s.PreemptSwap, s.PreemptPause, s.SwapBytes
 	c.Steps, c.KVBlocks, c.Series = s.Steps, s.KVBlocks, s.Series
 	c.Duration = max(c.Duration, s.Duration)
 	c.Spec, c.SpecMethod, c.SpecK = s.Spec, s.SpecMethod, s.SpecK

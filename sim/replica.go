@@ -365,6 +365,7 @@ func (r *Replica) priceStep(plan *scheduler.Plan) Time {
 // charged for.
 func (r *Replica) notePreemptions(plan *scheduler.Plan, bk *Bucket) {
 	res := r.rec.res
+	res.PreemptPause += plan.PauseStarts
 	for _, p := range plan.Preempted {
 		q := r.slots[p.Seq.Slot]
 		q.preemptions++
@@ -476,10 +477,22 @@ func (r *Replica) endStep(now Time) {
 			}
 		}
 	}
+	var paused parts
+	if len(plan.Paused) > 0 {
+		// A stream that could not grow waited for blocks, whatever the
+		// step ran: its compute share is kv-pause.
+		paused = r.leftOut
+		paused[CauseKVPause] = paused[CausePrefillInterference] + paused[CauseBatchFull]
+		paused[CausePrefillInterference], paused[CauseBatchFull] = 0, 0
+	}
 	for _, s := range r.sched.Running() {
 		if s.Sched == 0 {
 			if q := r.slots[s.Slot]; !q.paused {
-				q.acc.add(&r.leftOut)
+				if s.Paused {
+					q.acc.add(&paused)
+				} else {
+					q.acc.add(&r.leftOut)
+				}
 			}
 		}
 	}

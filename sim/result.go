@@ -145,7 +145,10 @@ type Result struct {
 
 	PreemptRecompute int
 	PreemptSwap      int
-	SwapBytes        int64 // bytes copied GPU→CPU and back
+	// PreemptPause counts pauses (scheduler.preemption: pause): a stream
+	// left out of one or more consecutive steps, holding its blocks.
+	PreemptPause int
+	SwapBytes    int64 // bytes copied GPU→CPU and back
 
 	Requests     int
 	Finished     int
@@ -381,6 +384,7 @@ func (r *Result) Merge(o *Result) {
 	}
 	r.PreemptRecompute += o.PreemptRecompute
 	r.PreemptSwap += o.PreemptSwap
+	r.PreemptPause += o.PreemptPause
 	r.SwapBytes += o.SwapBytes
 	r.Requests += o.Requests
 	r.Finished += o.Finished
