@@ -1,5 +1,7 @@
 package scheduler
 
+import "github.com/itlsim/itlsim/kvcache"
+
 // Entry is one sequence's work in a step: Tokens tokens computed from
 // position Start (the tokens already in the cache).
 type Entry struct {
@@ -46,7 +48,10 @@ type Plan struct {
 	Paused        []*Seq
 	PauseStarts   int
 	PrefillTokens int // Σ tokens of prefill entries
-	DecodeSeqs    int // number of decode entries
+	// TierLoads are the blocks prefix lookups loaded from each offload
+	// tier (kvcache.tiers) before the step.
+	TierLoads  [kvcache.MaxTiers]int
+	DecodeSeqs int // number of decode entries
 }
 
 func (p *Plan) reset() {

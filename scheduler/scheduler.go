@@ -168,6 +168,19 @@ func (s *Scheduler) Abort(q *Seq) {
 // can run; Rejected then lists requests that can never start (nothing runs,
 // so nothing will free the blocks or the reservation they wait for).
 func (s *Scheduler) Schedule(now int64, rejected func(*Seq, Reason)) *Plan {
+	p := s.schedule(now, rejected)
+	if s.kv.Tiers() > 0 {
+		// Loads for a start that did not stick wait for the next step
+		// that runs: the blocks stay cached on the GPU meanwhile.
+		p.TierLoads = [kvcache.MaxTiers]int{}
+		if !p.Empty() {
+			p.TierLoads = s.kv.TakeTierLoads()
+		}
+	}
+	return p
+}
+
+func (s *Scheduler) schedule(now int64, rejected func(*Seq, Reason)) *Plan {
 	s.compact()
 	for _, r := range s.running {
 		r.wasPaused, r.Paused = r.Paused, false

@@ -238,6 +238,7 @@ func (rc *recorder) finishClient() {
 	c.Duration = max(c.Duration, s.Duration)
 	c.Spec, c.SpecMethod, c.SpecK = s.Spec, s.SpecMethod, s.SpecK
 	c.PrefixQueried, c.PrefixHits, c.PrefixEvictions = s.PrefixQueried, s.PrefixHits, s.PrefixEvictions
+	c.Tiers, c.TierLoadBytes, c.PreemptPause = s.Tiers, s.TierLoadBytes, s.PreemptPause
 	c.ClassNames, c.WorstK, c.SkippedRows = s.ClassNames, s.WorstK, s.SkippedRows
 	for len(c.ClassPooled) < len(c.ClassNames) {
 		c.ClassPooled = append(c.ClassPooled, quantile.NewHistogram(pooledBits))
