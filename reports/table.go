@@ -103,6 +103,30 @@ func summaryRows(runs []Run) []row {
 		{"preempted streams", serverCell(func(s *Summary) string { return pctOf(s.PreemptedShare, s.Served() > 0) })},
 		{"prefix cache hit rate", serverCell(func(s *Summary) string { return pct(s.PrefixCacheHitRate) })},
 	}
+	for i := range runs {
+		if len(runs[i].Summary.PrefixCacheTiers) > 0 {
+			rows = append(rows, row{"prefix hits by tier", serverCell(func(s *Summary) string {
+				if len(s.PrefixCacheTiers) == 0 {
+					return "no tiers"
+				}
+				var b strings.Builder
+				for j, t := range s.PrefixCacheTiers {
+					if j > 0 {
+						b.WriteString(" · ")
+					}
+					b.WriteString(t.Name + " " + pct(t.HitRate))
+				}
+				return b.String()
+			})})
+			break
+		}
+	}
+	for i := range runs {
+		if runs[i].Summary.Preemptions.Pause > 0 {
+			rows = append(rows, row{"pauses (holding blocks)", serverCell(func(s *Summary) string { return strconv.Itoa(s.Preemptions.Pause) })})
+			break
+		}
+	}
 	var terms []string
 	for i := range runs {
 		for _, o := range runs[i].Summary.SLO {

@@ -53,12 +53,15 @@ const (
 	// CauseFailover is the backup's time to first token after a mid-stream
 	// failover.
 	CauseFailover
+	// CauseKVPause is time a running stream skipped steps holding its KV
+	// blocks because they could not grow (scheduler.preemption: pause).
+	CauseKVPause
 	// NumCauses sizes per-cause arrays.
 	NumCauses
 )
 
 var causeNames = [NumCauses]string{"decode", "prefill-interference", "batch-full", "kv-swap", "kv-recompute", "engine-hiccup", "spec-rejection",
-	"network", "packet-loss", "connection", "smoothing-delay", "failover"}
+	"network", "packet-loss", "connection", "smoothing-delay", "failover", "kv-pause"}
 
 func (c Cause) String() string {
 	if c < NumCauses {

@@ -40,7 +40,7 @@ var shorthands = []shorthand{
 	{"policy", "scheduler.policy", "batching policy: chunked, prefill-first, orca, static", true},
 	{"admission", "scheduler.admission.rule", "admission rule: always, kv-watermark, kv-reserve, max-queue, token-bucket", true},
 	{"queue", "scheduler.queue", "queue order: fcfs, priority, shortest-prompt-first", true},
-	{"preemption", "scheduler.preemption", "preemption mode: recompute or swap", true},
+	{"preemption", "scheduler.preemption", "preemption mode: recompute, swap or pause", true},
 	{"victim", "scheduler.victim", "preemption victim: newest or lowest-priority", true},
 	{"max-num-seqs", "scheduler.max_num_seqs", "max sequences per step (0: vLLM's default for the GPU)", true},
 	{"max-num-batched-tokens", "scheduler.max_num_batched_tokens", "token budget per step (0: vLLM's default)", true},
