@@ -58,30 +58,31 @@ type StreamSummary struct {
 	ID           int
 	Arrival      Time
 	InputTokens  int
-	OutputTokens int // tokens generated
-	Status       Status
-	Reject       scheduler.Reason // why it was rejected
-	TTFT         Time             // first chunk − arrival
-	E2EL         Time             // last chunk − arrival
-	Chunks       int              // visible updates; gaps = Chunks − 1
-	GapMean      float64          // ns
-	GapP50       float64          // ns
-	GapP90       float64          // ns
-	GapP99       float64          // ns
+	OutputTokens int     // tokens generated
+	TTFT         Time    // first chunk − arrival
+	E2EL         Time    // last chunk − arrival
+	Chunks       int     // visible updates; gaps = Chunks − 1
+	GapMean      float64 // ns
+	GapP50       float64 // ns
+	GapP90       float64 // ns
+	GapP99       float64 // ns
 	GapMax       Time
-	Stalls       int    // gaps above the stall threshold
-	StallTime    Time   // Σ of those gaps
-	Causes       uint32 // bit c set when cause c had a part in one of its stalls
+	Stalls       int  // gaps above the stall threshold
+	StallTime    Time // Σ of those gaps
 	Preemptions  int
-	Class        int16 // index into Result.ClassNames; -1 for none
+	// The small fields share words (a run keeps one summary per request).
+	Causes uint32           // bit c set when cause c had a part in one of its stalls
+	Status Status           // how it ended
+	Reject scheduler.Reason // why it was rejected
+	Class  int16            // index into Result.ClassNames; -1 for none
 	// Perceived scores, filled in by package reports from the stream's
 	// timeline after the run (the engine leaves them zero; Scored false):
 	// Andes' QoE and Etalon's fluidity index in [0, 1], and the fluid
 	// token rate in tokens/s.
-	Scored    bool
 	QoE       float32
 	Fluidity  float32
 	FluidRate float32
+	Scored    bool
 }
 
 // HasGaps reports whether the stream has at least one gap.
