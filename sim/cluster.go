@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/itlsim/itlsim/kvcache"
 	"github.com/itlsim/itlsim/scheduler"
@@ -24,7 +25,24 @@ type ClusterConfig struct {
 	// within scheduler, kvcache and cost, every field the pool leaves at
 	// zero inherits the top-level value.
 	Pools []PoolConfig `yaml:"pools,omitempty" json:"pools,omitempty"`
+	// DecodeRouter chooses the decode replica of each prefilled request
+	// when the pools are disaggregated (roles prefill and decode); the
+	// same policies as Router. With policy left empty, it is Router's
+	// whole configuration. Read only with prefill and decode pools.
+	DecodeRouter router.Config `yaml:"decode_router" json:"decode_router,omitzero"`
+	// KVLink is the link the KV cache crosses from a prefill replica to a
+	// decode replica. Read only with prefill and decode pools (disagg.go).
+	KVLink LinkConfig `yaml:"kv_link" json:"kv_link,omitzero"`
 }
+
+// Pool roles. A mixed pool (the default) prefills and decodes its own
+// requests; a prefill pool only prefills, then hands the request and its
+// KV cache to a decode pool over the cluster's KV link.
+const (
+	RoleMixed   = "mixed"
+	RolePrefill = "prefill"
+	RoleDecode  = "decode"
+)
 
 // PoolConfig is one pool of identical replicas in a cluster.
 type PoolConfig struct {
@@ -40,6 +58,10 @@ type PoolConfig struct {
 	Scheduler *scheduler.Config `yaml:"scheduler" json:"scheduler,omitempty"`
 	KVCache   *kvcache.Config   `yaml:"kvcache" json:"kvcache,omitempty"`
 	Cost      *CostConfig       `yaml:"cost" json:"cost,omitempty"`
+	// Role is mixed (default), prefill or decode. A cluster either has
+	// only mixed pools or has at least one prefill and one decode pool and
+	// no mixed one.
+	Role string `yaml:"role" json:"role,omitempty"`
 }
 
 // MaxReplicas bounds a cluster's size.
@@ -75,12 +97,44 @@ func (c ClusterConfig) Validate() error {
 		if p.TP < 0 {
 			errs = append(errs, fmt.Errorf("%s.tp: must be ≥ 1 (0 inherits), got %d", at, p.TP))
 		}
+		switch p.Role {
+		case "", RoleMixed, RolePrefill, RoleDecode:
+		default:
+			errs = append(errs, fmt.Errorf("%s.role: must be mixed, prefill or decode, got %q", at, p.Role))
+		}
 		total += p.Replicas
 	}
 	if total > MaxReplicas {
 		errs = append(errs, fmt.Errorf("cluster.pools: %d replicas in all, more than %d", total, MaxReplicas))
 	}
 	if err := c.Router.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Disaggregated() {
+		var prefill, decode, mixed bool
+		for _, p := range c.Pools {
+			prefill = prefill || p.Role == RolePrefill
+			decode = decode || p.Role == RoleDecode
+			mixed = mixed || p.Role == "" || p.Role == RoleMixed
+		}
+		switch {
+		case !prefill:
+			errs = append(errs, errors.New("cluster.pools: a decode pool needs at least one prefill pool to feed it"))
+		case !decode:
+			errs = append(errs, errors.New("cluster.pools: a prefill pool needs at least one decode pool to hand its requests to"))
+		case mixed:
+			errs = append(errs, errors.New("cluster.pools: with prefill and decode pools, every pool needs role prefill or decode (a mixed pool cannot share the router)"))
+		}
+	}
+	// The decode router and the link are read only with prefill and
+	// decode pools; given anyway, they must still be valid.
+	if c.DecodeRouter.Policy != "" {
+		if err := c.DecodeRouter.Validate(); err != nil {
+			// The router names its fields as cluster.router's.
+			errs = append(errs, errors.New(strings.ReplaceAll(err.Error(), "cluster.router.", "cluster.decode_router.")))
+		}
+	}
+	if err := c.KVLink.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -98,9 +152,20 @@ func (c ClusterConfig) Size() int {
 	return n
 }
 
+// Disaggregated reports whether any pool has the role prefill or decode.
+func (c ClusterConfig) Disaggregated() bool {
+	for _, p := range c.Pools {
+		if p.Role == RolePrefill || p.Role == RoleDecode {
+			return true
+		}
+	}
+	return false
+}
+
 // Pool is one resolved pool: its replicas share one immutable Setup.
 type Pool struct {
 	Name     string // "" for the copies of the top-level configuration
+	Role     string // "" (mixed), RolePrefill or RoleDecode
 	Replicas int
 	Setup    *Setup
 }
@@ -162,7 +227,11 @@ func resolvePools(raw Config, s *Setup) ([]Pool, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cluster.pools[%d] (%s): %w", i, p.Name, err)
 		}
-		pools = append(pools, Pool{Name: p.Name, Replicas: p.Replicas, Setup: ps})
+		role := p.Role
+		if role == RoleMixed {
+			role = ""
+		}
+		pools = append(pools, Pool{Name: p.Name, Role: role, Replicas: p.Replicas, Setup: ps})
 	}
 	return pools, nil
 }

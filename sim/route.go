@@ -124,11 +124,20 @@ type Routing struct {
 	Policy      string
 	StalenessMS float64 // the snapshot period it ran with
 	Reasons     [router.NumReasons]int
+	// DecodePolicy and DecodeReasons are the decode router's, with
+	// prefill and decode pools (Policy and Reasons are then the prefill
+	// router's); zero otherwise.
+	DecodePolicy  string
+	DecodeReasons [router.NumReasons]int
 }
 
 // Routing reports the router's policy and its decisions by reason; zero
 // for a one-replica run.
 func (e *Engine) Routing() Routing {
+	if d := e.disagg; d != nil {
+		// Both routers read live loads (staleness 0).
+		return Routing{Policy: d.prefill.policy, Reasons: d.prefill.reasons, DecodePolicy: d.decode.policy, DecodeReasons: d.decode.reasons}
+	}
 	if e.router == nil {
 		return Routing{}
 	}
