@@ -43,6 +43,10 @@ type Run struct {
 	// one): each replica's share and the router's (see AddCluster).
 	Replicas []ReplicaRun `json:"replicas,omitempty"`
 	Cluster  *ClusterRun  `json:"cluster,omitempty"`
+	// Pools describe each pool of a cluster with prefill and decode pools
+	// (absent otherwise): its role and the summary of its streams (see
+	// AddPools).
+	Pools []PoolRun `json:"pools,omitempty"`
 	// SLO holds the run's SLO terms judged (--slo, a scenario's slo:);
 	// SLOPass is whether all passed (both absent without terms).
 	SLO     []SLOOutcome `json:"slo,omitempty"`

@@ -129,7 +129,7 @@ func (c ClusterConfig) Validate() error {
 	// The decode router and the link are read only with prefill and
 	// decode pools; given anyway, they must still be valid.
 	if c.DecodeRouter.Policy != "" {
-		if err := c.DecodeRouter.Validate(); err != nil {
+		if err := c.DecodeRouterConfig().Validate(); err != nil {
 			// The router names its fields as cluster.router's.
 			errs = append(errs, errors.New(strings.ReplaceAll(err.Error(), "cluster.router.", "cluster.decode_router.")))
 		}
@@ -138,6 +138,17 @@ func (c ClusterConfig) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// DecodeRouterConfig is the decode router's configuration: Router's with
+// no decode policy given, else the given fields over the router defaults.
+func (c ClusterConfig) DecodeRouterConfig() router.Config {
+	if c.DecodeRouter.Policy == "" {
+		return c.Router
+	}
+	d := router.DefaultConfig()
+	overlay(reflect.ValueOf(&d).Elem(), reflect.ValueOf(&c.DecodeRouter).Elem())
+	return d
 }
 
 // Size is the number of replicas the cluster has.

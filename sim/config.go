@@ -377,9 +377,7 @@ func (c Config) Resolve() (*Setup, error) {
 		s.Config.Cluster.Pools = pools
 	}
 	if cl := &s.Config.Cluster; cl.Disaggregated() { // the resolved scenario spells out the decode router and the link
-		if cl.DecodeRouter.Policy == "" {
-			cl.DecodeRouter = cl.Router
-		}
+		cl.DecodeRouter = cl.DecodeRouterConfig()
 		if cl.DecodeRouter.StalenessMS < 0 {
 			cl.DecodeRouter.StalenessMS = cl.DecodeRouter.Staleness()
 		}

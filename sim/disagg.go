@@ -170,10 +170,7 @@ func newDisagg(s *Setup, reps []*Replica, infos []router.Replica, seed uint64) (
 	d.latency = Time(d.link.LatencyUS*1e3 + 0.5)
 	d.stats.Link = d.link
 	d.stats.Time, d.stats.Wait = quantile.NewHistogram(pooledBits), quantile.NewHistogram(pooledBits)
-	dc := cl.DecodeRouter
-	if dc.Policy == "" {
-		dc = cl.Router
-	}
+	dc := cl.DecodeRouterConfig()
 	for _, g := range []struct {
 		g    *routeGroup
 		role string
@@ -332,7 +329,8 @@ type PoolReport struct {
 	// the link; Received the transfers a decode pool took over.
 	HandedOff, Received int
 	// Result merges its replicas' results (the client's view); Server the
-	// server's.
+	// server's. A prefill pool's Requests are those routed to it; a decode
+	// pool's those it received.
 	Result, Server *Result
 	// BusyShare is the mean over its replicas of the share of the run with
 	// a step running.
@@ -361,13 +359,14 @@ func (e *Engine) PoolReports() []PoolReport {
 			pr.Routed += rr.Routed
 			pr.BusyShare += rr.BusyShare / float64(p.Replicas)
 			views, servers = append(views, rr.Result), append(servers, rr.Server)
-			if e.disagg != nil {
-				pr.HandedOff += e.disagg.handedOff[i]
-				pr.Received += e.disagg.received[i]
-			}
+			pr.HandedOff += rr.HandedOff
+			pr.Received += rr.Received
 			i++
 		}
 		pr.Result, pr.Server = mergeResults(views), mergeResults(servers)
+		if pr.Role == RoleDecode { // its requests arrived over the link, not from the workload
+			pr.Result.Requests, pr.Server.Requests = pr.Received, pr.Received
+		}
 		out = append(out, pr)
 	}
 	return out

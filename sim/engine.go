@@ -91,8 +91,8 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 				}
 			}
 			if p.Role != "" {
-				if d := p.Setup.Delivery; d != nil && d.Config().Failover.WatchdogMS > 0 {
-					return nil, fmt.Errorf("cluster.pools[%s].role: the failover watchdog (delivery.failover.watchdog_ms) is not modelled with prefill and decode pools", p.Name)
+				if d := p.Setup.Delivery; d != nil && d.Config().Failover.WatchdogMS > 0 && !d.Config().Failover.KeepPrimary {
+					return nil, fmt.Errorf("cluster.pools[%s].role: the failover watchdog (delivery.failover.watchdog_ms) aborting primaries is not modelled with prefill and decode pools (set delivery.failover.keep_primary)", p.Name)
 				}
 				r.role = p.Role
 				r.kvTokenBytes = p.Setup.Model.KVBytesPerToken()
