@@ -133,7 +133,6 @@ func (r *Run) AddPools(pools []sim.PoolReport, tr *sim.TransferStats, routing si
 	c.KVTransfer = t
 }
 
-
 // AddCluster attaches the per-replica results and the cluster's routing to
 // a run of more than one replica; a single replica adds nothing.
 func (r *Run) AddCluster(reps []sim.ReplicaReport, routing sim.Routing) {

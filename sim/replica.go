@@ -59,10 +59,10 @@ type Replica struct {
 	// handoff, on a prefill replica, takes over a request whose prompt is
 	// computed and first token sampled (disagg.go); nil elsewhere.
 	handoff      func(*request)
-	kvTokenBytes int64 // KV bytes of one token across the replica's GPUs
-	stepAt       Time  // the start of the step running or last run
-	setup *Setup // the replica's resolved configuration (its pool's)
-	now   Time   // the engine's clock during a call from the engine
+	kvTokenBytes int64  // KV bytes of one token across the replica's GPUs
+	stepAt       Time   // the start of the step running or last run
+	setup        *Setup // the replica's resolved configuration (its pool's)
+	now          Time   // the engine's clock during a call from the engine
 
 	sched *scheduler.Scheduler
 	kv    *kvcache.Manager
