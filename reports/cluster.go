@@ -44,7 +44,8 @@ type ClusterRun struct {
 	Router      string  `json:"router"`
 	StalenessMS float64 `json:"staleness_ms"`
 	// Imbalance is the largest replica's output tokens over the mean
-	// replica's: 1 is perfectly even.
+	// replica's (with prefill and decode pools, over the decode
+	// replicas): 1 is perfectly even.
 	Imbalance float64 `json:"imbalance"`
 	// Decisions counts the router's choices by reason.
 	Decisions map[string]int `json:"decisions"`
@@ -140,6 +141,7 @@ func (r *Run) AddCluster(reps []sim.ReplicaReport, routing sim.Routing) {
 		return
 	}
 	var sum, top int64
+	streaming := 0
 	for _, rep := range reps {
 		rr := ReplicaRun{
 			Name: rep.Name, Pool: rep.Pool, Model: rep.Setup.Model.Name, GPU: rep.Setup.GPU.Name, TP: rep.Setup.Config.TP,
@@ -150,12 +152,16 @@ func (r *Run) AddCluster(reps []sim.ReplicaReport, routing sim.Routing) {
 			rr.Load = append(rr.Load, LoadPoint{TS: p.TS, Running: p.Running, Waiting: p.Waiting, KVUtilization: p.KVUtilization, OutputTokensPerS: p.OutputTokensPerS})
 		}
 		r.Replicas = append(r.Replicas, rr)
+		if rep.Role == sim.RolePrefill { // it streams nothing: the balance is the decode replicas'
+			continue
+		}
 		sum += rep.Server.OutputTokens
 		top = max(top, rep.Server.OutputTokens)
+		streaming++
 	}
 	c := &ClusterRun{Replicas: len(reps), Router: routing.Policy, StalenessMS: routing.StalenessMS, Decisions: map[string]int{}}
 	if sum > 0 {
-		c.Imbalance = float64(top) / (float64(sum) / float64(len(reps)))
+		c.Imbalance = float64(top) / (float64(sum) / float64(streaming))
 	}
 	for i, n := range routing.Reasons {
 		if n > 0 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/itlsim/itlsim/kvcache"
@@ -33,6 +34,43 @@ type ClusterConfig struct {
 	// KVLink is the link the KV cache crosses from a prefill replica to a
 	// decode replica. Read only with prefill and decode pools (disagg.go).
 	KVLink LinkConfig `yaml:"kv_link" json:"kv_link,omitzero"`
+	// PrefillDecode splits the replicas of the top-level configuration
+	// into a prefill pool and a decode pool: "P:D" with P + D = replicas
+	// (e.g. "1:3" of 4); "" or "mixed" keeps them mixed. A scalar, so a
+	// compare or sweep --vary can vary the split at a fixed GPU count.
+	PrefillDecode string `yaml:"prefill_decode" json:"prefill_decode,omitempty"`
+}
+
+// split parses PrefillDecode: ok false when mixed.
+func (c ClusterConfig) split() (prefill, decode int, ok bool, err error) {
+	if c.PrefillDecode == "" || c.PrefillDecode == RoleMixed {
+		return 0, 0, false, nil
+	}
+	a, b, found := strings.Cut(c.PrefillDecode, ":")
+	p, errP := strconv.Atoi(strings.TrimSpace(a))
+	d, errD := strconv.Atoi(strings.TrimSpace(b))
+	if !found || errP != nil || errD != nil || p < 1 || d < 1 {
+		return 0, 0, false, fmt.Errorf("cluster.prefill_decode: expected P:D (replicas of each role, both ≥ 1) or mixed, got %q", c.PrefillDecode)
+	}
+	if p+d != c.Replicas {
+		return 0, 0, false, fmt.Errorf("cluster.prefill_decode: %q splits %d replicas, but cluster.replicas is %d", c.PrefillDecode, p+d, c.Replicas)
+	}
+	if len(c.Pools) > 0 {
+		return 0, 0, false, errors.New("cluster.prefill_decode: splits cluster.replicas; with pools, give each pool a role instead")
+	}
+	return p, d, true, nil
+}
+
+// expanded turns a prefill_decode split into its two pools, named
+// prefill and decode, of the top-level configuration.
+func (c ClusterConfig) expanded() ClusterConfig {
+	p, d, ok, err := c.split()
+	if !ok || err != nil {
+		return c
+	}
+	c.Pools = []PoolConfig{{Name: RolePrefill, Replicas: p, Role: RolePrefill}, {Name: RoleDecode, Replicas: d, Role: RoleDecode}}
+	c.Replicas, c.PrefillDecode = 1, ""
+	return c
 }
 
 // Pool roles. A mixed pool (the default) prefills and decodes its own
@@ -77,6 +115,11 @@ func (c ClusterConfig) Validate() error {
 	var errs []error
 	if c.Replicas < 1 || c.Replicas > MaxReplicas {
 		errs = append(errs, fmt.Errorf("cluster.replicas: must be in [1, %d], got %d", MaxReplicas, c.Replicas))
+	}
+	if _, _, _, err := c.split(); err != nil {
+		errs = append(errs, err)
+	} else if c.PrefillDecode != "" {
+		c = c.expanded()
 	}
 	if len(c.Pools) > 0 && c.Replicas != 1 {
 		errs = append(errs, fmt.Errorf("cluster.replicas: with pools, give each pool's replicas instead (got replicas %d and %d pools)", c.Replicas, len(c.Pools)))

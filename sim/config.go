@@ -360,6 +360,7 @@ func lookupModel(name string) (cost.ModelSpec, error) {
 // needs, for every pool of its cluster. Errors say which field is wrong
 // and why.
 func (c Config) Resolve() (*Setup, error) {
+	c.Cluster = c.Cluster.expanded() // a prefill_decode split is two pools
 	s, err := c.resolve()
 	if err != nil {
 		return nil, err
