@@ -292,3 +292,54 @@ func TestRoutersSpreadLoad(t *testing.T) {
 		}
 	}
 }
+
+// disaggPair is a small disaggregated run: one prefill and one decode
+// replica of the default model, prompts of 4,000 tokens over link.
+func disaggPair(link sim.LinkConfig) sim.Config {
+	cfg := sim.DefaultConfig()
+	cfg.Workload.Requests = 60
+	cfg.Workload.Rate = 2
+	cfg.Workload.InputLen = workloads.MustParseDist("fixed:4000")
+	cfg.Workload.OutputLen = workloads.MustParseDist("fixed:64")
+	cfg.Metrics.StallThresholdMS = 0.001 // every gap is a stall: the table's split is every gap's
+	cfg.Cluster.Replicas = 2
+	cfg.Cluster.PrefillDecode = "1:1"
+	cfg.Cluster.KVLink = link
+	return cfg
+}
+
+// TestDisaggTransferTimes: a transfer takes bytes / bandwidth + latency
+// (4,000 tokens of Llama-3.1-8B's 128 KiB over 10 Gb/s and 1 ms: 420 ms),
+// which TTFT includes; layer by layer it overlaps the prefill's last step
+// and lands sooner; and the handoff on the decode side shows as
+// kv-transfer in the first gaps.
+func TestDisaggTransferTimes(t *testing.T) {
+	slow := sim.LinkConfig{Preset: "tcp", Gbps: 10, LatencyUS: 1000}
+	e := runEngine(t, disaggPair(slow))
+	tr := e.Transfers()
+	bytes := int64(4000) * e.Setup().Pools[0].Setup.Model.KVBytesPerToken()
+	wire := float64(bytes) * 8 / 10e9 * 1e9
+	if tr.Count != 60 || tr.Bytes != 60*bytes || float64(tr.Time.Min) < wire+1e6-1 || float64(tr.Time.Min) > (wire+1e6)*1.01 {
+		t.Errorf("%d transfers of %d bytes, the quickest %d ns; want 60 of %d bytes, the quickest %.0f ns", tr.Count, tr.Bytes, tr.Time.Min, bytes, wire+1e6)
+	}
+	r := e.Result()
+	if r.StallTime[sim.CauseKVTransfer] <= 0 || r.StallTime[sim.CausePrefillInterference] != 0 {
+		t.Errorf("kv-transfer %d ns, prefill-interference %d ns of the gaps; want some handoff and no interference", r.StallTime[sim.CauseKVTransfer], r.StallTime[sim.CausePrefillInterference])
+	}
+	for _, s := range r.Streams {
+		if s.TTFT < sim.Time(wire)+1e6 {
+			t.Fatalf("request %d: TTFT %d ns, shorter than its transfer %.0f ns", s.ID, s.TTFT, wire+1e6)
+		}
+	}
+	slow.Layerwise = true
+	lw := runEngine(t, disaggPair(slow))
+	ttft := func(r *sim.Result) (sum sim.Time) {
+		for _, s := range r.Streams {
+			sum += s.TTFT
+		}
+		return sum
+	}
+	if lt := lw.Transfers(); lt.Time.Mean() >= tr.Time.Mean() || ttft(lw.Result()) >= ttft(r) {
+		t.Errorf("layerwise: transfer mean %.0f ns, Σ TTFT %d; whole: %.0f, %d: want both lower", lt.Time.Mean(), ttft(lw.Result()), tr.Time.Mean(), ttft(r))
+	}
+}
