@@ -319,3 +319,31 @@ func TestStoryDisaggSplit(t *testing.T) {
 			s13.StreamP99ITL.P99, s22.StreamP99ITL.P99, s31.StreamP99ITL.P99)
 	}
 }
+
+// TestCapacityOverTheSplit: a capacity search can vary the prefill:decode
+// split of four GPUs; with long prompts and a per-stream ITL term, 2:2
+// sustains several times the rate of four mixed replicas.
+func TestCapacityOverTheSplit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cap.json")
+	mustRunCLI(t, "capacity", "--requests", "300", "--seeds", "1", "--replicas", "4", "--router", "least-outstanding",
+		"--set", "workload.rate=10", "--set", "workload.input_len=lognormal:6000,3000,1000,16000",
+		"--set", "workload.output_len=lognormal:250,150,16,1000",
+		"--vary", "cluster.prefill_decode=mixed,2:2", "--slo", "stream-p99-itl:p99<=50ms", "--json", path)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Capacity []struct {
+			Config  string  `json:"config"`
+			MaxRate float64 `json:"max_rate"`
+		} `json:"capacity"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Capacity) != 2 || doc.Capacity[0].Config != "mixed" || doc.Capacity[1].Config != "2:2" ||
+		doc.Capacity[1].MaxRate < 3*doc.Capacity[0].MaxRate {
+		t.Errorf("capacity %+v: want mixed and 2:2, 2:2 at least 3× mixed's rate", doc.Capacity)
+	}
+}
