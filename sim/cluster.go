@@ -30,15 +30,15 @@ type ClusterConfig struct {
 	// when the pools are disaggregated (roles prefill and decode); the
 	// same policies as Router. With policy left empty, it is Router's
 	// whole configuration. Read only with prefill and decode pools.
-	DecodeRouter router.Config `yaml:"decode_router" json:"decode_router,omitzero"`
+	DecodeRouter router.Config `yaml:"decode_router,omitempty" json:"decode_router,omitzero"`
 	// KVLink is the link the KV cache crosses from a prefill replica to a
 	// decode replica. Read only with prefill and decode pools (disagg.go).
-	KVLink LinkConfig `yaml:"kv_link" json:"kv_link,omitzero"`
+	KVLink LinkConfig `yaml:"kv_link,omitempty" json:"kv_link,omitzero"`
 	// PrefillDecode splits the replicas of the top-level configuration
 	// into a prefill pool and a decode pool: "P:D" with P + D = replicas
 	// (e.g. "1:3" of 4); "" or "mixed" keeps them mixed. A scalar, so a
 	// compare or sweep --vary can vary the split at a fixed GPU count.
-	PrefillDecode string `yaml:"prefill_decode" json:"prefill_decode,omitempty"`
+	PrefillDecode string `yaml:"prefill_decode,omitempty" json:"prefill_decode,omitempty"`
 }
 
 // split parses PrefillDecode: ok false when mixed.
@@ -99,7 +99,7 @@ type PoolConfig struct {
 	// Role is mixed (default), prefill or decode. A cluster either has
 	// only mixed pools or has at least one prefill and one decode pool and
 	// no mixed one.
-	Role string `yaml:"role" json:"role,omitempty"`
+	Role string `yaml:"role,omitempty" json:"role,omitempty"`
 }
 
 // MaxReplicas bounds a cluster's size.
