@@ -19,6 +19,11 @@
 // recently freed. The id index (index.go) is a fixed open-addressing table
 // probed per request start and per filled or evicted block, never per token.
 //
+// Offload tiers (tier.go, [Manager.AddTier]) sit beneath the GPU: blocks
+// the prefix cache evicts move down to them, and a lookup that misses on
+// the GPU loads a block a tier holds ([Manager.TakeTierLoads] counts the
+// loads for pricing). A cpu tier first in line shares swap space's blocks.
+//
 // The manager knows nothing of time: copy durations follow from the byte
 // counts it reports and are priced by the engine.
 package kvcache

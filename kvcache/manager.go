@@ -23,6 +23,9 @@ type Manager struct {
 	swapFree  int
 	prefixOn  bool
 	prefix    *prefixCache // nil while prefix caching is off
+	tiers     []tier       // offload tiers, top first (tier.go)
+	tierLoads [MaxTiers]int
+	acqTier   [MaxTiers]int // blocks the last AcquirePrefix loaded from each tier
 }
 
 // New returns a manager of total GPU blocks of blockSize tokens and
@@ -56,8 +59,10 @@ func (m *Manager) Used() int { return m.total - m.Free() }
 // SwapTotal and SwapFree describe CPU swap space in blocks.
 func (m *Manager) SwapTotal() int { return m.swapTotal }
 
-// SwapFree is the number of unused CPU swap blocks.
-func (m *Manager) SwapFree() int { return m.swapFree }
+// SwapFree is the number of CPU swap blocks a swap-out can get: unused
+// ones and, when the CPU tier shares swap space, its cached blocks (moved
+// down on demand).
+func (m *Manager) SwapFree() int { return m.swapFree + m.tierCached() }
 
 // BlocksFor is the number of blocks that hold tokens tokens.
 func (m *Manager) BlocksFor(tokens int) int {
@@ -127,6 +132,7 @@ func (m *Manager) SwapOut(a *Alloc, cached int) (int, bool) {
 		panic("kvcache: swapping out a sequence that still shares cached blocks (ReleasePrefix first)")
 	}
 	n := a.Blocks + cached
+	m.makeSwapRoom(n)
 	if n > m.swapFree {
 		return 0, false
 	}
@@ -180,8 +186,8 @@ func (m *Manager) Check(live []Alloc) error {
 	if gpu+cached+m.free != m.total {
 		return fmt.Errorf("kvcache: %d blocks held + %d cached + %d free != %d total", gpu, cached, m.free, m.total)
 	}
-	if swap+m.swapFree != m.swapTotal {
-		return fmt.Errorf("kvcache: %d swap blocks held + %d free != %d total", swap, m.swapFree, m.swapTotal)
+	if tc := m.tierCached(); swap+tc+m.swapFree != m.swapTotal {
+		return fmt.Errorf("kvcache: %d swap blocks held + %d cached in the CPU tier + %d free != %d total", swap, tc, m.swapFree, m.swapTotal)
 	}
-	return nil
+	return m.checkTiers()
 }

@@ -114,10 +114,17 @@ func (m *Manager) AcquirePrefix(a *Alloc, content *Content, limit int) int {
 	if !m.prefixOn || a.SharedBlocks != 0 || a.Blocks != 0 {
 		return 0
 	}
+	m.acqTier = [MaxTiers]int{}
 	for (a.SharedBlocks+1)*m.blockSize <= limit {
-		i, ok := c.index.get(content.Block(a.SharedBlocks, m.blockSize), c.entries)
+		id := content.Block(a.SharedBlocks, m.blockSize)
+		i, ok := c.index.get(id, c.entries)
 		if !ok {
-			break
+			// A block an offload tier holds is loaded back, referenced.
+			if len(m.tiers) == 0 || !m.loadFromTier(id) {
+				break
+			}
+			a.SharedBlocks++
+			continue
 		}
 		c.ref(i)
 		a.SharedBlocks++
@@ -131,6 +138,9 @@ func (m *Manager) CountPrefixLookup(queried, hit int) {
 	if c := m.prefix; c != nil && m.prefixOn {
 		c.QueriedTokens += int64(queried)
 		c.HitTokens += int64(hit)
+		for t := range m.tiers {
+			m.tiers[t].hits += int64(m.acqTier[t] * m.blockSize)
+		}
 	}
 }
 
@@ -162,6 +172,9 @@ func (m *Manager) RegisterPrefix(a *Alloc, content *Content, computed int) {
 			c.entries[i] = entry{id: id, refs: 1, prev: -1, next: -1, used: true}
 			c.index.put(id, i)
 			c.refs++
+			if len(m.tiers) > 0 {
+				m.forget(id) // computed again: the GPU copy replaces a tier's
+			}
 		}
 		a.SharedBlocks++
 	}
@@ -231,6 +244,9 @@ func (m *Manager) Warm(content *Content, tokens int) int {
 		c.pushTail(i)
 		c.evictable++
 		m.free--
+		if len(m.tiers) > 0 {
+			m.forget(id)
+		}
 		added++
 	}
 	return added
@@ -249,10 +265,14 @@ func (m *Manager) evict(need int) {
 		c.unlink(i)
 		c.evictable--
 		m.free++
-		c.index.del(e.id, c.entries)
+		id := e.id
+		c.index.del(id, c.entries)
 		*e = entry{prev: -1, next: -1}
 		c.spare = append(c.spare, i)
 		c.Evictions++
+		if len(m.tiers) > 0 {
+			m.demote(0, id)
+		}
 	}
 }
 

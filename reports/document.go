@@ -1,8 +1,12 @@
 package reports
 
 import (
+	"bufio"
+	"bytes"
 	"cmp"
 	"encoding/json"
+	"fmt"
+	"io"
 	"slices"
 
 	"github.com/itlsim/itlsim/sim"
@@ -42,7 +46,10 @@ type Run struct {
 	// Replicas and Cluster describe a run of several replicas (absent for
 	// one): each replica's share and the router's (see AddCluster).
 	Replicas []ReplicaRun `json:"replicas,omitempty"`
-	Cluster  *ClusterRun  `json:"cluster,omitempty"`
+	// src is the result the run was built from: writers stream its rows
+	// (EachStream) instead of holding Streams.
+	src     *sim.Result
+	Cluster *ClusterRun `json:"cluster,omitempty"`
 	// Pools describe each pool of a cluster with prefill and decode pools
 	// (absent otherwise): its role and the summary of its streams (see
 	// AddPools).
@@ -164,10 +171,85 @@ func NewRunOptions(name string, overrides map[string]string, cfg sim.Config, r *
 	run.VLLM = vllmBlock(&run.Summary, r.Pooled)
 	run.Summary.ByClass = ClassSummaries(r, cfg)
 	run.Classes = run.Summary.ByClass
+	run.src = r
 	if withStreams {
 		run.Streams = StreamRows(r)
 	}
 	return run
+}
+
+// EachStream calls fn with each of the run's rows in order: Streams when
+// they were built (or read from a file), else the rows of the result the
+// run was made from, one at a time (EachStreamRow).
+func (r *Run) EachStream(fn func(*StreamRow) error) error {
+	if r.src != nil && len(r.Streams) == 0 {
+		return EachStreamRow(r.src, fn)
+	}
+	for i := range r.Streams {
+		if err := fn(&r.Streams[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteJSON writes doc as indented JSON, byte for byte what an
+// encoding/json Encoder with SetIndent("", "  ") writes, but with each
+// run's streams written row by row as EachStream yields them: a
+// million-request document is never held in memory, only one row of it.
+func WriteJSON(w io.Writer, doc Document) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	// The document with every run's streams empty; each "streams": [] is
+	// then filled in as it is written.
+	d := doc
+	d.Runs = slices.Clone(doc.Runs)
+	for i := range d.Runs {
+		d.Runs[i].Streams = []StreamRow{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(d); err != nil {
+		return err
+	}
+	b := buf.Bytes()
+	// A run's keys sit at an indent of 6; no string can hold the newline
+	// and quotes of this key, so its i-th match is run i's.
+	key := []byte("\n      \"streams\": []")
+	const rowIndent = "        "
+	for i := range doc.Runs {
+		j := bytes.Index(b, key)
+		if j < 0 {
+			return fmt.Errorf("reports: run %d has no streams key in its JSON", i)
+		}
+		bw.Write(b[:j+len(key)-2]) // through `"streams": `
+		b = b[j+len(key):]
+		first := true
+		err := doc.Runs[i].EachStream(func(row *StreamRow) error {
+			if first {
+				bw.WriteString("[\n" + rowIndent)
+				first = false
+			} else {
+				bw.WriteString(",\n" + rowIndent)
+			}
+			raw, err := json.MarshalIndent(row, rowIndent, "  ")
+			if err != nil {
+				return err
+			}
+			_, err = bw.Write(raw)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if first {
+			bw.WriteString("[]")
+		} else {
+			bw.WriteString("\n      ]")
+		}
+	}
+	bw.Write(b)
+	return bw.Flush()
 }
 
 // AddServerView attaches the server-side summary of a run whose Summary is
@@ -180,18 +262,34 @@ func (r *Run) AddServerView(server *sim.Result) {
 
 // StreamRows lists every request's summary ordered by request id.
 func StreamRows(r *sim.Result) []StreamRow {
-	order := make([]int, len(r.Streams))
+	rows := make([]StreamRow, 0, len(r.Streams))
+	_ = EachStreamRow(r, func(row *StreamRow) error {
+		c := *row
+		c.StallCauses = append([]string{}, row.StallCauses...) // the row's buffer is reused
+		rows = append(rows, c)
+		return nil
+	})
+	return rows
+}
+
+// EachStreamRow calls fn with every request's row in StreamRows's order
+// (by request id), building one row at a time: writers stream a million
+// requests' rows without holding them. The row is valid only during the
+// call.
+func EachStreamRow(r *sim.Result, fn func(*StreamRow) error) error {
+	order := make([]int32, len(r.Streams))
 	for i := range order {
-		order[i] = i
+		order[i] = int32(i)
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(r.Streams[a].ID, r.Streams[b].ID) })
-	rows := make([]StreamRow, len(order))
-	for i, k := range order {
+	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(r.Streams[a].ID, r.Streams[b].ID) })
+	causes := []string{} // reused row to row; never nil, so an empty list is [] in JSON
+	for _, k32 := range order {
+		k := int(k32)
 		st := &r.Streams[k]
 		row := StreamRow{
 			ID: st.ID, Status: st.Status.String(), ArrivalS: st.Arrival.Seconds(),
 			InputTokens: st.InputTokens, OutputTokens: st.OutputTokens,
-			Preemptions: st.Preemptions, StallCauses: []string{},
+			Preemptions: st.Preemptions, StallCauses: causes[:0],
 		}
 		if st.Status == sim.StatusRejected {
 			row.RejectReason = st.Reject.String()
@@ -215,9 +313,12 @@ func StreamRows(r *sim.Result) []StreamRow {
 		if c := int(st.Class); c >= 0 && c < len(r.ClassNames) {
 			row.Class = r.ClassNames[c]
 		}
-		rows[i] = row
+		if err := fn(&row); err != nil {
+			return err
+		}
+		causes = row.StallCauses
 	}
-	return rows
+	return nil
 }
 
 // Timeseries converts the result's buckets; the last bucket's gauges are

@@ -14,6 +14,23 @@ import (
 type Preemptions struct {
 	Recompute int `json:"recompute"`
 	Swap      int `json:"swap"`
+	// Pause counts streams paused holding their blocks
+	// (scheduler.preemption: pause); absent when none was.
+	Pause int `json:"pause,omitempty"`
+}
+
+// TierSummary is the prefix cache's hits in one place of the KV memory
+// hierarchy (gpu, or an offload tier).
+type TierSummary struct {
+	Name      string  `json:"name"`
+	HitTokens int64   `json:"hit_tokens"`
+	HitRate   float64 `json:"hit_rate"`
+	// LoadedBlocks, StoredBlocks and DroppedBlocks (offload tiers only)
+	// count blocks loaded to the GPU, moved in from the tier above, and
+	// moved to the tier below or dropped from the last.
+	LoadedBlocks  int64 `json:"loaded_blocks"`
+	StoredBlocks  int64 `json:"stored_blocks"`
+	DroppedBlocks int64 `json:"dropped_blocks"`
 }
 
 // Summary is one run's figures: the "summary" object of the JSON contract.
@@ -88,6 +105,13 @@ type Summary struct {
 	PrefixCacheHits    int64   `json:"prefix_cache_hit_tokens"`
 	// PrefixCacheEvictions counts cached KV blocks evicted to make room.
 	PrefixCacheEvictions int64 `json:"prefix_cache_evictions"`
+	// PrefixCacheTiers splits the prefix cache's hits by where they were
+	// found: the GPU first, then each offload tier of kvcache.tiers; absent
+	// without tiers. Hit rates share prefix_cache_hit_rate's denominator,
+	// so they sum to it.
+	PrefixCacheTiers []TierSummary `json:"prefix_cache_tiers,omitempty"`
+	// TierLoadBytes are the bytes prefix hits loaded from offload tiers.
+	TierLoadBytes int64 `json:"tier_load_bytes,omitempty"`
 	// RecomputeTokens are the tokens whose KV recomputed (preempted)
 	// requests needed again; RecomputeCachedShare the share of them the
 	// prefix cache still held, which the recompute did not compute.
@@ -308,7 +332,7 @@ func SummarizeWith(r *sim.Result, m sim.MetricsConfig, o Options) Summary {
 		InputTokens:         r.InputTokens,
 		OutputTokens:        r.OutputTokens,
 		DurationS:           r.Duration.Seconds(),
-		Preemptions:         Preemptions{Recompute: r.PreemptRecompute, Swap: r.PreemptSwap},
+		Preemptions:         Preemptions{Recompute: r.PreemptRecompute, Swap: r.PreemptSwap, Pause: r.PreemptPause},
 		SwapBytes:           r.SwapBytes,
 		ITLGoodputMS:        m.ITLGoodputMS,
 		StallThresholdMS:    m.StallThresholdMS,
@@ -485,6 +509,24 @@ func SummarizeWith(r *sim.Result, m sim.MetricsConfig, o Options) Summary {
 	s.SkippedRows = r.SkippedRows
 	if r.PrefixQueried > 0 {
 		s.PrefixCacheHitRate = float64(r.PrefixHits) / float64(r.PrefixQueried)
+	}
+	if len(r.Tiers) > 0 {
+		rate := func(n int64) float64 {
+			if r.PrefixQueried == 0 {
+				return 0
+			}
+			return float64(n) / float64(r.PrefixQueried)
+		}
+		gpu := r.PrefixHits
+		for _, t := range r.Tiers {
+			gpu -= t.HitTokens
+		}
+		s.PrefixCacheTiers = append(s.PrefixCacheTiers, TierSummary{Name: "gpu", HitTokens: gpu, HitRate: rate(gpu)})
+		for _, t := range r.Tiers {
+			s.PrefixCacheTiers = append(s.PrefixCacheTiers, TierSummary{Name: t.Name, HitTokens: t.HitTokens, HitRate: rate(t.HitTokens),
+				LoadedBlocks: t.LoadedBlocks, StoredBlocks: t.StoredBlocks, DroppedBlocks: t.DroppedBlocks})
+		}
+		s.TierLoadBytes = r.TierLoadBytes
 	}
 	s.StalledStreamShare = share(stalled, served)
 	for _, c := range sim.Causes() {

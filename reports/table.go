@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"bufio"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -101,6 +102,30 @@ func summaryRows(runs []Run) []row {
 		})},
 		{"preempted streams", serverCell(func(s *Summary) string { return pctOf(s.PreemptedShare, s.Served() > 0) })},
 		{"prefix cache hit rate", serverCell(func(s *Summary) string { return pct(s.PrefixCacheHitRate) })},
+	}
+	for i := range runs {
+		if len(runs[i].Summary.PrefixCacheTiers) > 0 {
+			rows = append(rows, row{"prefix hits by tier", serverCell(func(s *Summary) string {
+				if len(s.PrefixCacheTiers) == 0 {
+					return "no tiers"
+				}
+				var b strings.Builder
+				for j, t := range s.PrefixCacheTiers {
+					if j > 0 {
+						b.WriteString(" · ")
+					}
+					b.WriteString(t.Name + " " + pct(t.HitRate))
+				}
+				return b.String()
+			})})
+			break
+		}
+	}
+	for i := range runs {
+		if runs[i].Summary.Preemptions.Pause > 0 {
+			rows = append(rows, row{"pauses (holding blocks)", serverCell(func(s *Summary) string { return strconv.Itoa(s.Preemptions.Pause) })})
+			break
+		}
 	}
 	var terms []string
 	for i := range runs {
@@ -418,26 +443,29 @@ func WriteSummaryRows(w io.Writer, runs []Run, f Format) error {
 // WriteStreamsCSV writes one row per request of every run, ordered by run
 // then request id, with the run's name in the first column.
 func WriteStreamsCSV(w io.Writer, runs []Run) error {
-	cw := csv.NewWriter(w)
+	var cw *csv.Writer
+	g := func(v float64) string { return strconv.FormatFloat(finite(v), 'g', -1, 64) }
+	bw := bufio.NewWriterSize(w, 1<<16)
+	cw = csv.NewWriter(bw)
 	_ = cw.Write([]string{"run", "id", "status", "reject_reason", "arrival_s", "input_tokens", "output_tokens",
 		"ttft_ms", "tpot_ms", "e2el_ms", "chunks", "itl_mean_ms", "itl_p50_ms", "itl_p90_ms", "itl_p99_ms",
 		"max_gap_ms", "jitter_ratio", "stalls", "stall_ms", "stall_causes", "preemptions"})
-	g := func(v float64) string { return strconv.FormatFloat(finite(v), 'g', -1, 64) }
-	for _, r := range runs {
-		for _, s := range r.Streams {
-			causes := ""
-			for i, c := range s.StallCauses {
-				if i > 0 {
-					causes += ";"
-				}
-				causes += c
-			}
+	for i := range runs {
+		r := &runs[i]
+		err := r.EachStream(func(s *StreamRow) error { // row by row: a million rows are never held
 			_ = cw.Write([]string{r.Name, strconv.Itoa(s.ID), s.Status, s.RejectReason, g(s.ArrivalS),
 				strconv.Itoa(s.InputTokens), strconv.Itoa(s.OutputTokens), g(s.TTFTMS), g(s.TPOTMS), g(s.E2ELMS),
 				strconv.Itoa(s.Chunks), g(s.ITLMeanMS), g(s.ITLP50MS), g(s.ITLP90MS), g(s.ITLP99MS),
-				g(s.MaxGapMS), g(s.JitterRatio), strconv.Itoa(s.Stalls), g(s.StallMS), causes, strconv.Itoa(s.Preemptions)})
+				g(s.MaxGapMS), g(s.JitterRatio), strconv.Itoa(s.Stalls), g(s.StallMS), strings.Join(s.StallCauses, ";"), strconv.Itoa(s.Preemptions)})
+			return cw.Error()
+		})
+		if err != nil {
+			return err
 		}
 	}
 	cw.Flush()
-	return cw.Error()
+	if err := cw.Error(); err != nil {
+		return err
+	}
+	return bw.Flush()
 }

@@ -25,9 +25,13 @@ type Config struct {
 	LongPrefillTokenThreshold int `yaml:"long_prefill_token_threshold" json:"long_prefill_token_threshold"`
 	// Queue orders waiting requests: fcfs (default), priority, shortest-prompt-first.
 	Queue string `yaml:"queue" json:"queue"`
-	// Preemption is what happens to a preempted sequence's blocks: recompute
-	// (default, vLLM v1) or swap (vLLM v0's swap space; falls back to
-	// recompute when swap space is full).
+	// Preemption is what happens when the cache cannot grow: recompute
+	// (default, vLLM v1: the victim's blocks are freed), swap (vLLM v0's
+	// swap space; falls back to recompute when swap space is full) or pause
+	// (the sequence that cannot grow keeps its blocks and skips steps until
+	// blocks free; when every running sequence is paused, the victim rule's
+	// sequence — the newest by default — is preempted by recompute, as vLLM
+	// would, so the others can grow).
 	Preemption string `yaml:"preemption" json:"preemption"`
 	// Victim picks the sequence to preempt: newest (default, vLLM) or lowest-priority.
 	Victim string `yaml:"victim" json:"victim"`
@@ -109,8 +113,8 @@ func (c Config) Validate() error {
 	if _, ok := victims[c.Victim]; !ok {
 		return fmt.Errorf("scheduler.victim: unknown victim rule %q; valid: %s", c.Victim, strings.Join(VictimNames(), ", "))
 	}
-	if c.Preemption != "recompute" && c.Preemption != "swap" {
-		return fmt.Errorf("scheduler.preemption: must be recompute or swap, got %q", c.Preemption)
+	if c.Preemption != "recompute" && c.Preemption != "swap" && c.Preemption != "pause" {
+		return fmt.Errorf("scheduler.preemption: must be recompute, swap or pause, got %q", c.Preemption)
 	}
 	if c.MaxNumSeqs < 0 {
 		return fmt.Errorf("scheduler.max_num_seqs: must be ≥ 1 (0 takes vLLM's default), got %d", c.MaxNumSeqs)

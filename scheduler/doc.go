@@ -14,6 +14,12 @@
 //   - [Order] orders the waiting queue: fcfs, priority, shortest-prompt-first.
 //   - [Victim] picks the running sequence to preempt: newest, lowest-priority.
 //
+// Config.Preemption says what a preemption does: recompute (free the
+// victim's blocks), swap (copy them to CPU) or pause (the sequence that
+// cannot grow keeps its blocks and is left out of the step, listed in
+// Plan.Paused; when every running sequence is paused the victim is
+// recomputed so the others can grow).
+//
 // A sequence is a [Seq] value owned by the caller; the scheduler keeps
 // pointers to the waiting and running ones and never allocates per step. The
 // package knows nothing of time beyond the "now" it is handed and nothing of

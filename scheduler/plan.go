@@ -1,5 +1,7 @@
 package scheduler
 
+import "github.com/itlsim/itlsim/kvcache"
+
 // Entry is one sequence's work in a step: Tokens tokens computed from
 // position Start (the tokens already in the cache).
 type Entry struct {
@@ -40,8 +42,16 @@ type Plan struct {
 	SwappedIn     []*Seq // sequences whose blocks are copied back before the step
 	SwapOutBlocks int    // blocks copied GPU→CPU before the step
 	SwapInBlocks  int    // blocks copied CPU→GPU before the step
-	PrefillTokens int    // Σ tokens of prefill entries
-	DecodeSeqs    int    // number of decode entries
+	// Paused are the running sequences that could not grow and skip this
+	// step holding their blocks (preemption pause); PauseStarts counts
+	// those that were not paused in the step before.
+	Paused        []*Seq
+	PauseStarts   int
+	PrefillTokens int // Σ tokens of prefill entries
+	// TierLoads are the blocks prefix lookups loaded from each offload
+	// tier (kvcache.tiers) before the step.
+	TierLoads  [kvcache.MaxTiers]int
+	DecodeSeqs int // number of decode entries
 }
 
 func (p *Plan) reset() {
@@ -51,7 +61,9 @@ func (p *Plan) reset() {
 	p.Preempted = p.Preempted[:0]
 	clear(p.SwappedIn)
 	p.SwappedIn = p.SwappedIn[:0]
-	p.SwapOutBlocks, p.SwapInBlocks, p.PrefillTokens, p.DecodeSeqs = 0, 0, 0, 0
+	clear(p.Paused)
+	p.Paused = p.Paused[:0]
+	p.SwapOutBlocks, p.SwapInBlocks, p.PrefillTokens, p.DecodeSeqs, p.PauseStarts = 0, 0, 0, 0, 0
 }
 
 // Empty reports whether the plan has no work.

@@ -23,6 +23,7 @@ type Scheduler struct {
 	admission   Admission
 	victim      Victim
 	swap        bool
+	pause       bool
 
 	waiting queue
 	resume  []*Seq // preempted sequences, most recently preempted last; they start before the queue
@@ -38,8 +39,9 @@ type Scheduler struct {
 	// sequences evicted for recompute, the tokens whose KV they needed
 	// again and how many of those the prefix cache still held.
 	recomputeTokens, recomputeCached int64
-	snap                             []*Seq // scratch: running set at the start of planning
-	cand                             []*Seq // scratch: preemption candidates
+	forced                           []Preemption // preemptions that broke a pause deadlock, kept across replanning
+	snap                             []*Seq       // scratch: running set at the start of planning
+	cand                             []*Seq       // scratch: preemption candidates
 	view                             View
 }
 
@@ -63,6 +65,7 @@ func New(cfg Config, kv *kvcache.Manager, maxModelLen int) (*Scheduler, error) {
 		admission:   admissions[cfg.Admission.Rule].new(cfg.Admission),
 		victim:      victims[cfg.Victim].new(),
 		swap:        cfg.Preemption == "swap",
+		pause:       cfg.Preemption == "pause",
 		waiting:     queue{order: orders[cfg.Queue].new()},
 	}
 	s.view.KV = kv
@@ -165,19 +168,49 @@ func (s *Scheduler) Abort(q *Seq) {
 // can run; Rejected then lists requests that can never start (nothing runs,
 // so nothing will free the blocks or the reservation they wait for).
 func (s *Scheduler) Schedule(now int64, rejected func(*Seq, Reason)) *Plan {
+	p := s.schedule(now, rejected)
+	if s.kv.Tiers() > 0 {
+		// Loads for a start that did not stick wait for the next step
+		// that runs: the blocks stay cached on the GPU meanwhile.
+		p.TierLoads = [kvcache.MaxTiers]int{}
+		if !p.Empty() {
+			p.TierLoads = s.kv.TakeTierLoads()
+		}
+	}
+	return p
+}
+
+func (s *Scheduler) schedule(now int64, rejected func(*Seq, Reason)) *Plan {
 	s.compact()
+	for _, r := range s.running {
+		r.wasPaused, r.Paused = r.Paused, false
+	}
+	clear(s.forced)
+	s.forced = s.forced[:0]
 	for {
 		s.plan.reset()
 		s.budget = s.cfg.MaxNumBatchedTokens
-		s.preempted = false
+		s.preempted = len(s.forced) > 0
+		s.plan.Preempted = append(s.plan.Preempted, s.forced...)
 		s.waitReason = ReasonNone
 		for _, r := range s.running {
-			r.Sched = 0
+			r.Sched, r.Paused = 0, false
 		}
 		s.setView(now)
 		s.snap = append(s.snap[:0], s.running...)
 		s.batcher.Plan(s)
 		clear(s.snap)
+		if s.plan.Empty() && len(s.plan.Paused) > 0 {
+			// Every sequence that could run is paused: no step would free
+			// a block. The victim rule's sequence is recomputed, as vLLM
+			// would preempt it, and the step is planned again.
+			for _, r := range s.plan.Paused {
+				r.Paused = false
+			}
+			s.preemptOne(false)
+			s.forced = append(s.forced, s.plan.Preempted[len(s.plan.Preempted)-1])
+			continue
+		}
 		if !s.plan.Empty() || len(s.running) > 0 {
 			return &s.plan
 		}
@@ -228,11 +261,15 @@ func (s *Scheduler) add(r *Seq, n int) {
 }
 
 // scheduleRunning schedules n tokens of running sequence r, preempting
-// unscheduled running sequences until its blocks fit. It reports false when
-// r itself was preempted.
+// unscheduled running sequences until its blocks fit, or, under pause,
+// pausing r itself. It reports false when r was preempted or paused.
 func (s *Scheduler) scheduleRunning(r *Seq, n int) bool {
 	for !s.kv.Grow(&r.KV, r.Computed+n) {
-		if s.preemptOne() == r {
+		if s.pause {
+			s.pauseSeq(r)
+			return false
+		}
+		if s.preemptOne(s.swap) == r {
 			return false
 		}
 	}
@@ -240,8 +277,21 @@ func (s *Scheduler) scheduleRunning(r *Seq, n int) bool {
 	return true
 }
 
-// preemptOne preempts the victim among unscheduled running sequences.
-func (s *Scheduler) preemptOne() *Seq {
+// pauseSeq leaves r out of the step with its blocks: it tries again next
+// step. Like a preemption, a pause keeps new requests from starting in the
+// step, so they do not take the blocks the paused sequences wait for.
+func (s *Scheduler) pauseSeq(r *Seq) {
+	r.Paused, r.Spec = true, 0
+	s.plan.Paused = append(s.plan.Paused, r)
+	if !r.wasPaused {
+		s.plan.PauseStarts++
+	}
+	s.preempted = true
+}
+
+// preemptOne preempts the victim among unscheduled running sequences, by
+// swap when swap is set and swap space holds it, else by recompute.
+func (s *Scheduler) preemptOne(swap bool) *Seq {
 	s.cand = s.cand[:0]
 	for _, r := range s.running {
 		if r.State == Running && r.Sched == 0 {
@@ -259,7 +309,7 @@ func (s *Scheduler) preemptOne() *Seq {
 	}
 	v.Spec = 0
 	p := Preemption{Seq: v, Mode: Recompute, Blocks: v.KV.Blocks}
-	if s.swap && v.Computed > 0 {
+	if swap && v.Computed > 0 {
 		// Its cached blocks are copied out too and stay cached on the GPU,
 		// unreferenced: a swapped-out sequence pins nothing there.
 		cached := v.KV.SharedBlocks

@@ -300,3 +300,70 @@ func TestAbortEveryState(t *testing.T) {
 		})
 	}
 }
+
+func TestPauseHoldsBlocksThenRecomputesNewestOnDeadlock(t *testing.T) {
+	// 10 blocks of 16 tokens; prompts of 64 and 72 tokens take 4 and 5
+	// blocks, so the two reach a block boundary at different steps and
+	// one decodes while the other is paused, until both need a block.
+	s, kv := newSched(t, ChunkedName, 10, 512, func(c *Config) { c.Preemption = "pause" })
+	a := &Seq{ID: 1, Prompt: 64, Output: 80}
+	b := &Seq{ID: 2, Arrival: 1, Prompt: 72, Output: 80}
+	s.Arrive(0, a)
+	s.Arrive(0, b)
+	apply(s, s.Schedule(0, noReject(t)))
+	pausedWhileOtherRan, starts, episodes := false, 0, 0
+	var evicted *Seq
+	for step := 1; step < 400 && (a.State != Finished || b.State != Finished); step++ {
+		p := s.Schedule(int64(step), noReject(t))
+		for _, q := range p.Paused {
+			if q.KV.Blocks+q.KV.SharedBlocks == 0 {
+				t.Fatalf("step %d: paused request %d holds no blocks", step, q.ID)
+			}
+			if !q.wasPaused {
+				episodes++
+			}
+		}
+		starts += p.PauseStarts
+		if len(p.Paused) > 0 && !p.Empty() {
+			pausedWhileOtherRan = true
+		}
+		if len(p.Preempted) > 0 && evicted == nil {
+			pr := p.Preempted[0]
+			evicted = pr.Seq
+			if pr.Mode != Recompute || pr.Seq != b {
+				t.Fatalf("step %d: deadlock broken by %v of request %d, want recompute of the newest (2)", step, pr.Mode, pr.Seq.ID)
+			}
+			if p.Empty() || p.Entries[0].Seq != a {
+				t.Fatalf("step %d: after the deadlock break a must grow in the same step, plan %+v", step, p.Entries)
+			}
+		}
+		if len(p.Preempted) > 0 && len(p.Paused) == 0 && !pausedWhileOtherRan {
+			t.Fatalf("step %d: a preemption before any pause", step)
+		}
+		if p.Empty() {
+			t.Fatalf("step %d: empty plan with work left (a pause deadlock was not broken): a %v %+v b %v %+v free %d", step, a.State, a.KV, b.State, b.KV, kv.Free())
+		}
+		apply(s, p)
+		var live []kvcache.Alloc
+		for _, q := range []*Seq{a, b} {
+			if q.State != Finished {
+				live = append(live, q.KV)
+			}
+		}
+		if err := kv.Check(live); err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+	}
+	if !pausedWhileOtherRan {
+		t.Fatal("no step decoded one sequence while the other was paused")
+	}
+	if evicted == nil {
+		t.Fatal("the two sequences never deadlocked: the test no longer exercises the deadlock rule")
+	}
+	if starts != episodes || starts == 0 {
+		t.Fatalf("PauseStarts summed to %d, %d pause episodes seen", starts, episodes)
+	}
+	if a.State != Finished || b.State != Finished {
+		t.Fatalf("states %v %v, want both finished", a.State, b.State)
+	}
+}

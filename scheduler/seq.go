@@ -52,6 +52,11 @@ type Seq struct {
 	// every full block it computes is cached under its content id, and a
 	// (re)starting prefill takes the leading blocks still cached.
 	Content kvcache.Content
+	// Paused reports that the plan being formed left the sequence out
+	// because its blocks could not grow (preemption pause): it keeps them.
+	Paused bool
+
+	wasPaused bool // paused in the previous plan: the pause goes on
 
 	startOrder uint64 // when it last entered the running set, for newest-first preemption
 	heapIdx    int

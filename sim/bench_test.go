@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"github.com/itlsim/itlsim/kvcache"
 	"strconv"
 	"testing"
 	"time"
@@ -235,5 +236,46 @@ func TestMemoryBoundedByActiveStreams(t *testing.T) {
 	// allow a few dozen, against 570,000 extra tokens.
 	if long.allocs > short.allocs+50 {
 		t.Errorf("20× the tokens took %.0f allocations vs %.0f: allocation grows with tokens", long.allocs, short.allocs)
+	}
+}
+
+// TestStepAllocsUnderPausesAndTiers: the same bound with the cache under
+// pressure, streams pausing, and evicted blocks moving through a CPU and
+// an SSD tier (whose entry tables grow to their high-water mark once).
+func TestStepAllocsUnderPausesAndTiers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long warm-up")
+	}
+	cfg := chatConfig(1 << 30)
+	cfg.Workload.Rate = 12
+	cfg.KVCache.NumGPUBlocks = 1200
+	cfg.Scheduler.Preemption = "pause"
+	cfg.KVCache.Tiers = []kvcache.Tier{{Name: "cpu", CapacityGiB: 1, ReadGBps: 25, WriteGBps: 25}, {Name: "ssd", CapacityGiB: 4, ReadGBps: 6, WriteGBps: 3}}
+	e, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 200_000 {
+		if !e.Step() {
+			t.Fatal("workload ended during warm-up")
+		}
+	}
+	const steps = 1000
+	perRun := testing.AllocsPerRun(5, func() {
+		for range steps {
+			if !e.Step() {
+				t.Fatal("workload ended")
+			}
+		}
+	})
+	per := perRun / steps
+	kv := e.Replicas()[0].KV()
+	st := kv.TierStats()
+	t.Logf("%.4f allocations per event; %d pauses so far; tiers %+v", per, e.ServerResult().PreemptPause, st)
+	if st[0].Stored == 0 || e.ServerResult().PreemptPause == 0 {
+		t.Fatalf("no pressure: %d pauses, tiers %+v", e.ServerResult().PreemptPause, st)
+	}
+	if per >= 0.05 {
+		t.Errorf("%.3f allocations per event under pauses and tiers (%g per %d events), want < 0.05", per, perRun, steps)
 	}
 }

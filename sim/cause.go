@@ -53,6 +53,9 @@ const (
 	// CauseFailover is the backup's time to first token after a mid-stream
 	// failover.
 	CauseFailover
+	// CauseKVPause is time a running stream skipped steps holding its KV
+	// blocks because they could not grow (scheduler.preemption: pause).
+	CauseKVPause
 	// CauseKVTransfer is a disaggregated request's handoff on its decode
 	// replica: from its KV cache landing (its first token streamed) until
 	// the step that starts its decoding, waiting for the replica's current
@@ -64,7 +67,7 @@ const (
 )
 
 var causeNames = [NumCauses]string{"decode", "prefill-interference", "batch-full", "kv-swap", "kv-recompute", "engine-hiccup", "spec-rejection",
-	"network", "packet-loss", "connection", "smoothing-delay", "failover", "kv-transfer"}
+	"network", "packet-loss", "connection", "smoothing-delay", "failover", "kv-pause", "kv-transfer"}
 
 func (c Cause) String() string {
 	if c < NumCauses {

@@ -233,11 +233,12 @@ func clientParts(q *request, o *delivery.Result, k int, p *parts) {
 func (rc *recorder) finishClient() {
 	c, s := rc.client.res, rc.res
 	c.Name, c.Requests, c.Rejected = s.Name, s.Requests, s.Rejected
-	c.PreemptRecompute, c.PreemptSwap, c.SwapBytes = s.PreemptRecompute, s.PreemptSwap, s.SwapBytes
+	c.PreemptRecompute, c.PreemptSwap, c.PreemptPause, c.SwapBytes = s.PreemptRecompute, s.PreemptSwap, s.PreemptPause, s.SwapBytes
 	c.Steps, c.KVBlocks, c.Series = s.Steps, s.KVBlocks, s.Series
 	c.Duration = max(c.Duration, s.Duration)
 	c.Spec, c.SpecMethod, c.SpecK = s.Spec, s.SpecMethod, s.SpecK
 	c.PrefixQueried, c.PrefixHits, c.PrefixEvictions = s.PrefixQueried, s.PrefixHits, s.PrefixEvictions
+	c.Tiers, c.TierLoadBytes, c.PreemptPause = s.Tiers, s.TierLoadBytes, s.PreemptPause
 	c.ClassNames, c.WorstK, c.SkippedRows = s.ClassNames, s.WorstK, s.SkippedRows
 	for len(c.ClassPooled) < len(c.ClassNames) {
 		c.ClassPooled = append(c.ClassPooled, quantile.NewHistogram(pooledBits))

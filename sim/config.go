@@ -313,6 +313,15 @@ func (m MetricsConfig) Validate() error {
 	return nil
 }
 
+// TierSetup is one resolved offload tier of a replica.
+type TierSetup struct {
+	Name    string
+	Blocks  int     // capacity in KV blocks per replica
+	ReadBW  float64 // tier→GPU bytes/s per replica
+	WriteBW float64 // GPU→tier bytes/s per replica
+	Swap    bool    // the cpu tier: it is the swap space
+}
+
 // Setup is a resolved, immutable configuration: presets looked up, the cost
 // model built, the cache sized and the scheduler's limits filled. One Setup
 // may drive many engines at once.
@@ -325,6 +334,8 @@ type Setup struct {
 	SwapBlocks int     // CPU swap blocks per replica
 	BlockBytes int64   // bytes of one block across the replica's GPUs
 	HostBW     float64 // GPU↔CPU bytes/s per replica (all TP GPUs copy in parallel)
+	// Tiers are the KV offload tiers, top first (kvcache.tiers).
+	Tiers []TierSetup
 	// Spec draws speculative acceptances; nil when speculation is off.
 	Spec *specdecode.Model
 	// Classes are the workload's resolved classes (nil without classes);
@@ -428,7 +439,7 @@ func (c Config) resolve() (*Setup, error) {
 
 	reserve := int64(c.KVCache.ActivationReserveGiB * (1 << 30))
 	if reserve == 0 {
-		reserve = cost.DefaultActivationReserve(m, c.Scheduler.MaxNumBatchedTokens, c.TP)
+		reserve = cost.DefaultActivationReserve(m, c.Scheduler.MaxNumBatchedTokens, c.Scheduler.MaxNumSeqs, c.TP)
 		c.KVCache.ActivationReserveGiB = float64(reserve) / (1 << 30)
 	}
 	blocks := c.KVCache.NumGPUBlocks
@@ -444,6 +455,17 @@ func (c Config) resolve() (*Setup, error) {
 	swapBlocks := int(c.KVCache.SwapSpaceGiB * (1 << 30) * float64(c.TP) / float64(blockBytes))
 	if c.KVCache.HostLinkGBps == 0 {
 		c.KVCache.HostLinkGBps = g.HostLinkBW / 1e9
+	}
+	var tiers []TierSetup
+	for i, t := range c.KVCache.Tiers {
+		n := int(t.CapacityGiB * (1 << 30) * float64(c.TP) / float64(blockBytes))
+		if n < 1 {
+			return nil, fmt.Errorf("kvcache.tiers[%d].capacity_gib: %g GiB holds no KV block of %d bytes", i, t.CapacityGiB, blockBytes/int64(c.TP))
+		}
+		tiers = append(tiers, TierSetup{Name: t.Name, Blocks: n, ReadBW: t.ReadGBps * 1e9 * float64(c.TP), WriteBW: t.WriteGBps * 1e9 * float64(c.TP), Swap: t.Name == "cpu"})
+		if t.Name == "cpu" {
+			swapBlocks = n
+		}
 	}
 	if c.Scheduler.Policy != scheduler.PrefillFirstName && c.Scheduler.Policy != scheduler.StaticName &&
 		c.Scheduler.MaxNumBatchedTokens < c.KVCache.BlockSize {
@@ -541,6 +563,7 @@ func (c Config) resolve() (*Setup, error) {
 		SwapBlocks:    swapBlocks,
 		BlockBytes:    blockBytes,
 		HostBW:        c.KVCache.HostLinkGBps * 1e9 * float64(c.TP),
+		Tiers:         tiers,
 	}, nil
 }
 

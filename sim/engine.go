@@ -23,8 +23,9 @@ type Engine struct {
 	rec     *recording // what the replicas' recorders share
 	res     *Result    // the cluster's results, merged when the run ends (one replica: its own)
 	done    bool
-	workAt  Time  // the last event that was not a snapshot: the run's end
-	aborts  []int // request ids to cancel at a replica's next step start (live.go)
+	workAt  Time        // the last event that was not a snapshot: the run's end
+	aborts  []int       // request ids to cancel at a replica's next step start (live.go)
+	pins    map[int]int // request id → the replica it goes to, bypassing the router (live.go)
 
 	// Routing (clusters of more than one replica; see route.go).
 	router      router.Router
@@ -103,7 +104,7 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 			r.ended = func(id int) {
 				e.inflight[i]--
 				if o := e.rec.observer; o != nil { // the stream's summary was appended last
-					o.Ended(&r.rec.res.Streams[len(r.rec.res.Streams)-1])
+					o.Ended(i, &r.rec.res.Streams[len(r.rec.res.Streams)-1])
 				}
 				e.ended(id)
 			}
@@ -302,7 +303,9 @@ func (e *Engine) arrive() {
 	}
 	p := &e.pending
 	r := e.reps[0]
-	if e.disagg != nil {
+	if i, ok := e.pinned(p.ID); ok {
+		r = e.reps[i]
+	} else if e.disagg != nil {
 		r = e.reps[e.pick(&e.disagg.prefill, p.ID, p.InputTokens, p.PrefixBlocks, p.PrefixBlockTokens)]
 	} else if e.router != nil {
 		r = e.reps[e.route(p)]

@@ -1,11 +1,18 @@
 package sim
 
+import "fmt"
+
 // Driving an engine in real time (itlsim serve): a driver outside sim owns
 // the engine on one goroutine, feeds requests through a reactive workload
 // source as they arrive over the network, sleeps until the next pending
 // event, and releases each chunk to its client as the engine emits it. The
 // engine itself stays a pure function of its inputs: the driver decides
 // when each request arrives (its simulated arrival time) and when to step.
+//
+// A cluster is served either behind the engine's router (one front door)
+// or one port per replica, with a real router outside: then the driver
+// pins each request to the replica whose port it came in on (Pin), and
+// reads each replica's state on its own (ReplicaNow).
 
 // Observer sees, as they happen, the chunks the engine makes visible and
 // the streams that end. Its methods run inside Step, on the engine's
@@ -13,12 +20,14 @@ package sim
 // only when one is set (SetObserver), so a run without one pays a nil
 // check per chunk.
 type Observer interface {
-	// Chunk reports that request id made tokens tokens visible at time at;
-	// last is set for the chunk that completes its output.
-	Chunk(id int, at Time, tokens int, last bool)
-	// Ended reports a stream's end (finished, rejected or cancelled) with
-	// its summary; the pointer is valid only during the call.
-	Ended(s *StreamSummary)
+	// Chunk reports that request id, on replica replica (its index in
+	// Replicas), made tokens tokens visible at time at; last is set for
+	// the chunk that completes its output.
+	Chunk(replica, id int, at Time, tokens int, last bool)
+	// Ended reports a stream's end (finished, rejected or cancelled) on
+	// replica replica with its summary; the pointer is valid only during
+	// the call.
+	Ended(replica int, s *StreamSummary)
 }
 
 // SetObserver makes the engine report chunks and ends to o (nil: none).
@@ -55,6 +64,45 @@ func (e *Engine) ServerNow() (running, waiting int, kvUsed float64) {
 		kvUsed = used / total
 	}
 	return running, waiting, kvUsed
+}
+
+// ReplicaNow is ServerNow for replica i alone (its index in Replicas), for
+// a replica served on a port of its own.
+func (e *Engine) ReplicaNow(i int) (running, waiting int, kvUsed float64) {
+	r := e.reps[i]
+	return len(r.sched.Running()), r.sched.Waiting(), r.kv.Utilization()
+}
+
+// Pin sends request id, when it arrives, to replica i (its index in
+// Replicas) instead of asking the router: the request came in on that
+// replica's own port, past an outside router. It counts as routed there
+// (ReplicaReport.Routed) but not among the router's decisions. Pin before
+// the request arrives; a pin of a request that never arrives stays held.
+func (e *Engine) Pin(id, i int) error {
+	if i < 0 || i >= len(e.reps) {
+		return fmt.Errorf("pin request %d: replica %d, want 0..%d", id, i, len(e.reps)-1)
+	}
+	if e.pins == nil {
+		e.pins = map[int]int{}
+	}
+	e.pins[id] = i
+	return nil
+}
+
+// pinned reports the replica request id is pinned to, counting it as
+// routed there; one lookup per arrival, and none when nothing is pinned.
+func (e *Engine) pinned(id int) (int, bool) {
+	if len(e.pins) == 0 {
+		return 0, false
+	}
+	i, ok := e.pins[id]
+	if !ok {
+		return 0, false
+	}
+	delete(e.pins, id)
+	e.inflight[i]++
+	e.routed[i]++
+	return i, true
 }
 
 // Abort asks the engine to cancel request id, as vLLM aborts a request

@@ -10,19 +10,33 @@ import (
 
 // liveLog records what an Observer sees.
 type liveLog struct {
-	chunks map[int][]sim.Chunk
-	last   map[int]bool
-	ended  []sim.StreamSummary
+	chunks  map[int][]sim.Chunk
+	last    map[int]bool
+	ended   []sim.StreamSummary
+	replica map[int][]int // every replica index the request's events named
 }
 
-func (l *liveLog) Chunk(id int, at sim.Time, tokens int, last bool) {
+func (l *liveLog) Chunk(replica, id int, at sim.Time, tokens int, last bool) {
 	l.chunks[id] = append(l.chunks[id], sim.Chunk{At: at, Tokens: tokens})
 	if last {
 		l.last[id] = true
 	}
+	l.named(id, replica)
 }
 
-func (l *liveLog) Ended(s *sim.StreamSummary) { l.ended = append(l.ended, *s) }
+func (l *liveLog) Ended(replica int, s *sim.StreamSummary) {
+	l.ended = append(l.ended, *s)
+	l.named(s.ID, replica)
+}
+
+func (l *liveLog) named(id, replica int) {
+	if l.replica == nil {
+		l.replica = map[int][]int{}
+	}
+	if r := l.replica[id]; len(r) == 0 || r[len(r)-1] != replica {
+		l.replica[id] = append(r, replica)
+	}
+}
 
 type sinkLog map[int][]sim.Chunk
 
@@ -159,5 +173,65 @@ func TestLiveAbort(t *testing.T) {
 	}
 	if kv := e.Replica().KV(); kv.Free() != kv.Total() {
 		t.Fatalf("%d of %d KV blocks free after the run", kv.Free(), kv.Total())
+	}
+}
+
+// Pin sends a request to the replica it names, past the router: of two
+// round-robin replicas, requests pinned 1, 1, 0, 1 land there (the router
+// would have alternated), the observer names each one's replica in every
+// event, each replica reports its own share as routed and its own state,
+// and a pin to a replica that does not exist is an error.
+func TestLivePinBypassesTheRouter(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Cluster.Replicas = 2
+	cfg.Cluster.Router.Policy = "round-robin"
+	setup, err := cfg.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &workloads.Queue{}
+	e, err := sim.NewFromSetup(setup, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &liveLog{chunks: map[int][]sim.Chunk{}, last: map[int]bool{}}
+	e.SetObserver(log)
+	pins := []int{1, 1, 0, 1}
+	for id, rep := range pins {
+		if err := e.Pin(id, rep); err != nil {
+			t.Fatal(err)
+		}
+		q.Push(workloads.Request{ID: id, Arrival: int64(id + 1), InputTokens: 32, OutputTokens: 20, Seed: uint64(id)})
+	}
+	if err := e.Pin(9, 2); err == nil {
+		t.Fatal("a pin to replica 2 of 2 was accepted")
+	}
+	e.Wake()
+	sawBoth := false
+	for {
+		if _, ok := e.NextEventAt(); !ok {
+			break
+		}
+		e.Step()
+		r0, _, kv0 := e.ReplicaNow(0)
+		r1, _, kv1 := e.ReplicaNow(1)
+		if r0 == 1 && r1 == 3 && kv0 > 0 && kv1 > kv0 {
+			sawBoth = true
+		}
+	}
+	if !sawBoth {
+		t.Error("ReplicaNow never showed 1 running on replica 0 and 3 on replica 1")
+	}
+	for id, rep := range pins {
+		if got := log.replica[id]; !reflect.DeepEqual(got, []int{rep}) {
+			t.Errorf("request %d: events named replicas %v, want [%d]", id, got, rep)
+		}
+	}
+	reps := e.ReplicaReports()
+	if reps[0].Routed != 1 || reps[1].Routed != 3 || reps[0].Server.Finished != 1 || reps[1].Server.Finished != 3 {
+		t.Errorf("replicas routed %d/%d finished %d/%d, want 1/3 and 1/3", reps[0].Routed, reps[1].Routed, reps[0].Server.Finished, reps[1].Server.Finished)
+	}
+	if n := e.Routing().Reasons; n != ([len(n)]int{}) {
+		t.Errorf("router decisions %v for pinned requests, want none", n)
 	}
 }

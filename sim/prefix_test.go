@@ -2,6 +2,8 @@ package sim_test
 
 import (
 	"fmt"
+	"github.com/itlsim/itlsim/kvcache"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -38,17 +40,25 @@ func prefixRequests(r *rand.Rand, n, unit int) []workloads.Request {
 // finishes, and caching finds prefixes.
 func TestPrefixCacheProperties(t *testing.T) {
 	policies := []string{"chunked", "prefill-first", "orca", "static"}
+	var tierHits, pauses int64
 	for seed := range uint64(60) {
 		r := rand.New(rand.NewPCG(seed, 99))
 		cfg := linearConfig(1000, 5)
 		cfg.Scheduler.Policy = policies[r.IntN(len(policies))]
-		cfg.Scheduler.Preemption = []string{"recompute", "swap"}[r.IntN(2)]
+		cfg.Scheduler.Preemption = []string{"recompute", "swap", "pause"}[r.IntN(3)]
 		cfg.Scheduler.MaxNumBatchedTokens = 64 + r.IntN(512)
 		cfg.KVCache.NumGPUBlocks = 40 + r.IntN(200)
 		cfg.KVCache.SwapSpaceGiB = 0.01
+		ntiers := r.IntN(3)
+		if ntiers > 0 {
+			cfg.KVCache.Tiers = []kvcache.Tier{{Name: "cpu", CapacityGiB: 0.01, ReadGBps: 20, WriteGBps: 20}}
+		}
+		if ntiers > 1 {
+			cfg.KVCache.Tiers = append(cfg.KVCache.Tiers, kvcache.Tier{Name: "ssd", CapacityGiB: 0.05, ReadGBps: 5, WriteGBps: 2})
+		}
 		unit := 16 * (1 + r.IntN(4))
 		reqs := prefixRequests(r, 20+r.IntN(60), unit)
-		name := fmt.Sprintf("seed=%d,%s,%s,blocks=%d,unit=%d", seed, cfg.Scheduler.Policy, cfg.Scheduler.Preemption, cfg.KVCache.NumGPUBlocks, unit)
+		name := fmt.Sprintf("seed=%d,%s,%s,blocks=%d,unit=%d,tiers=%d", seed, cfg.Scheduler.Policy, cfg.Scheduler.Preemption, cfg.KVCache.NumGPUBlocks, unit, ntiers)
 		t.Run(name, func(t *testing.T) {
 			e := replay(t, cfg, reqs...)
 			for e.Step() {
@@ -64,7 +74,21 @@ func TestPrefixCacheProperties(t *testing.T) {
 			if s.PrefixCacheQueried == 0 || s.PrefixCacheHits > s.PrefixCacheQueried {
 				t.Errorf("prefix lookups: %d hits of %d tokens", s.PrefixCacheHits, s.PrefixCacheQueried)
 			}
+			var sum float64
+			for _, tr := range s.PrefixCacheTiers {
+				sum += tr.HitRate
+				if tr.Name != "gpu" {
+					tierHits += tr.HitTokens
+				}
+			}
+			if len(s.PrefixCacheTiers) > 0 && math.Abs(sum-s.PrefixCacheHitRate) > 1e-9 {
+				t.Errorf("hit rates by tier sum to %g, the prefix cache's is %g", sum, s.PrefixCacheHitRate)
+			}
+			pauses += int64(res.PreemptPause)
 		})
+	}
+	if tierHits == 0 || pauses == 0 {
+		t.Errorf("over the seeds the offload tiers found %d tokens and %d streams paused: the draws no longer exercise them", tierHits, pauses)
 	}
 	// Same requests with caching off find nothing and compute every token.
 	r := rand.New(rand.NewPCG(1, 99))

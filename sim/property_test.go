@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"fmt"
+	"github.com/itlsim/itlsim/kvcache"
 	"math/rand/v2"
 	"runtime/debug"
 	"slices"
@@ -35,7 +36,7 @@ func randomScenario(seed uint64) (sim.Config, string) {
 	sc.Policy = pick(scheduler.BatcherNames())
 	sc.Queue = pick(scheduler.OrderNames())
 	sc.Victim = pick(scheduler.VictimNames())
-	sc.Preemption = pick([]string{"recompute", "swap"})
+	sc.Preemption = pick([]string{"recompute", "swap", "pause"})
 	a := &sc.Admission
 	a.Rule = pick(scheduler.AdmissionNames())
 	a.Watermark = r.Float64() * 0.2
@@ -56,6 +57,17 @@ func randomScenario(seed uint64) (sim.Config, string) {
 	// Swap space from none (every swap falls back to recompute) through a
 	// few blocks (swap runs out) to plenty; a llama-3.1-8b token is 128 KiB.
 	kv.SwapSpaceGiB = []float64{0, 0.002, 0.02, 4}[r.IntN(4)]
+	// Offload tiers: none, a CPU tier (the swap space then), or CPU and
+	// SSD, small enough to fill and spill.
+	// A llama-3.1-8b token is 128 KiB: 8192 tokens a GiB.
+	gib := func(blocks int) float64 { return float64(blocks*kv.BlockSize) / 8192 }
+	switch r.IntN(3) {
+	case 1:
+		kv.Tiers = []kvcache.Tier{{Name: "cpu", CapacityGiB: gib(1 + r.IntN(64)), ReadGBps: 20, WriteGBps: 20}}
+	case 2:
+		kv.Tiers = []kvcache.Tier{{Name: "cpu", CapacityGiB: gib(1 + r.IntN(16)), ReadGBps: 20, WriteGBps: 10},
+			{Name: "ssd", CapacityGiB: gib(1 + r.IntN(200)), ReadGBps: 5, WriteGBps: 2}}
+	}
 
 	w := &cfg.Workload
 	w.Requests = 20 + r.IntN(181)
@@ -134,8 +146,8 @@ func randomScenario(seed uint64) (sim.Config, string) {
 		}
 	}
 
-	desc := fmt.Sprintf("seed=%d,%s,%s,%s,%s,%s,kv=%dx%d,swap=%gGiB,budget=%d,seqs=%d,n=%d,in=%s,out=%s,rate=%.3g,%s,maxlen=%d,noise=%.2g,hiccup=%.2g/s,spec=%s/%d/%s",
-		seed, sc.Policy, a.Rule, sc.Preemption, sc.Queue, sc.Victim, kv.NumGPUBlocks, kv.BlockSize, kv.SwapSpaceGiB,
+	desc := fmt.Sprintf("seed=%d,%s,%s,%s,%s,%s,kv=%dx%d,swap=%gGiB,tiers=%d,budget=%d,seqs=%d,n=%d,in=%s,out=%s,rate=%.3g,%s,maxlen=%d,noise=%.2g,hiccup=%.2g/s,spec=%s/%d/%s",
+		seed, sc.Policy, a.Rule, sc.Preemption, sc.Queue, sc.Victim, kv.NumGPUBlocks, kv.BlockSize, kv.SwapSpaceGiB, len(kv.Tiers),
 		sc.MaxNumBatchedTokens, sc.MaxNumSeqs, w.Requests, w.InputLen, w.OutputLen, w.Rate, cfg.Cost.Model,
 		cfg.MaxModelLen, cfg.Cost.NoiseCV, cfg.Cost.HiccupRatePerS,
 		cfg.SpecDecode.Method, cfg.SpecDecode.K, cfg.SpecDecode.Acceptance)
@@ -342,6 +354,10 @@ func checkProperties(t *testing.T, cfg sim.Config) {
 	if setup.Config.Scheduler.Preemption == "recompute" && (r.PreemptSwap != 0 || r.SwapBytes != 0) {
 		t.Errorf("recompute mode swapped: %d swaps, %d bytes", r.PreemptSwap, r.SwapBytes)
 	}
+	if setup.Config.Scheduler.Preemption != "pause" && r.PreemptPause != 0 {
+		t.Errorf("%s mode paused %d times", setup.Config.Scheduler.Preemption, r.PreemptPause)
+	}
+	checkTiers(t, setup, r)
 	if r.PreemptSwap > 0 && r.SwapBytes <= 0 {
 		t.Errorf("%d swaps moved %d bytes", r.PreemptSwap, r.SwapBytes)
 	}
@@ -375,5 +391,44 @@ func checkProperties(t *testing.T, cfg sim.Config) {
 	}
 	if t.Failed() {
 		t.Logf("config: %s", strings.ReplaceAll(fmt.Sprintf("%+v", setup.Config), " ", " "))
+	}
+}
+
+// checkTiers checks the offload tiers' counters: what a tier loaded or
+// passed down it had stored, hits are loaded blocks, and the bytes priced
+// are the blocks loaded.
+func checkTiers(t *testing.T, setup *sim.Setup, r *sim.Result) {
+	t.Helper()
+	if len(setup.Tiers) == 0 {
+		if len(r.Tiers) != 0 || r.TierLoadBytes != 0 {
+			t.Errorf("no tiers configured, results show %+v and %d bytes loaded", r.Tiers, r.TierLoadBytes)
+		}
+		return
+	}
+	if len(r.Tiers) != len(setup.Tiers) {
+		t.Fatalf("%d tiers configured, %d in the result", len(setup.Tiers), len(r.Tiers))
+	}
+	var loaded, hits int64
+	for i, tr := range r.Tiers {
+		if tr.Name != setup.Tiers[i].Name {
+			t.Errorf("tier %d is %q, configured %q", i, tr.Name, setup.Tiers[i].Name)
+		}
+		if tr.LoadedBlocks+tr.DroppedBlocks > tr.StoredBlocks {
+			t.Errorf("tier %s: %d loaded + %d passed down of %d stored", tr.Name, tr.LoadedBlocks, tr.DroppedBlocks, tr.StoredBlocks)
+		}
+		if up := r.Tiers[max(i-1, 0)]; i > 0 && tr.StoredBlocks != up.DroppedBlocks+up.SkippedBlocks {
+			t.Errorf("tier %s stored %d blocks, the tier above passed down %d + %d", tr.Name, tr.StoredBlocks, up.DroppedBlocks, up.SkippedBlocks)
+		}
+		if tr.HitTokens > tr.LoadedBlocks*int64(setup.Config.KVCache.BlockSize) {
+			t.Errorf("tier %s: %d hit tokens from %d loaded blocks", tr.Name, tr.HitTokens, tr.LoadedBlocks)
+		}
+		loaded += tr.LoadedBlocks
+		hits += tr.HitTokens
+	}
+	if hits > r.PrefixHits {
+		t.Errorf("tiers hit %d tokens, the prefix cache %d in all", hits, r.PrefixHits)
+	}
+	if r.TierLoadBytes > loaded*setup.BlockBytes {
+		t.Errorf("%d bytes loaded priced, %d blocks of %d bytes loaded", r.TierLoadBytes, loaded, setup.BlockBytes)
 	}
 }

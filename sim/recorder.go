@@ -21,6 +21,7 @@ type recorder struct {
 	// classDelivery[c] carries class c's streams when the class has
 	// delivery settings of its own (nil: the run's path).
 	classDelivery []*delivery.Path
+	replica       int // its replica's index, named to the observer
 	*recording
 }
 
@@ -86,7 +87,7 @@ func (rc *recorder) chunk(now Time, q *request, n int) (done bool) {
 	}
 	q.last = now
 	if rc.observer != nil {
-		rc.observer.Chunk(q.seq.ID, now, n, q.seq.Done())
+		rc.observer.Chunk(rc.replica, q.seq.ID, now, n, q.seq.Done())
 	}
 	if q.seq.Done() {
 		bk.Finished++

@@ -104,6 +104,7 @@ type Replica struct {
 // own streams, so a one-replica cluster is exactly the plain run; replica
 // i > 0 from streams derived from the run seed and "replica-i".
 func newReplica(index int, name, pool string, s *Setup, runSeed uint64, rec recorder) (*Replica, error) {
+	rec.replica = index
 	c := &s.Config
 	kv, err := kvcache.New(s.Blocks, c.KVCache.BlockSize, s.SwapBlocks)
 	if err != nil {
@@ -111,6 +112,11 @@ func newReplica(index int, name, pool string, s *Setup, runSeed uint64, rec reco
 	}
 	if c.KVCache.EnablePrefixCaching {
 		kv.EnablePrefixCaching()
+	}
+	for _, t := range s.Tiers {
+		if err := kv.AddTier(t.Name, t.Blocks, t.Swap); err != nil {
+			return nil, err
+		}
 	}
 	sched, err := scheduler.New(c.Scheduler, kv, c.MaxModelLen)
 	if err != nil {
@@ -344,12 +350,28 @@ func (r *Replica) priceStep(plan *scheduler.Plan) Time {
 		hiccup = r.hiccupNS
 		r.nextHiccup = r.now + hiccup + r.hiccupGap()
 	}
-	var swap Time
+	var swap, load Time
 	if blocks := plan.SwapOutBlocks + plan.SwapInBlocks; blocks > 0 {
 		bytes := int64(blocks) * r.setup.BlockBytes
 		r.rec.res.SwapBytes += bytes
-		swap = Time(float64(bytes)/r.setup.HostBW*1e9 + 0.5)
+		if ts := r.setup.Tiers; len(ts) > 0 && ts[0].Swap {
+			// Swap space is the cpu tier: out at its write, in at its read bandwidth.
+			bb := float64(r.setup.BlockBytes)
+			swap = Time(float64(plan.SwapOutBlocks)*bb/ts[0].WriteBW*1e9 + float64(plan.SwapInBlocks)*bb/ts[0].ReadBW*1e9 + 0.5)
+		} else {
+			swap = Time(float64(bytes)/r.setup.HostBW*1e9 + 0.5)
+		}
 	}
+	for t := range r.setup.Tiers {
+		// Prefix blocks loaded from an offload tier before the step: the
+		// step waits for them, as it does for a prompt's compute.
+		if n := plan.TierLoads[t]; n > 0 {
+			bytes := int64(n) * r.setup.BlockBytes
+			r.rec.res.TierLoadBytes += bytes
+			load += Time(float64(bytes)/r.setup.Tiers[t].ReadBW*1e9 + 0.5)
+		}
+	}
+	full += load
 	dur := swap + full + hiccup
 	r.plainNS, r.extraNS = plain, extra
 	r.inStep = parts{}
@@ -372,6 +394,7 @@ func (r *Replica) priceStep(plan *scheduler.Plan) Time {
 // charged for.
 func (r *Replica) notePreemptions(plan *scheduler.Plan, bk *Bucket) {
 	res := r.rec.res
+	res.PreemptPause += plan.PauseStarts
 	for _, p := range plan.Preempted {
 		q := r.slots[p.Seq.Slot]
 		q.preemptions++
@@ -487,10 +510,22 @@ func (r *Replica) endStep(now Time) {
 			}
 		}
 	}
+	var paused parts
+	if len(plan.Paused) > 0 {
+		// A stream that could not grow waited for blocks, whatever the
+		// step ran: its compute share is kv-pause.
+		paused = r.leftOut
+		paused[CauseKVPause] = paused[CausePrefillInterference] + paused[CauseBatchFull]
+		paused[CausePrefillInterference], paused[CauseBatchFull] = 0, 0
+	}
 	for _, s := range r.sched.Running() {
 		if s.Sched == 0 {
 			if q := r.slots[s.Slot]; !q.paused {
-				q.acc.add(&r.leftOut)
+				if s.Paused {
+					q.acc.add(&paused)
+				} else {
+					q.acc.add(&r.leftOut)
+				}
 			}
 		}
 	}
@@ -572,6 +607,12 @@ func (r *Replica) finish(now Time) {
 	res := r.rec.res
 	res.Duration = now
 	res.PrefixQueried, res.PrefixHits, res.PrefixEvictions = r.kv.PrefixStats()
+	if r.kv.Tiers() > 0 {
+		res.Tiers = res.Tiers[:0]
+		for _, t := range r.kv.TierStats() {
+			res.Tiers = append(res.Tiers, TierResult{Name: t.Name, HitTokens: t.HitTokens, LoadedBlocks: t.Loaded, StoredBlocks: t.Stored, DroppedBlocks: t.Dropped, SkippedBlocks: t.Skipped})
+		}
+	}
 	res.RecomputeTokens, res.RecomputeCached = r.sched.RecomputeStats()
 	if n := r.Active(); n != 0 {
 		panic(fmt.Sprintf("sim: %s: run ended with %d requests neither finished nor rejected", r.name, n))

@@ -145,7 +145,10 @@ type Result struct {
 
 	PreemptRecompute int
 	PreemptSwap      int
-	SwapBytes        int64 // bytes copied GPU→CPU and back
+	// PreemptPause counts pauses (scheduler.preemption: pause): a stream
+	// left out of one or more consecutive steps, holding its blocks.
+	PreemptPause int
+	SwapBytes    int64 // bytes copied GPU→CPU and back
 
 	Requests     int
 	Finished     int
@@ -162,6 +165,10 @@ type Result struct {
 	PrefixQueried   int64
 	PrefixHits      int64
 	PrefixEvictions int64
+	// Tiers are the offload tiers' counters, top first (kvcache.tiers);
+	// TierLoadBytes the bytes prefix hits loaded from them.
+	Tiers         []TierResult
+	TierLoadBytes int64
 	// RecomputeTokens are the tokens whose KV requests evicted for
 	// recompute needed again when they restarted; RecomputeCached of them
 	// were still in the prefix cache and were not computed.
@@ -363,6 +370,20 @@ func (r *Result) Merge(o *Result) {
 	r.PrefixQueried += o.PrefixQueried
 	r.PrefixHits += o.PrefixHits
 	r.PrefixEvictions += o.PrefixEvictions
+	r.TierLoadBytes += o.TierLoadBytes
+	for _, t := range o.Tiers {
+		i := slices.IndexFunc(r.Tiers, func(u TierResult) bool { return u.Name == t.Name })
+		if i < 0 {
+			r.Tiers = append(r.Tiers, TierResult{Name: t.Name})
+			i = len(r.Tiers) - 1
+		}
+		u := &r.Tiers[i]
+		u.HitTokens += t.HitTokens
+		u.LoadedBlocks += t.LoadedBlocks
+		u.StoredBlocks += t.StoredBlocks
+		u.DroppedBlocks += t.DroppedBlocks
+		u.SkippedBlocks += t.SkippedBlocks
+	}
 	r.RecomputeTokens += o.RecomputeTokens
 	r.RecomputeCached += o.RecomputeCached
 	if r.SpecMethod == "" {
@@ -381,6 +402,7 @@ func (r *Result) Merge(o *Result) {
 	}
 	r.PreemptRecompute += o.PreemptRecompute
 	r.PreemptSwap += o.PreemptSwap
+	r.PreemptPause += o.PreemptPause
 	r.SwapBytes += o.SwapBytes
 	r.Requests += o.Requests
 	r.Finished += o.Finished
@@ -408,4 +430,14 @@ func (r *Result) RejectedTotal() int {
 		n += v
 	}
 	return n
+}
+
+// TierResult is one offload tier's counters over a run.
+type TierResult struct {
+	Name          string
+	HitTokens     int64 // tokens prefix lookups found in the tier (counted in PrefixHits too)
+	LoadedBlocks  int64 // blocks loaded from the tier to the GPU
+	StoredBlocks  int64 // blocks moved into the tier from the one above
+	DroppedBlocks int64 // blocks moved out to the tier below, or dropped from the last
+	SkippedBlocks int64 // blocks passed straight down (swap space held all of the cpu tier)
 }

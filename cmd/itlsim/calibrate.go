@@ -40,7 +40,9 @@ scenario's cost.profile) uses.
 
 With --steps FILE.csv, fit to step timings: rows of prefill_tokens,
 decode_seqs, decode_context, duration_ms (a header names the columns; a
-prefill_context column, Σ chunk × context attended, is optional). The linear
+prefill_context column, Σ chunk × context attended, is optional).
+Sarathi-Serve's step profiles and Splitwise's perf_model.csv are read as
+they are; of Splitwise's setups, the rows of --model, --gpu and --tp. The linear
 model's coefficients are fitted by non-negative least squares; with
 --fit-model roofline the roofline's efficiencies and overheads are fitted to
 the same rows. It prints R², MAPE and the worst rows.
@@ -63,7 +65,7 @@ Fields --fit may name: ` + strings.Join(calibrate.TunableNames(), ", "),
 	f.StringArrayVar(&o.run.sets, "set", nil, "set any scenario field: path=value (repeatable)")
 	f.StringVar(&o.scenario, "scenario", "", "scenario file the measured runs were served under")
 	f.StringVar(&o.input, "input-format", "auto", "format of the measured files: auto, "+strings.Join(ingest.Formats(), ", "))
-	f.StringVar(&o.steps, "steps", "", "CSV of step timings to fit (prefill_tokens, decode_seqs, decode_context, duration_ms)")
+	f.StringVar(&o.steps, "steps", "", "CSV of step timings to fit (prefill_tokens, decode_seqs, decode_context, duration_ms; or a Sarathi-Serve or Splitwise profile)")
 	f.StringVar(&o.costModel, "fit-model", "linear", "with --steps: the model fitted, linear or roofline")
 	f.StringSliceVar(&o.fit, "fit", nil, "with measured runs: fields to fit (default: "+strings.Join(calibrate.DefaultTuned, ",")+")")
 	f.IntVar(&o.evals, "evals", 300, "with measured runs: simulations the fit may spend")
@@ -179,7 +181,7 @@ func (o *calibrateOptions) tune(w io.Writer, base sim.Config, args []string) (*c
 }
 
 func (o *calibrateOptions) fitSteps(w io.Writer, base sim.Config) (*calibrate.Profile, string, error) {
-	steps, notes, err := calibrate.ReadSteps(o.steps)
+	steps, notes, err := calibrate.ReadSteps(o.steps, calibrate.Select{Model: base.Model, GPU: base.GPU, TP: base.TP})
 	if err != nil {
 		return nil, "", err
 	}

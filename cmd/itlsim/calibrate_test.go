@@ -110,3 +110,55 @@ func TestLinearCoefficientsNotGivenAreZero(t *testing.T) {
 		t.Errorf("with no coefficient given the built-in ones apply:\n%s", def)
 	}
 }
+
+// TestCalibrateStepsSplitwise: a Splitwise perf_model.csv (several setups in
+// one file) contributes the rows of the scenario's model, GPU and TP, a
+// prompt-phase and a token-phase step each; the synthetic file was made
+// with c0 3000, c1 50, c2 120, c3 0.5 µs at a context of prompt_size +
+// token_size/2, so the fit recovers them.
+func TestCalibrateStepsSplitwise(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "p.yaml")
+	file := filepath.Join("testdata", "calibrate", "splitwise.csv")
+	r := mustRunCLI(t, "calibrate", "--steps", file, "--model", "llama-2-70b", "--gpu", "a100-80gb", "--tp", "4", "-o", prof)
+	for _, want := range []string{"to 18 steps", "c0 3000 µs, c1 50 µs/prefill token, c2 120 µs/decode seq, c3 0.5 µs/context token, c4 0 µs",
+		"R² 1.0000", "9 rows of llama-2-70b on 4 × a100-80gb"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	cfg := mustRunCLI(t, "run", "--profile", prof, "--print-config").stdout
+	for _, want := range []string{"model: linear", "c0_us: 3000", "c1_us: 50\n", "c3_us: 0.5\n"} {
+		if !strings.Contains(cfg, want) {
+			t.Errorf("run --profile: config lacks %q:\n%s", want, cfg)
+		}
+	}
+	// Another setup in the file is one row; one with no rows names those it has.
+	if r := mustRunCLI(t, "calibrate", "--steps", file, "--model", "llama-2-70b", "--gpu", "h100-sxm-80gb", "--tp", "8"); !strings.Contains(r.stdout, "to 2 steps") {
+		t.Errorf("h100 tp 8: %s", r.stdout)
+	}
+	var out, errb strings.Builder
+	if code := Main([]string{"calibrate", "--steps", file, "-o", prof + ".2"}, &out, &errb); code == 0 {
+		t.Fatal("a setup without rows was accepted")
+	}
+	want := "Splitwise profile has no rows for --model llama-3.1-8b --gpu h100-sxm-80gb --tp 1; it has: --model llama-2-70b --gpu a100-80gb --tp 4; --model llama-2-70b --gpu h100-sxm-80gb --tp 8"
+	if !strings.Contains(errb.String(), want) {
+		t.Errorf("stderr %q, want %q", errb.String(), want)
+	}
+	if _, err := os.Stat(prof + ".2"); err == nil {
+		t.Error("a failed calibrate wrote its profile")
+	}
+}
+
+// The shared Splitwise profile: the roofline fitted to Llama-2-70B on eight
+// H100s explains most of its 105 rows.
+func TestCalibrateStepsSplitwiseShared(t *testing.T) {
+	file := filepath.Join("..", "..", "..", "shared", "data", "profiles", "splitwise_perf_model.csv")
+	if _, err := os.Stat(file); err != nil {
+		t.Skip("shared data absent:", err)
+	}
+	r := mustRunCLI(t, "calibrate", "--steps", file, "--fit-model", "roofline", "--model", "llama-2-70b", "--gpu", "h100-sxm-80gb", "--tp", "8")
+	var r2 float64
+	if _, err := fmt.Sscanf(r.stdout[strings.Index(r.stdout, "R² "):], "R² %f", &r2); err != nil || r2 < 0.95 {
+		t.Errorf("R² %v (%v), want ≥ 0.95:\n%s", r2, err, r.stdout)
+	}
+}

@@ -151,7 +151,7 @@ func TestGateDocumentMatchesSummary(t *testing.T) {
 	}
 }
 
-func mustRead(t *testing.T, path string) []byte {
+func mustRead(t testing.TB, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {

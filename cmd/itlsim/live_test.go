@@ -52,7 +52,7 @@ var listening = regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
 
 // startServe runs itlsim serve args --addr 127.0.0.1:0 and waits (at most
 // 10 s) for its address. The test must make it stop (--exit-after).
-func startServe(t *testing.T, args ...string) *served {
+func startServe(t testing.TB, args ...string) *served {
 	t.Helper()
 	s := &served{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan int, 1)}
 	go func() {
@@ -77,7 +77,7 @@ func startServe(t *testing.T, args ...string) *served {
 }
 
 // wait waits (at most 20 s) for serve to exit and returns its status.
-func (s *served) wait(t *testing.T) int {
+func (s *served) wait(t testing.TB) int {
 	t.Helper()
 	select {
 	case code := <-s.done:
@@ -99,7 +99,7 @@ type streamLine struct {
 	ResponseID  string    `json:"response_id"`
 }
 
-func readLines(t *testing.T, path string) []streamLine {
+func readLines(t testing.TB, path string) []streamLine {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -120,7 +120,7 @@ func readLines(t *testing.T, path string) []streamLine {
 }
 
 // serverID is the engine's request id in a response id (cmpl-7 → 7).
-func serverID(t *testing.T, rid string) int {
+func serverID(t testing.TB, rid string) int {
 	t.Helper()
 	_, n, ok := strings.Cut(rid, "-")
 	id, err := strconv.Atoi(n)
@@ -132,7 +132,7 @@ func serverID(t *testing.T, rid string) int {
 
 // gapErrors matches every recorded stream to the served one of the same
 // response and returns |recorded gap − served gap| in ms for every gap.
-func gapErrors(t *testing.T, rec, srv []streamLine) []float64 {
+func gapErrors(t testing.TB, rec, srv []streamLine) []float64 {
 	t.Helper()
 	byID := map[int]streamLine{}
 	for _, s := range srv {
@@ -170,39 +170,41 @@ func p99(sorted []float64) float64 { return sorted[int(math.Ceil(0.99*float64(le
 // whole test suite runs at once on two cores) shrink fortyfold in
 // simulated time; the run's 0.085 simulated seconds take about 3.4 s.
 func TestRecordAgainstServeReproducesTheSchedule(t *testing.T) {
-	dir := t.TempDir()
-	servedPath, recPath := filepath.Join(dir, "served.jsonl"), filepath.Join(dir, "rec.jsonl")
-	lengths := []string{"--input-len", "fixed:16", "--output-len", "fixed:5"}
-	s := startServe(t, append([]string{"--time-scale", "0.025", "--exit-after", "100", "--timelines", servedPath}, lengths...)...)
-	r := mustRunCLI(t, append([]string{"record", s.url, "--time-scale", "0.025", "--requests", "100", "--rate", "1e6", "-o", recPath}, lengths...)...)
-	if code := s.wait(t); code != 0 {
-		t.Fatalf("serve exit %d: %s", code, s.stderr.String())
-	}
-	if !strings.Contains(r.stdout, "100 / 100") || !strings.Contains(r.stderr, "100 requests sent, 0 failed") {
-		t.Fatalf("record's summary:\n%s\n%s", r.stdout, r.stderr)
-	}
-	if !strings.Contains(s.stdout.String(), "100 / 100") {
-		t.Fatalf("serve's summary of the served streams:\n%s", s.stdout.String())
-	}
-	rec, srv := readLines(t, recPath), readLines(t, servedPath)
-	if len(rec) != 100 || len(srv) != 100 {
-		t.Fatalf("%d recorded and %d served streams, want 100 each", len(rec), len(srv))
-	}
-	errs := gapErrors(t, rec, srv)
-	if len(errs) != 100*4 {
-		t.Fatalf("%d gaps compared, want 400", len(errs))
-	}
-	t.Logf("|recorded − simulated| gap, simulated ms: p50 %.3f p99 %.3f max %.3f", errs[len(errs)/2], p99(errs), errs[len(errs)-1])
-	if got := p99(errs); got > 2 {
-		logGapsByIndex(t, rec, srv)
-		t.Fatalf("p99 of |recorded − simulated| gap = %.3f ms, want ≤ 2 ms", got)
-	}
-	// analyze reads record's file: the same summary.
-	a := mustRunCLI(t, "analyze", recPath)
-	table, _, _ := strings.Cut(r.stdout, "notes:")
-	if !strings.HasPrefix(a.stdout, table) {
-		t.Fatalf("analyze of the recorded file differs from record's summary:\n%s\n---\n%s", a.stdout, r.stdout)
-	}
+	realTime(t, func(t testing.TB) {
+		dir := t.TempDir()
+		servedPath, recPath := filepath.Join(dir, "served.jsonl"), filepath.Join(dir, "rec.jsonl")
+		lengths := []string{"--input-len", "fixed:16", "--output-len", "fixed:5"}
+		s := startServe(t, append([]string{"--time-scale", "0.025", "--exit-after", "100", "--timelines", servedPath}, lengths...)...)
+		r := mustRunCLI(t, append([]string{"record", s.url, "--time-scale", "0.025", "--requests", "100", "--rate", "1e6", "-o", recPath}, lengths...)...)
+		if code := s.wait(t); code != 0 {
+			t.Fatalf("serve exit %d: %s", code, s.stderr.String())
+		}
+		if !strings.Contains(r.stdout, "100 / 100") || !strings.Contains(r.stderr, "100 requests sent, 0 failed") {
+			t.Fatalf("record's summary:\n%s\n%s", r.stdout, r.stderr)
+		}
+		if !strings.Contains(s.stdout.String(), "100 / 100") {
+			t.Fatalf("serve's summary of the served streams:\n%s", s.stdout.String())
+		}
+		rec, srv := readLines(t, recPath), readLines(t, servedPath)
+		if len(rec) != 100 || len(srv) != 100 {
+			t.Fatalf("%d recorded and %d served streams, want 100 each", len(rec), len(srv))
+		}
+		errs := gapErrors(t, rec, srv)
+		if len(errs) != 100*4 {
+			t.Fatalf("%d gaps compared, want 400", len(errs))
+		}
+		t.Logf("|recorded − simulated| gap, simulated ms: p50 %.3f p99 %.3f max %.3f", errs[len(errs)/2], p99(errs), errs[len(errs)-1])
+		if got := p99(errs); got > 2 {
+			logGapsByIndex(t, rec, srv)
+			t.Fatalf("p99 of |recorded − simulated| gap = %.3f ms, want ≤ 2 ms", got)
+		}
+		// analyze reads record's file: the same summary.
+		a := mustRunCLI(t, "analyze", recPath)
+		table, _, _ := strings.Cut(r.stdout, "notes:")
+		if !strings.HasPrefix(a.stdout, table) {
+			t.Fatalf("analyze of the recorded file differs from record's summary:\n%s\n---\n%s", a.stdout, r.stdout)
+		}
+	})
 }
 
 // A rejection reaches record as an HTTP error and is counted: a batch of
@@ -301,7 +303,7 @@ func TestRecordStopsCleanlyOnInterrupt(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln, time.Second) }()
+	go func() { served <- srv.Serve(ctx, time.Second, ln) }()
 	defer func() { cancel(); <-served }()
 
 	recPath := filepath.Join(t.TempDir(), "rec.jsonl")
@@ -345,7 +347,7 @@ func TestRecordStopsCleanlyOnInterrupt(t *testing.T) {
 	}
 }
 
-func metricsText(t *testing.T, addr string) string {
+func metricsText(t testing.TB, addr string) string {
 	t.Helper()
 	c := &net.Dialer{Timeout: time.Second}
 	conn, err := c.Dial("tcp", addr)
@@ -363,7 +365,7 @@ func metricsText(t *testing.T, addr string) string {
 // logGapsByIndex logs the gap errors by position in the stream: an error
 // shared by every stream at one position is a step released late as a
 // whole (the process waited for a CPU), not a stream's own.
-func logGapsByIndex(t *testing.T, rec, srv []streamLine) {
+func logGapsByIndex(t testing.TB, rec, srv []streamLine) {
 	byID := map[int]streamLine{}
 	for _, s := range srv {
 		byID[s.ID] = s
@@ -393,54 +395,56 @@ func logGapsByIndex(t *testing.T, rec, srv []streamLine) {
 // time at half speed (time scale 0.5, about 5 s) the tolerance is 10 % on the mean TTFT,
 // the median TPOT and the p90 of per-stream p99 ITL.
 func TestStoryRecordMatchesRun(t *testing.T) {
-	dir := t.TempDir()
-	recJSON, runJSON := filepath.Join(dir, "rec.json"), filepath.Join(dir, "run.json")
-	w := []string{"--requests", "80", "--rate", "40", "--arrival", "gamma", "--set", "workload.cv=4", "--output-len", "lognormal:64,64,16,256",
-		"--replicas", "2", "--router", "round-robin"}
-	mustRunCLI(t, append([]string{"run", "--json", runJSON}, w...)...)
-	s := startServe(t, append([]string{"--route", "--time-scale", "0.5", "--exit-after", "80"}, w...)...)
-	mustRunCLI(t, append([]string{"record", s.url, "--time-scale", "0.5", "--json", recJSON}, w...)...)
-	s.wait(t)
-	type summary struct {
-		Finished int `json:"finished"`
-		TTFT     struct {
-			Mean float64 `json:"mean"`
-		} `json:"ttft_ms"`
-		TPOT struct {
-			P50 float64 `json:"p50"`
-		} `json:"tpot_ms"`
-		StreamP99 struct {
-			P90 float64 `json:"p90"`
-		} `json:"stream_p99_itl_ms"`
-	}
-	read := func(path string) summary {
-		var doc struct {
-			Runs []struct {
-				Summary summary `json:"summary"`
-			} `json:"runs"`
+	realTime(t, func(t testing.TB) {
+		dir := t.TempDir()
+		recJSON, runJSON := filepath.Join(dir, "rec.json"), filepath.Join(dir, "run.json")
+		w := []string{"--requests", "80", "--rate", "40", "--arrival", "gamma", "--set", "workload.cv=4", "--output-len", "lognormal:64,64,16,256",
+			"--replicas", "2", "--router", "round-robin"}
+		mustRunCLI(t, append([]string{"run", "--json", runJSON}, w...)...)
+		s := startServe(t, append([]string{"--route", "--time-scale", "0.5", "--exit-after", "80"}, w...)...)
+		mustRunCLI(t, append([]string{"record", s.url, "--time-scale", "0.5", "--json", recJSON}, w...)...)
+		s.wait(t)
+		type summary struct {
+			Finished int `json:"finished"`
+			TTFT     struct {
+				Mean float64 `json:"mean"`
+			} `json:"ttft_ms"`
+			TPOT struct {
+				P50 float64 `json:"p50"`
+			} `json:"tpot_ms"`
+			StreamP99 struct {
+				P90 float64 `json:"p90"`
+			} `json:"stream_p99_itl_ms"`
 		}
-		if err := json.Unmarshal(mustRead(t, path), &doc); err != nil || len(doc.Runs) != 1 {
-			t.Fatalf("%s: %v", path, err)
+		read := func(path string) summary {
+			var doc struct {
+				Runs []struct {
+					Summary summary `json:"summary"`
+				} `json:"runs"`
+			}
+			if err := json.Unmarshal(mustRead(t, path), &doc); err != nil || len(doc.Runs) != 1 {
+				t.Fatalf("%s: %v", path, err)
+			}
+			return doc.Runs[0].Summary
 		}
-		return doc.Runs[0].Summary
-	}
-	run, rec := read(runJSON), read(recJSON)
-	t.Logf("run %+v\nrecorded %+v", run, rec)
-	if rec.Finished != 80 || run.Finished != 80 {
-		t.Fatalf("finished: run %d, recorded %d; want 80", run.Finished, rec.Finished)
-	}
-	for _, c := range []struct {
-		name      string
-		got, want float64
-	}{
-		{"mean TTFT", rec.TTFT.Mean, run.TTFT.Mean},
-		{"median TPOT", rec.TPOT.P50, run.TPOT.P50},
-		{"p90 of per-stream p99 ITL", rec.StreamP99.P90, run.StreamP99.P90},
-	} {
-		if math.Abs(c.got-c.want) > 0.1*c.want {
-			t.Errorf("%s: recorded %.2f ms, run %.2f ms: beyond 10 %%", c.name, c.got, c.want)
+		run, rec := read(runJSON), read(recJSON)
+		t.Logf("run %+v\nrecorded %+v", run, rec)
+		if rec.Finished != 80 || run.Finished != 80 {
+			t.Fatalf("finished: run %d, recorded %d; want 80", run.Finished, rec.Finished)
 		}
-	}
+		for _, c := range []struct {
+			name      string
+			got, want float64
+		}{
+			{"mean TTFT", rec.TTFT.Mean, run.TTFT.Mean},
+			{"median TPOT", rec.TPOT.P50, run.TPOT.P50},
+			{"p90 of per-stream p99 ITL", rec.StreamP99.P90, run.StreamP99.P90},
+		} {
+			if math.Abs(c.got-c.want) > 0.1*c.want {
+				t.Errorf("%s: recorded %.2f ms, run %.2f ms: beyond 10 %%", c.name, c.got, c.want)
+			}
+		}
+	})
 }
 
 // Bad input to serve and record is an error naming the flag, before any
@@ -453,7 +457,12 @@ func TestServeRecordBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"serve", "--time-scale", "0"}, "--time-scale"},
-		{[]string{"serve", "--replicas", "2"}, "add --route to serve them"},
+		{[]string{"serve", "--replicas", "2", "--ports", "0"}, "1 ports for 2 replicas"},
+		{[]string{"serve", "--replicas", "2", "--ports", "0,x"}, `item 2: "x" is not a port`},
+		{[]string{"serve", "--replicas", "2", "--ports", "8000,8000"}, "port 8000 is listed twice"},
+		{[]string{"serve", "--replicas", "2", "--addr", "127.0.0.1:65535"}, "beyond 65535; give --ports"},
+		{[]string{"serve", "--replicas", "2", "--route", "--ports", "0,0"}, "--ports: --route serves the cluster on one port"},
+		{[]string{"serve", "--replicas", "2", "--replay", out}, "--replay serves recorded streams on one port"},
 		{[]string{"serve", "--rate", "1,2"}, "compares configurations; serve runs one"},
 		{[]string{"serve", "--replay", out, "--timelines", out}, "--timelines"},
 		{[]string{"serve", "--addr", "127.0.0.1:99999"}, "--addr"},

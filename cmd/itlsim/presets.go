@@ -62,6 +62,7 @@ func writePresets(w io.Writer) error {
 	b.WriteString("PREEMPTION MODES (--preemption)\n")
 	b.WriteString("  recompute              free the blocks; the stream re-prefills prompt + output later (vLLM v1)\n")
 	b.WriteString("  swap                   copy the blocks to CPU swap space over the host link and back (vLLM v0); recompute when swap is full\n")
+	b.WriteString("  pause                  the stream that cannot grow keeps its blocks and skips steps until blocks free; when all are paused the victim is recomputed\n")
 	b.WriteString("COST MODELS (--cost-model)\n")
 	b.WriteString("  roofline               per-phase max(FLOPs/compute, bytes/bandwidth) + TP all-reduce + per-step overhead (default)\n")
 	b.WriteString("  linear                 c0 + c1·prefill tokens + c2·decode seqs + c3·Σ decode context + c4·Σ prefill tokens×context\n")

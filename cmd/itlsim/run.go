@@ -40,7 +40,7 @@ var shorthands = []shorthand{
 	{"policy", "scheduler.policy", "batching policy: chunked, prefill-first, orca, static", true},
 	{"admission", "scheduler.admission.rule", "admission rule: always, kv-watermark, kv-reserve, max-queue, token-bucket", true},
 	{"queue", "scheduler.queue", "queue order: fcfs, priority, shortest-prompt-first", true},
-	{"preemption", "scheduler.preemption", "preemption mode: recompute or swap", true},
+	{"preemption", "scheduler.preemption", "preemption mode: recompute, swap or pause", true},
 	{"victim", "scheduler.victim", "preemption victim: newest or lowest-priority", true},
 	{"max-num-seqs", "scheduler.max_num_seqs", "max sequences per step (0: vLLM's default for the GPU)", true},
 	{"max-num-batched-tokens", "scheduler.max_num_batched_tokens", "token budget per step (0: vLLM's default)", true},
@@ -191,7 +191,9 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	if f, ok := stderr.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
 		tty = true
 	}
-	needStreams := outs.json != nil || outs.streams != nil || outs.html != nil || format == reports.FormatJSON
+	// JSON and CSV write each run's rows one at a time from its result;
+	// only the HTML report needs them all at once.
+	needStreams := outs.html != nil
 	runs, err := simulate(variants, needStreams, timelines, progressTo(tty, stderr))
 	if err != nil {
 		return err
@@ -531,6 +533,9 @@ func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Var
 }
 
 func writeJSON(w io.Writer, v any) error {
+	if doc, ok := v.(reports.Document); ok {
+		return reports.WriteJSON(w, doc) // streams rows, byte-identical
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)

@@ -18,7 +18,7 @@ type cliOutcome struct {
 }
 
 // execCLI runs the command line in-process with args.
-func execCLI(t *testing.T, args ...string) cliOutcome {
+func execCLI(t testing.TB, args ...string) cliOutcome {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := Main(args, &out, &errb)
@@ -26,7 +26,7 @@ func execCLI(t *testing.T, args ...string) cliOutcome {
 }
 
 // mustRunCLI runs args and fails the test unless they exit 0.
-func mustRunCLI(t *testing.T, args ...string) cliOutcome {
+func mustRunCLI(t testing.TB, args ...string) cliOutcome {
 	t.Helper()
 	r := execCLI(t, args...)
 	if r.code != 0 {
@@ -36,7 +36,7 @@ func mustRunCLI(t *testing.T, args ...string) cliOutcome {
 }
 
 // writeScenario writes a scenario file into a fresh temporary folder.
-func writeScenario(t *testing.T, name, content string) string {
+func writeScenario(t testing.TB, name, content string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {

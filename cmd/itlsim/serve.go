@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +36,7 @@ type serveOptions struct {
 	pauseMS       string
 	pauseAt       string
 	route         bool
+	ports         string
 }
 
 func newServeCmd(stdout, stderr io.Writer, temps *tempFiles) *cobra.Command {
@@ -56,6 +58,13 @@ it), otherwise drawn from the scenario's output lengths and capped by
 max_tokens. The prompt length is the prompt's token ids, or its
 whitespace-separated words (see README, Live endpoints).
 
+A cluster scenario (--replicas, a cluster section) is served one port per
+replica, so that a real router can be put in front: replica i listens on
+--addr's port + i (or the i-th of --ports), each port with its own /v1,
+/health and /metrics, and a request that comes in on replica i's port runs
+on replica i. With --route the cluster is served on --addr alone, behind the
+scenario's router, and /metrics sum the replicas.
+
 --time-scale S runs S simulated seconds per wall second. --replay FILE serves
 recorded streams instead (anything analyze reads that has gaps), request k
 getting stream k of the file, with --pauses injected as in itlsim replay.
@@ -65,6 +74,7 @@ responses in flight finish, prints the served streams' table and writes
 
   itlsim serve --addr 127.0.0.1:8000
   itlsim serve scenario.yaml --time-scale 10 --timelines served.jsonl
+  itlsim serve --replicas 2 --addr 127.0.0.1:8000     # replicas on 8000 and 8001
   itlsim serve --replay profile_export.jsonl --pauses 1 --pause-ms 800 --pause-at middle`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -73,14 +83,15 @@ responses in flight finish, prints the served streams' table and writes
 	}
 	o.scenario.bind(cmd, false)
 	f := cmd.Flags()
-	f.StringVar(&o.addr, "addr", "127.0.0.1:8000", "address to listen on (port 0: any free port, printed on stderr)")
+	f.StringVar(&o.addr, "addr", "127.0.0.1:8000", "address to listen on (port 0: any free port, printed on stderr); a cluster scenario's replica i listens on its port + i")
 	f.Float64Var(&o.timeScale, "time-scale", 1, "simulated seconds per wall-clock second (2: twice as fast as real time)")
 	f.StringVar(&o.modelName, "served-model-name", "", "model name listed and accepted (default: the scenario's model)")
 	f.IntVar(&o.exitAfter, "exit-after", 0, "stop after answering this many requests (0: run until Ctrl-C)")
 	f.DurationVar(&o.drain, "drain", 30*time.Second, "on stopping, how long responses in flight may take to finish")
 	f.StringVar(&o.timelinesPath, "timelines", "", "on stopping, write every served stream's simulated chunk times (itlsim's stream format) to this file")
 	f.StringVar(&o.format, "format", "table", "stdout form of the served streams' summary: table, markdown or json")
-	f.BoolVar(&o.route, "route", false, "serve a cluster scenario behind the simulator's own router on one port (one port per replica is not built yet)")
+	f.BoolVar(&o.route, "route", false, "serve a cluster scenario behind the simulator's own router on one port (default: one port per replica, for a router in front)")
+	f.StringVar(&o.ports, "ports", "", "a cluster scenario's ports, one per replica in order, comma-separated, on --addr's host (default: --addr's port + the replica's index)")
 	f.StringVar(&o.replay, "replay", "", "serve the recorded streams of this file instead of simulating")
 	f.StringVar(&o.replayFormat, "replay-format", "auto", "format of --replay: auto, "+strings.Join(ingest.Formats(), ", "))
 	f.IntVar(&o.pauses, "pauses", 0, "with --replay: pauses to inject per stream")
@@ -105,8 +116,17 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if n := cfg.Cluster.Size(); n > 1 && !o.route {
-		return fmt.Errorf("the scenario has %d replicas: add --route to serve them behind the simulator's router (%s) on one port; one port per replica is not built yet (run one serve per replica for that)", n, cfg.Cluster.Router.Policy)
+	n := cfg.Cluster.Size()
+	perReplica := n > 1 && !o.route
+	if o.ports != "" && o.route {
+		return fmt.Errorf("--ports: --route serves the cluster on one port (--addr); drop one of them")
+	}
+	if o.replay != "" && (perReplica || o.ports != "") {
+		return fmt.Errorf("--replay serves recorded streams on one port: the scenario has %d replicas (drop --replicas or the cluster section, or add --route)", n)
+	}
+	addrs, err := portAddrs(o.addr, o.ports, max(1, n), perReplica || o.ports != "")
+	if err != nil {
+		return err
 	}
 	files := newOutputs(o.temps)
 	defer files.discard()
@@ -114,7 +134,7 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 	if err := files.check(); err != nil {
 		return err
 	}
-	opt := serve.Options{ModelName: o.modelName, TimeScale: o.timeScale, ExitAfter: o.exitAfter}
+	opt := serve.Options{ModelName: o.modelName, TimeScale: o.timeScale, ExitAfter: o.exitAfter, PerReplica: perReplica}
 	if opt.ModelName == "" {
 		opt.ModelName = cfg.Model
 	}
@@ -160,7 +180,7 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	}
-	if err := o.serveAndReport(cmd, srv, setup, format, stderr); err != nil {
+	if err := o.serveAndReport(cmd, srv, addrs, setup, format, stderr); err != nil {
 		return err
 	}
 	if tw == nil {
@@ -192,10 +212,10 @@ func runName(c sim.Config) string {
 
 // serveAndReport listens, serves until stopped, and prints the served
 // streams' summary (a simulation's; nothing for a replay).
-func (o *serveOptions) serveAndReport(cmd *cobra.Command, srv *serve.Server, setup *sim.Setup, format reports.Format, stderr io.Writer) error {
-	ln, err := net.Listen("tcp", o.addr)
+func (o *serveOptions) serveAndReport(cmd *cobra.Command, srv *serve.Server, addrs []string, setup *sim.Setup, format reports.Format, stderr io.Writer) error {
+	lns, err := listenAll(addrs, o.ports != "")
 	if err != nil {
-		return fmt.Errorf("--addr %s: %w", o.addr, err)
+		return err
 	}
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
@@ -205,8 +225,19 @@ func (o *serveOptions) serveAndReport(cmd *cobra.Command, srv *serve.Server, set
 	if o.replay != "" {
 		what = "replaying " + o.replay
 	}
-	fmt.Fprintf(stderr, "itlsim serve: listening on http://%s (%s, time scale %g)\n", ln.Addr(), what, o.timeScale)
-	if err := srv.Serve(ctx, ln, o.drain); err != nil {
+	// One write, so that whoever waits for the first address sees them all.
+	var msg strings.Builder
+	names := srv.PortNames()
+	if len(lns) == 1 {
+		fmt.Fprintf(&msg, "itlsim serve: listening on http://%s (%s, time scale %g)\n", lns[0].Addr(), what, o.timeScale)
+	} else {
+		for i, ln := range lns {
+			fmt.Fprintf(&msg, "itlsim serve: %s listening on http://%s\n", names[i], ln.Addr())
+		}
+		fmt.Fprintf(&msg, "itlsim serve: %s, time scale %g, a port per replica: each port's requests run on its replica (the scenario's router is not used)\n", what, o.timeScale)
+	}
+	io.WriteString(stderr, msg.String())
+	if err := srv.Serve(ctx, o.drain, lns...); err != nil {
 		return err
 	}
 	res := srv.Result()
@@ -214,6 +245,7 @@ func (o *serveOptions) serveAndReport(cmd *cobra.Command, srv *serve.Server, set
 		return nil
 	}
 	run := reports.NewRunOptions(runName(setup.Config), nil, setup.Config, res, format == reports.FormatJSON)
+	run.AddCluster(srv.Cluster())
 	fmt.Fprintf(stderr, "itlsim serve: stopped after %d requests (%d finished)\n", res.Requests, res.Finished)
 	return (runOutputs{files: newOutputs(o.temps), format: format}).write(cmd.OutOrStdout(), []reports.Run{run})
 }
@@ -271,4 +303,78 @@ func (o *serveOptions) replayScripts(seed uint64) ([]serve.Script, error) {
 		return nil, fmt.Errorf("--replay %s: no stream with output to serve", o.replay)
 	}
 	return scripts, nil
+}
+
+// portAddrs are the addresses to listen on: --addr alone, or with a port
+// per replica (perPort) the host of --addr with the --ports list (one per
+// replica) or --addr's port + the replica's index (port 0: any free port
+// for each).
+func portAddrs(addr, ports string, replicas int, perPort bool) ([]string, error) {
+	if !perPort {
+		return []string{addr}, nil
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("--addr %s: %w", addr, err)
+	}
+	if ports != "" {
+		list := strings.Split(ports, ",")
+		if len(list) != replicas {
+			return nil, fmt.Errorf("--ports %s: %d ports for %d replicas; give one per replica, in order", ports, len(list), replicas)
+		}
+		out := make([]string, len(list))
+		seen := map[int]bool{}
+		for i, p := range list {
+			n, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil || n < 0 || n > 65535 {
+				return nil, fmt.Errorf("--ports %s: item %d: %q is not a port (0–65535)", ports, i+1, p)
+			}
+			if n != 0 && seen[n] {
+				return nil, fmt.Errorf("--ports %s: port %d is listed twice", ports, n)
+			}
+			seen[n] = true
+			out[i] = net.JoinHostPort(host, strconv.Itoa(n))
+		}
+		return out, nil
+	}
+	base, err := strconv.Atoi(port)
+	if err != nil || base < 0 || base > 65535 {
+		return nil, fmt.Errorf("--addr %s: port %q is not a number (0–65535)", addr, port)
+	}
+	if base != 0 && base+replicas-1 > 65535 {
+		return nil, fmt.Errorf("--addr %s: %d replicas need ports %d–%d, beyond 65535; give --ports", addr, replicas, base, base+replicas-1)
+	}
+	out := make([]string, replicas)
+	for i := range out {
+		p := base
+		if base != 0 {
+			p += i
+		}
+		out[i] = net.JoinHostPort(host, strconv.Itoa(p))
+	}
+	return out, nil
+}
+
+// listenAll listens on every address, or on none: one that fails closes
+// those already open and is named (the flag is --ports when it was given).
+func listenAll(addrs []string, fromPorts bool) ([]net.Listener, error) {
+	var lns []net.Listener
+	for i, a := range addrs {
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			flag := "--addr"
+			if fromPorts {
+				flag = "--ports"
+			}
+			if len(addrs) > 1 {
+				return nil, fmt.Errorf("%s: replica %d's address %s: %w", flag, i, a, err)
+			}
+			return nil, fmt.Errorf("%s %s: %w", flag, a, err)
+		}
+		lns = append(lns, ln)
+	}
+	return lns, nil
 }

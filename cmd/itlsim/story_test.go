@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -307,5 +308,90 @@ func TestStoryAPCRecompute(t *testing.T) {
 	}
 	if on.StallMSByCause["kv-recompute"] >= off.StallMSByCause["kv-recompute"] {
 		t.Errorf("kv-recompute stall %.0f ms with caching, %.0f without; want less with it", on.StallMSByCause["kv-recompute"], off.StallMSByCause["kv-recompute"])
+	}
+}
+
+// quartiles returns the finished streams of run in the shortest and the
+// longest quarter by output length.
+func quartiles(t *testing.T, doc reports.Document, run string) (short, long []reports.StreamRow) {
+	t.Helper()
+	for _, r := range doc.Runs {
+		if r.Name != run {
+			continue
+		}
+		var fin []reports.StreamRow
+		for _, s := range r.Streams {
+			if s.Status == "finished" {
+				fin = append(fin, s)
+			}
+		}
+		slices.SortStableFunc(fin, func(a, b reports.StreamRow) int { return a.OutputTokens - b.OutputTokens })
+		q := len(fin) / 4
+		if q == 0 {
+			t.Fatalf("run %q: %d finished streams", run, len(fin))
+		}
+		return fin[:q], fin[len(fin)-q:]
+	}
+	t.Fatalf("no run named %q", run)
+	return nil, nil
+}
+
+func meanOf(rows []reports.StreamRow, f func(reports.StreamRow) float64) float64 {
+	var s float64
+	for _, r := range rows {
+		s += f(r)
+	}
+	return s / float64(len(rows))
+}
+
+func TestStoryKVResponses(t *testing.T) {
+	doc := runStory(t, "kv-responses")
+	off := runStory(t, "kv-offload")
+	rc, sw, pa := runByName(t, doc, "recompute"), runByName(t, doc, "swap"), runByName(t, doc, "pause")
+	if rc.StallMSByCause["kv-recompute"] <= 0 || sw.StallMSByCause["kv-swap"] <= 0 || pa.StallMSByCause["kv-pause"] <= 0 {
+		t.Fatalf("each response must stall on its own cause: recompute %.0f, swap %.0f, pause %.0f ms",
+			rc.StallMSByCause["kv-recompute"], sw.StallMSByCause["kv-swap"], pa.StallMSByCause["kv-pause"])
+	}
+	// Pause holds blocks instead of freeing them, but when every running
+	// stream is paused the newest is recomputed: fewer recomputes, not none.
+	if pa.Preemptions.Pause == 0 || pa.Preemptions.Recompute == 0 || pa.Preemptions.Recompute >= rc.Preemptions.Recompute {
+		t.Errorf("pause: %+v; recompute run %+v; want pauses, and fewer deadlock-breaking recomputes than recompute's preemptions", pa.Preemptions, rc.Preemptions)
+	}
+	// Pauses are many and short: the median stream's p99 ITL rises, the
+	// worst stream's falls.
+	if !(pa.StreamP99ITL.P50 > rc.StreamP99ITL.P50 && pa.StreamP99ITL.Max < rc.StreamP99ITL.Max) {
+		t.Errorf("stream p99 ITL p50/max: pause %.1f/%.1f, recompute %.1f/%.1f; want pause's median above and worst below",
+			pa.StreamP99ITL.P50, pa.StreamP99ITL.Max, rc.StreamP99ITL.P50, rc.StreamP99ITL.Max)
+	}
+	// Long streams pay: under every response, with or without the tier,
+	// the longest quarter's worst gap is well above the shortest quarter's.
+	for _, d := range []reports.Document{doc, off} {
+		for _, run := range []string{"recompute", "swap", "pause"} {
+			short, long := quartiles(t, d, run)
+			gs, gl := meanOf(short, func(r reports.StreamRow) float64 { return r.MaxGapMS }), meanOf(long, func(r reports.StreamRow) float64 { return r.MaxGapMS })
+			if gl < 1.15*gs {
+				t.Errorf("%s (%d runs): mean max gap of the longest quarter %.0f ms, of the shortest %.0f ms; want long ≥ 1.15× short", run, len(d.Runs), gl, gs)
+			}
+		}
+	}
+	// Per-stream p99 hides it: a short stream's p99 is its single stall.
+	short, long := quartiles(t, doc, "recompute")
+	if ps, pl := meanOf(short, func(r reports.StreamRow) float64 { return r.ITLP99MS }), meanOf(long, func(r reports.StreamRow) float64 { return r.ITLP99MS }); ps <= pl {
+		t.Errorf("recompute: mean p99 ITL short %.1f, long %.1f; want short above (few gaps: p99 is the max)", ps, pl)
+	}
+
+	// The CPU tier: a recomputed stream loads its own evicted blocks back
+	// instead of computing them, so recompute stalls shrink.
+	orc, osw := runByName(t, off, "recompute"), runByName(t, off, "swap")
+	if len(orc.PrefixCacheTiers) != 2 || orc.PrefixCacheTiers[1].Name != "cpu" || orc.PrefixCacheTiers[1].HitTokens == 0 || orc.TierLoadBytes == 0 {
+		t.Fatalf("offload recompute found nothing in the cpu tier: %+v, %d bytes loaded", orc.PrefixCacheTiers, orc.TierLoadBytes)
+	}
+	if orc.PrefixCacheHitRate <= rc.PrefixCacheHitRate || orc.StallMSByCause["kv-recompute"] >= rc.StallMSByCause["kv-recompute"] {
+		t.Errorf("the cpu tier: hit rate %.3f vs %.3f without, kv-recompute %.0f vs %.0f ms; want more hits and less recompute stall",
+			orc.PrefixCacheHitRate, rc.PrefixCacheHitRate, orc.StallMSByCause["kv-recompute"], rc.StallMSByCause["kv-recompute"])
+	}
+	// Swap goes through the tier: swapped blocks displace cached ones.
+	if osw.SwapBytes == 0 || osw.PrefixCacheTiers[1].DroppedBlocks == 0 {
+		t.Errorf("offload swap: %d bytes swapped, cpu tier %+v; want swaps that displace cached blocks", osw.SwapBytes, osw.PrefixCacheTiers)
 	}
 }

@@ -58,6 +58,7 @@ var causeColors = map[string]string{
 	"connection":           "#a50f15",
 	"smoothing-delay":      "#66a61e",
 	"failover":             "#e7298a",
+	"kv-pause":             "#3ba272",
 	"kv-transfer":          "#17becf",
 }
 

@@ -65,7 +65,7 @@ func TestReadStepsErrors(t *testing.T) {
 		if err := os.WriteFile(p, []byte(c.data), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := ReadSteps(p); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, _, err := ReadSteps(p, Select{}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
@@ -97,5 +97,44 @@ func TestFitRooflineImproves(t *testing.T) {
 	before, after := Quality(m0, steps, 0).MAPE, Quality(m1, steps, 0).MAPE
 	if after > before/5 || after > 0.02 {
 		t.Errorf("MAPE %.4f before, %.4f after the fit; want at most a fifth and below 2%%", before, after)
+	}
+}
+
+// A Splitwise row is a prompt-phase step (batch_size whole prompts) and a
+// token-phase step at the mean context; other setups' rows are skipped and
+// unknown parts cannot be selected.
+func TestReadStepsSplitwise(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "perf_model.csv")
+	data := "model,hardware,prompt_size,batch_size,token_size,prompt_time,token_time,e2e_time,tensor_parallel\n" +
+		"llama2-70b,a100-80gb,512,4,128,250.5,45.25,1,4\n" +
+		"llama2-70b,a100-80gb,512,4,128,250.5,45.25,1,8\n" +
+		"bloom-176b,a100-80gb,512,4,128,250.5,45.25,1,4\n"
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	steps, notes, err := ReadSteps(p, Select{Model: "llama-2-70b", GPU: "a100-80gb", TP: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != 2 || len(notes) != 1 {
+		t.Fatalf("got %d steps, notes %q; want 2 steps from line 2", len(steps), notes)
+	}
+	pre, dec := steps[0], steps[1]
+	if pre.Line != 2 || pre.MS != 250.5 || pre.Batch.PrefillSeqs != 4 || pre.Batch.PrefillTokens != 2048 || pre.Batch.PrefillTokCtx != 4*512*512 || pre.Batch.DecodeSeqs != 0 {
+		t.Errorf("prompt phase %+v", pre)
+	}
+	if dec.MS != 45.25 || dec.Batch.DecodeSeqs != 4 || dec.Batch.DecodeContext != 4*(512+64) || dec.Batch.PrefillTokens != 0 {
+		t.Errorf("token phase %+v", dec)
+	}
+	if _, _, err := ReadSteps(p, Select{Model: "llama-3.1-8b", GPU: "a100-80gb", TP: 4}); err == nil ||
+		!strings.Contains(err.Error(), "it has: --model llama-2-70b --gpu a100-80gb --tp 4; --model llama-2-70b --gpu a100-80gb --tp 8") {
+		t.Errorf("unselected setup: %v", err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.csv")
+	if err := os.WriteFile(bad, []byte("model,hardware,prompt_size,batch_size,token_size,prompt_time,token_time,tensor_parallel\nllama2-70b,a100-80gb,512,x,128,1,1,4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadSteps(bad, Select{Model: "llama-2-70b", GPU: "a100-80gb", TP: 4}); err == nil || !strings.Contains(err.Error(), "line 2: batch_size: expected a number") {
+		t.Errorf("bad number: %v", err)
 	}
 }

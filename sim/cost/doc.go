@@ -24,8 +24,10 @@
 // presets.go holds the architectures and GPUs that ship with itlsim, each
 // figure cited next to its value; hfconfig.go reads any Hugging Face
 // config.json into a [ModelSpec]. memory.go sizes the KV cache the way vLLM
-// does (what is left of gpu_memory_utilization after weights and an
-// activation reserve). check.go compares the roofline with the public
+// V1's start-up profile does (what is left of the device's total ×
+// gpu_memory_utilization after the weights, the activation peak and
+// non-torch memory), with testdata/vllm_kv_logs.csv holding the published
+// logs it is checked against. check.go compares the roofline with the public
 // measurements under shared/data (H100 kernels, Vidur's A100 layer profiles,
 // Sarathi-Serve's hybrid-batch table, a vLLM Llama-3.3-70B run) and returns
 // plain rows that tests assert and the CLI prints.

@@ -40,13 +40,13 @@ func ExampleRoofline() {
 func ExampleKVBlocks() {
 	m, _ := cost.LookupModel("llama-3.3-70b")
 	g, _ := cost.LookupGPU("a100-40gb")
-	reserve := cost.DefaultActivationReserve(m, 8192, 8)
+	reserve := cost.DefaultActivationReserve(m, 2048, 256, 8)
 	blocks, err := cost.KVBlocks(m, g, 8, 16, 0.90, reserve)
 	fmt.Println(blocks, err)
 
 	_, err = cost.KVBlocks(m, g, 1, 16, 0.90, reserve)
 	fmt.Println(err)
 	// Output:
-	// 28253 <nil>
+	// 27626 <nil>
 	// llama-3.3-70b needs 131.4 GiB of weights per GPU at tp=1, a100-40gb has 36.0 GiB usable at gpu_memory_utilization 0.90
 }

@@ -122,7 +122,11 @@ var gpus = map[string]GPUSpec{
 		// H100 SXM5 80GB: BF16 tensor 989 TFLOPS dense (1,979 sparse), FP8
 		// 1,979 dense (3,958 sparse); HBM3 3.35 TB/s; NVLink 4 900 GB/s
 		// bidirectional; PCIe Gen5 x16 128 GB/s bidirectional.
-		MemoryBytes: 80 * gib, PeakFLOPS: 989.4e12, PeakFP8FLOPS: 1978.9e12, MemBandwidth: 3.35e12,
+		// The driver reports 79.19 GiB in all (vLLM 0.19.0's "worker init
+		// memory snapshot ... total_memory=79.19GiB", llm-d-planner's
+		// accuracy logs, see sim/cost/memory_test.go).
+		MemoryBytes: 80 * gib, DeviceMemoryBytes: 7919 * gib / 100,
+		PeakFLOPS: 989.4e12, PeakFP8FLOPS: 1978.9e12, MemBandwidth: 3.35e12,
 		InterconnectBW: 450e9, HostLinkBW: 64e9,
 		Source: "NVIDIA H100 Tensor Core GPU datasheet (h100-datasheet-2430615), SXM column",
 	},

@@ -115,6 +115,11 @@ type GPUSpec struct {
 	Name string `yaml:"name" json:"name"`
 	// MemoryBytes is device memory in bytes (the marketed capacity in GiB).
 	MemoryBytes int64 `yaml:"memory_bytes" json:"memory_bytes"`
+	// DeviceMemoryBytes is the total the CUDA driver reports
+	// (torch.cuda.mem_get_info, vLLM's total_gpu_memory), a little below
+	// MemoryBytes because the driver keeps some back; vLLM multiplies it by
+	// gpu_memory_utilization. 0 takes MemoryBytes.
+	DeviceMemoryBytes int64 `yaml:"device_memory_bytes" json:"device_memory_bytes"`
 	// PeakFLOPS is dense (no sparsity) bf16/fp16 tensor throughput, FLOP/s.
 	PeakFLOPS float64 `yaml:"peak_flops" json:"peak_flops"`
 	// PeakFP8FLOPS is dense fp8 tensor throughput, FLOP/s; 0 when the GPU has
@@ -129,6 +134,15 @@ type GPUSpec struct {
 	HostLinkBW float64 `yaml:"host_link_bw" json:"host_link_bw"`
 	// Source cites the datasheet the figures come from.
 	Source string `yaml:"source" json:"source"`
+}
+
+// TotalMemoryBytes is the device memory vLLM sizes the cache from:
+// DeviceMemoryBytes when known, else MemoryBytes.
+func (g GPUSpec) TotalMemoryBytes() int64 {
+	if g.DeviceMemoryBytes > 0 {
+		return g.DeviceMemoryBytes
+	}
+	return g.MemoryBytes
 }
 
 // PeakFor returns the dense tensor peak for weights of dtypeBytes bytes:
@@ -154,6 +168,9 @@ func (g GPUSpec) Validate() error {
 	}
 	if g.MemoryBytes < 1 {
 		return fmt.Errorf("gpu %s: memory_bytes: must be positive, got %d", name, g.MemoryBytes)
+	}
+	if g.DeviceMemoryBytes < 0 || g.DeviceMemoryBytes > g.MemoryBytes {
+		return fmt.Errorf("gpu %s: device_memory_bytes: must be 0 (memory_bytes) or in [1, memory_bytes %d], got %d", name, g.MemoryBytes, g.DeviceMemoryBytes)
 	}
 	for _, f := range []struct {
 		name string

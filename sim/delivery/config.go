@@ -399,7 +399,7 @@ func newBackup(b Backup) (*cost.Roofline, error) {
 	if !ok {
 		return nil, fmt.Errorf("delivery.failover.backup.gpu: unknown GPU preset %q; valid: %s", b.GPU, strings.Join(cost.GPUNames(), ", "))
 	}
-	if _, err := cost.KVBlocks(m, g, b.TP, 16, 0.9, cost.DefaultActivationReserve(m, b.MaxNumBatchedTokens, b.TP)); err != nil {
+	if _, err := cost.KVBlocks(m, g, b.TP, 16, 0.9, cost.DefaultActivationReserve(m, b.MaxNumBatchedTokens, b.Batch, b.TP)); err != nil {
 		return nil, fmt.Errorf("delivery.failover.backup: %w", err)
 	}
 	r, err := cost.NewRoofline(m, g, b.TP, cost.DefaultRoofline())

@@ -39,7 +39,7 @@ func serveSim(t *testing.T, mutate func(*sim.Config), scale float64) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln, 5*time.Second) }()
+	go func() { done <- srv.Serve(ctx, 5*time.Second, ln) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return "http://" + ln.Addr().String()
 }

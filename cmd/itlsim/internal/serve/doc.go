@@ -18,7 +18,10 @@
 //     stream of the file, its chunks at their recorded offsets.
 //   - http.go is the API: /v1/completions, /v1/chat/completions (server-sent
 //     events or one JSON body), /v1/models, /health; a rejection is an HTTP
-//     error with an OpenAI-style JSON body.
+//     error with an OpenAI-style JSON body. A cluster is served on one port
+//     behind the engine's router, or (Options.PerReplica) one port per
+//     replica for a real router in front: port i's requests are pinned to
+//     replica i (Engine.Pin) and its /metrics follow replica i alone.
 //   - metrics.go is /metrics in Prometheus' text format under vLLM's metric
 //     names, observed in simulated seconds.
 //

@@ -38,11 +38,13 @@ type stream struct {
 	events  chan event
 }
 
-// ask is what a handler hands the driver: a request's lengths.
+// ask is what a handler hands the driver: a request's lengths, and the
+// replica whose port it came in on.
 type ask struct {
 	prompt    int
 	maxTokens int // 0: the scenario's output distribution
 	ignoreEOS bool
+	replica   int // the replica to run it (a port per replica); -1: the engine routes it
 	reply     chan *stream
 }
 
@@ -74,7 +76,10 @@ type driver struct {
 	aborts  chan int
 	live    map[int]*stream // requests whose end has not been seen
 	nextID  int
-	metrics *metrics
+	// metrics are one port's (a single replica, or a cluster behind the
+	// engine's router: the replicas' sum) or one per replica, each
+	// following its replica's state and streams.
+	metrics []*metrics
 	stopped chan struct{}
 }
 
@@ -83,7 +88,7 @@ var (
 	_ sim.Observer = (*driver)(nil)
 )
 
-func newDriver(setup *sim.Setup, scale float64, m *metrics, sink sim.TimelineSink) (*driver, error) {
+func newDriver(setup *sim.Setup, scale float64, m []*metrics, sink sim.TimelineSink) (*driver, error) {
 	q := &workloads.Queue{}
 	eng, err := sim.NewFromSetup(setup, q)
 	if err != nil {
@@ -144,8 +149,12 @@ func (d *driver) run(ctx context.Context) {
 			}
 			d.eng.Step()
 		}
-		if d.metrics != nil {
-			d.metrics.state(d.eng.ServerNow())
+		if len(d.metrics) == 1 {
+			d.metrics[0].state(d.eng.ServerNow())
+		} else {
+			for i, m := range d.metrics {
+				m.state(d.eng.ReplicaNow(i))
+			}
 		}
 		var wake <-chan time.Time
 		if at, ok := d.eng.NextEventAt(); ok {
@@ -198,6 +207,9 @@ func (d *driver) admit(a ask) {
 		s.finish = "length"
 	}
 	d.live[id] = s
+	if a.replica >= 0 {
+		_ = d.eng.Pin(id, a.replica) // a handler's replica is a port's: always in range
+	}
 	d.queue.Push(workloads.Request{
 		ID: id, Arrival: int64(at), InputTokens: a.prompt, OutputTokens: out,
 		Seed: workloads.RequestSeed(d.seed, id),
@@ -208,26 +220,26 @@ func (d *driver) admit(a ask) {
 
 // Chunk implements sim.Observer: the chunk goes to its response at once.
 // The channel holds a stream's every event, so the engine never waits.
-func (d *driver) Chunk(id int, at sim.Time, tokens int, last bool) {
+func (d *driver) Chunk(replica, id int, at sim.Time, tokens int, last bool) {
 	s := d.live[id]
 	if s == nil {
 		return
 	}
 	s.events <- event{tokens: tokens, at: at, last: last}
-	if d.metrics != nil {
+	if m := d.metricsOf(replica); m != nil {
 		if s.chunks > 0 {
-			d.metrics.itl(at - s.last)
+			m.itl(at - s.last)
 		} else {
-			d.metrics.ttft(at - s.arrival)
+			m.ttft(at - s.arrival)
 		}
-		d.metrics.generated(tokens)
+		m.generated(tokens)
 	}
 	s.chunks++
 	s.last = at
 }
 
 // Ended implements sim.Observer.
-func (d *driver) Ended(ss *sim.StreamSummary) {
+func (d *driver) Ended(replica int, ss *sim.StreamSummary) {
 	s := d.live[ss.ID]
 	if s == nil {
 		return
@@ -235,10 +247,24 @@ func (d *driver) Ended(ss *sim.StreamSummary) {
 	delete(d.live, ss.ID)
 	s.events <- event{end: true, at: d.eng.Now(), status: ss.Status, reason: ss.Reject}
 	close(s.events)
-	if d.metrics != nil {
-		d.metrics.ended(ss, s.prompt, s.finish)
+	if m := d.metricsOf(replica); m != nil {
+		m.ended(ss, s.prompt, s.finish)
 	}
 }
+
+// metricsOf are the metrics a replica's streams count in: its port's.
+func (d *driver) metricsOf(replica int) *metrics {
+	switch len(d.metrics) {
+	case 0:
+		return nil
+	case 1:
+		return d.metrics[0]
+	}
+	return d.metrics[replica]
+}
+
+// replicas is how many replicas the engine runs.
+func (d *driver) replicas() int { return len(d.eng.Replicas()) }
 
 // Result is the simulation's result so far; call it only after run returned.
 // Its duration is the simulated time served so far.

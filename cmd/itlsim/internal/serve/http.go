@@ -37,6 +37,12 @@ type Options struct {
 	// ExitAfter stops the server once this many requests have been
 	// answered (rejections included); 0 never.
 	ExitAfter int
+	// PerReplica serves a cluster scenario one port per replica, as that
+	// many vLLM servers, for a real router in front: each port's requests
+	// run on its replica (the engine's router is bypassed) and each port's
+	// /metrics follow its replica alone. Off, a cluster is served on one
+	// port behind the engine's router and /metrics sum the replicas.
+	PerReplica bool
 }
 
 func (o *Options) validate() error {
@@ -57,8 +63,8 @@ func (o *Options) validate() error {
 type Server struct {
 	opt      Options
 	b        backend
-	drv      *driver // nil for a replay
-	metrics  *metrics
+	drv      *driver    // nil for a replay
+	metrics  []*metrics // one per port
 	created  int64
 	answered atomic.Int64
 	enough   chan struct{} // closed once ExitAfter requests were answered
@@ -74,10 +80,16 @@ func New(setup *sim.Setup, o Options, sink sim.TimelineSink) (*Server, error) {
 		return nil, err
 	}
 	s := newServer(o)
-	d, err := newDriver(setup, o.TimeScale, s.metrics, sink)
+	d, err := newDriver(setup, o.TimeScale, nil, sink)
 	if err != nil {
 		return nil, err
 	}
+	if o.PerReplica {
+		for len(s.metrics) < d.replicas() {
+			s.metrics = append(s.metrics, newMetrics(o.ModelName))
+		}
+	}
+	d.metrics = s.metrics
 	s.b, s.drv = d, d
 	return s, nil
 }
@@ -91,12 +103,15 @@ func NewReplay(scripts []Script, o Options) (*Server, error) {
 		return nil, errors.New("replay: no streams to serve")
 	}
 	s := newServer(o)
-	s.b = newReplayer(scripts, o.TimeScale, s.metrics)
+	if o.PerReplica {
+		return nil, errors.New("replay: recorded streams are served on one port")
+	}
+	s.b = newReplayer(scripts, o.TimeScale, s.metrics[0])
 	return s, nil
 }
 
 func newServer(o Options) *Server {
-	return &Server{opt: o, metrics: newMetrics(o.ModelName), created: time.Now().Unix(), enough: make(chan struct{})}
+	return &Server{opt: o, metrics: []*metrics{newMetrics(o.ModelName)}, created: time.Now().Unix(), enough: make(chan struct{})}
 }
 
 // Result is the simulation's server-side result once Serve has returned
@@ -108,27 +123,73 @@ func (s *Server) Result() *sim.Result {
 	return s.drv.result()
 }
 
-// Handler is the HTTP API.
-func (s *Server) Handler() http.Handler {
+// Cluster describes each replica's share of the simulation and what the
+// engine's router did (nothing with PerReplica: the ports were routed
+// outside); call it once Serve has returned. Nil for a replay.
+func (s *Server) Cluster() ([]sim.ReplicaReport, sim.Routing) {
+	if s.drv == nil {
+		return nil, sim.Routing{}
+	}
+	reps := s.drv.eng.ReplicaReports()
+	if s.opt.PerReplica {
+		return reps, sim.Routing{Policy: "port-per-replica"}
+	}
+	return reps, s.drv.eng.Routing()
+}
+
+// PortNames names what each port serves: its replica's name with
+// PerReplica, else "" (the one port serves the whole scenario).
+func (s *Server) PortNames() []string {
+	names := make([]string, s.Ports())
+	if s.opt.PerReplica {
+		for i, r := range s.drv.eng.Replicas() {
+			names[i] = r.Name()
+		}
+	}
+	return names
+}
+
+// Ports is how many ports the server answers on: one, or with PerReplica
+// one per replica (Serve wants that many listeners).
+func (s *Server) Ports() int { return len(s.metrics) }
+
+// Handler is the HTTP API of the first port (the only one without
+// PerReplica).
+func (s *Server) Handler() http.Handler { return s.handler(0) }
+
+// handler is port i's HTTP API; with PerReplica its requests run on
+// replica i and its /metrics are replica i's.
+func (s *Server) handler(i int) http.Handler {
+	replica := -1
+	if s.opt.PerReplica {
+		replica = i
+	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, false) })
-	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, true) })
+	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, false, replica) })
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, true, replica) })
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
-	mux.Handle("GET /metrics", s.metrics.handler())
+	mux.Handle("GET /metrics", s.metrics[i].handler())
 	return mux
 }
 
-// Serve answers on ln until ctx ends or ExitAfter requests were answered;
-// responses in flight are let finish (up to drain), then the simulation
-// stops.
-func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration) error {
+// Serve answers on lns, one listener per port (Ports), until ctx ends or
+// ExitAfter requests were answered over all ports; responses in flight are
+// let finish (up to drain), then the simulation stops.
+func (s *Server) Serve(ctx context.Context, drain time.Duration, lns ...net.Listener) error {
+	if len(lns) != s.Ports() {
+		return fmt.Errorf("serve: %d listeners for %d ports", len(lns), s.Ports())
+	}
 	bctx, stopBackend := context.WithCancel(context.Background())
 	ran := make(chan struct{})
 	go func() { defer close(ran); s.b.run(bctx) }()
-	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	served := make(chan error, len(lns))
+	var hss []*http.Server
+	for i, ln := range lns {
+		hs := &http.Server{Handler: s.handler(i), ReadHeaderTimeout: 10 * time.Second}
+		hss = append(hss, hs)
+		go func() { served <- hs.Serve(ln) }()
+	}
 	var err error
 	select {
 	case <-ctx.Done():
@@ -136,9 +197,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 	case err = <-served:
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), drain)
-	if serr := hs.Shutdown(sctx); serr != nil {
-		hs.Close()
+	var wg sync.WaitGroup
+	for _, hs := range hss {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if serr := hs.Shutdown(sctx); serr != nil {
+				hs.Close()
+			}
+		}()
 	}
+	wg.Wait()
 	cancel()
 	stopBackend()
 	<-ran
@@ -212,7 +281,7 @@ type message struct {
 // maxBody bounds a request body (a long prompt as text fits easily).
 const maxBody = 64 << 20
 
-func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, replica int) {
 	defer s.answeredOne()
 	var req request
 	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
@@ -239,7 +308,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		apiError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 		return
 	}
-	a := ask{prompt: prompt, ignoreEOS: req.IgnoreEOS}
+	a := ask{prompt: prompt, ignoreEOS: req.IgnoreEOS, replica: replica}
 	for _, mt := range []*int{req.MaxTokens, req.MaxCompletionTokens} {
 		if mt != nil {
 			if *mt < 1 {

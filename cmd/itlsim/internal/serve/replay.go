@@ -28,13 +28,14 @@ type replayer struct {
 	mu      sync.Mutex
 	next    int
 	running int
+	gone    map[int]chan struct{} // per stream playing: closed when its client went away
 	stopped chan struct{}
 }
 
 var _ backend = (*replayer)(nil)
 
 func newReplayer(scripts []Script, scale float64, m *metrics) *replayer {
-	return &replayer{scripts: scripts, scale: scale, t0: time.Now(), metrics: m, stopped: make(chan struct{})}
+	return &replayer{scripts: scripts, scale: scale, t0: time.Now(), metrics: m, gone: map[int]chan struct{}{}, stopped: make(chan struct{})}
 }
 
 func (p *replayer) now() sim.Time { return sim.Time(float64(time.Since(p.t0)) * p.scale) }
@@ -43,8 +44,16 @@ func (p *replayer) wall(at sim.Time) time.Time {
 	return p.t0.Add(time.Duration(float64(at) / p.scale))
 }
 
-// abort does nothing: a replayed stream plays to its end, as recorded.
-func (p *replayer) abort(int) {}
+// abort stops playing a stream whose client went away, as a server aborts
+// the request: it leaves the running gauge at once and counts nowhere else.
+func (p *replayer) abort(id int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.gone[id]; ok {
+		close(c)
+		delete(p.gone, id)
+	}
+}
 
 func (p *replayer) run(ctx context.Context) {
 	<-ctx.Done()
@@ -62,6 +71,8 @@ func (p *replayer) start(ctx context.Context, a ask) (*stream, error) {
 	sc := &p.scripts[id%len(p.scripts)]
 	p.next++
 	p.running++
+	gone := make(chan struct{})
+	p.gone[id] = gone
 	p.publish()
 	p.mu.Unlock()
 	out := 0
@@ -73,7 +84,7 @@ func (p *replayer) start(ctx context.Context, a ask) (*stream, error) {
 		prompt = sc.Prompt
 	}
 	s := &stream{id: id, prompt: prompt, output: out, arrival: p.now(), finish: "length", events: make(chan event, len(sc.Tokens)+1)}
-	go p.play(s, sc)
+	go p.play(s, sc, gone)
 	return s, nil
 }
 
@@ -84,17 +95,22 @@ func (p *replayer) publish() {
 	}
 }
 
-// play releases the script's chunks at their times; it runs to the end
-// even when the client has gone (the events are buffered), as a server
-// would finish generating.
-func (p *replayer) play(s *stream, sc *Script) {
+// play releases the script's chunks at their times, until the end or
+// until gone is closed (the client went away: abort).
+func (p *replayer) play(s *stream, sc *Script, gone chan struct{}) {
 	t := time.NewTimer(0)
 	<-t.C
 	for i, off := range sc.Offsets {
 		at := s.arrival + off
 		if d := time.Until(p.wall(at)); d > 0 {
 			t.Reset(d)
-			<-t.C
+			select {
+			case <-t.C:
+			case <-gone:
+				t.Stop()
+				p.aborted(s)
+				return
+			}
 		}
 		s.events <- event{tokens: sc.Tokens[i], at: at, last: i == len(sc.Offsets)-1}
 		if p.metrics != nil {
@@ -114,9 +130,20 @@ func (p *replayer) play(s *stream, sc *Script) {
 	close(s.events)
 	p.mu.Lock()
 	p.running--
+	delete(p.gone, s.id)
 	p.publish()
 	p.mu.Unlock()
 	if p.metrics != nil {
 		p.metrics.ended(&sim.StreamSummary{Status: sim.StatusFinished, E2EL: end - s.arrival}, s.prompt, "length")
 	}
+}
+
+// aborted ends a stream whose client went away before its end.
+func (p *replayer) aborted(s *stream) {
+	s.events <- event{end: true, at: p.now(), status: sim.StatusCancelled}
+	close(s.events)
+	p.mu.Lock()
+	p.running--
+	p.publish()
+	p.mu.Unlock()
 }
