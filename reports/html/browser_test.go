@@ -12,6 +12,7 @@ import (
 	"time"
 
 	reporthtml "github.com/itlsim/itlsim/reports/html"
+	"github.com/itlsim/itlsim/reports/study"
 )
 
 // selftest is what the page's self-test hook writes into
@@ -195,5 +196,58 @@ func TestBrowserShowsNoticeWithoutECharts(t *testing.T) {
 	}
 	if tables < 10 {
 		t.Errorf("%d tables in the page, want every chart's numbers", tables)
+	}
+}
+
+// TestBrowserDrawsStudyPages opens a sweep page and a capacity page, with
+// ECharts inlined, in headless Chromium and checks that every chart drew
+// SVG paths, the answer in words is shown and the console logged no error.
+func TestBrowserDrawsStudyPages(t *testing.T) {
+	chromium, js := chromiumPath(t), echartsBuild(t)
+	o := reporthtml.Options{ECharts: js, SelfTest: true}
+	var sweep, capacity bytes.Buffer
+	if err := reporthtml.WriteSweep(&sweep, sweepResult("chunked"), o); err != nil {
+		t.Fatal(err)
+	}
+	capRes := &study.CapacityResult{Answer: "a: 10 req/s.", Capacity: []study.Capacity{
+		{Config: "a", MaxRate: 10, TokensPerSPerGPU: 1000, TokensPerSPerUser: 50, StreamP99ITLP99: 100, Pareto: true, ParetoITL: true},
+		{Config: "b", MaxRate: 8, TokensPerSPerGPU: 800, TokensPerSPerUser: 40, StreamP99ITLP99: 120},
+	}}
+	if err := reporthtml.WriteCapacity(&capacity, capRes, o); err != nil {
+		t.Fatal(err)
+	}
+	for name, page := range map[string][]byte{"sweep": sweep.Bytes(), "capacity": capacity.Bytes()} {
+		path := filepath.Join(t.TempDir(), name+".html")
+		if err := os.WriteFile(path, page, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := chartIDs(parse(t, page))
+		var result string
+		walk(parse(t, dumpDOM(t, chromium, path)), func(n *htmlNode) {
+			if attr(n, "id") == "itlsim-selftest" {
+				result = text(n)
+			}
+		})
+		var st selftest
+		if err := json.Unmarshal([]byte(result), &st); err != nil {
+			t.Fatalf("%s: self-test output %q: %v", name, result, err)
+		}
+		if st.ECharts == "" || !st.NoticeHidden {
+			t.Errorf("%s: ECharts %q, notice hidden %v", name, st.ECharts, st.NoticeHidden)
+		}
+		for _, e := range st.Errors {
+			t.Errorf("%s: console error: %s", name, e)
+		}
+		if !strings.Contains(st.Finding, "req/s") {
+			t.Errorf("%s: the answer shown is %q", name, st.Finding)
+		}
+		if len(st.Charts) != len(want) || len(want) == 0 {
+			t.Errorf("%s: self-test saw %d charts, the page has %d", name, len(st.Charts), len(want))
+		}
+		for _, c := range st.Charts {
+			if !c.Instance || c.Series == 0 || c.SVG == 0 || c.Paths < 3 {
+				t.Errorf("%s: chart %s did not draw: instance=%v series=%d svg=%d paths=%d", name, c.ID, c.Instance, c.Series, c.SVG, c.Paths)
+			}
+		}
 	}
 }

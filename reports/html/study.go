@@ -22,6 +22,7 @@ type studyPage struct {
 	Inline   bool
 	ECharts  template.JS
 	CDN      string
+	SelfTest bool // the browser test's hook, as on the report page
 }
 
 // WriteSweep writes the page of a sweep: per configuration, latency
@@ -68,7 +69,7 @@ func WriteCapacity(w io.Writer, r *study.CapacityResult, o Options) error {
 }
 
 func newStudyPage(o Options, title string) *studyPage {
-	p := &studyPage{Title: o.Title, CDN: CDNURL}
+	p := &studyPage{Title: o.Title, CDN: CDNURL, SelfTest: o.SelfTest}
 	if p.Title == "" {
 		p.Title = title
 	}
@@ -390,6 +391,19 @@ th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-al
 thead th { background: #f4f4f4; }
 nav a { margin-right: 12px; }
 </style>
+{{- if .SelfTest}}
+<script>
+window.itlsimErrors = [];
+window.addEventListener("error", function (e) { window.itlsimErrors.push("error: " + (e.message || String(e))); });
+(function () {
+  var orig = console.error;
+  console.error = function () {
+    window.itlsimErrors.push("console.error: " + Array.prototype.map.call(arguments, String).join(" "));
+    return orig.apply(console, arguments);
+  };
+})();
+</script>
+{{- end}}
 </head>
 <body>
 <h1>{{.Title}}</h1>
@@ -439,6 +453,26 @@ nav a { margin-right: 12px; }
   }
 })();
 </script>
+{{- if .SelfTest}}
+<pre id="itlsim-selftest"></pre>
+<script>
+window.addEventListener("load", function () {
+  setTimeout(function () {
+    var ok = typeof echarts !== "undefined";
+    var out = { echarts: ok ? echarts.version : "", notice_hidden: document.getElementById("itlsim-nojs").style.display === "none", charts: [], errors: window.itlsimErrors };
+    var answer = document.getElementById("answer");
+    out.finding = answer ? answer.innerText : "";
+    var els = document.querySelectorAll("div.chart");
+    for (var i = 0; i < els.length; i++) {
+      var inst = ok ? echarts.getInstanceByDom(els[i]) : null;
+      var series = inst ? (inst.getOption().series || []).length : 0;
+      out.charts.push({ id: els[i].id, instance: !!inst, series: series, svg: els[i].querySelectorAll("svg").length, paths: els[i].querySelectorAll("svg path").length });
+    }
+    document.getElementById("itlsim-selftest").textContent = JSON.stringify(out);
+  }, 500);
+});
+</script>
+{{- end}}
 </body>
 </html>
 `
