@@ -48,8 +48,12 @@ type Run struct {
 	Replicas []ReplicaRun `json:"replicas,omitempty"`
 	// src is the result the run was built from: writers stream its rows
 	// (EachStream) instead of holding Streams.
-	src *sim.Result
-	Cluster  *ClusterRun  `json:"cluster,omitempty"`
+	src     *sim.Result
+	Cluster *ClusterRun `json:"cluster,omitempty"`
+	// Pools describe each pool of a cluster with prefill and decode pools
+	// (absent otherwise): its role and the summary of its streams (see
+	// AddPools).
+	Pools []PoolRun `json:"pools,omitempty"`
 	// SLO holds the run's SLO terms judged (--slo, a scenario's slo:);
 	// SLOPass is whether all passed (both absent without terms).
 	SLO     []SLOOutcome `json:"slo,omitempty"`

@@ -49,6 +49,24 @@ func BenchmarkChatCluster16(b *testing.B) {
 	}
 }
 
+// BenchmarkChatDisagg16 runs the chat workload on 16 replicas split 4:12
+// into prefill and decode pools over the RDMA link, at 16 times the single
+// replica's rate, 20,000 requests per iteration: the handoff's cost per
+// request against BenchmarkChatCluster16.
+func BenchmarkChatDisagg16(b *testing.B) {
+	benchmarkChat(b, disaggChat(20_000))
+}
+
+// disaggChat is the chat workload of n requests on 16 replicas split 4:12.
+func disaggChat(n int) sim.Config {
+	cfg := chatConfig(n)
+	cfg.Workload.Rate *= 16
+	cfg.Cluster.Replicas = 16
+	cfg.Cluster.PrefillDecode = "4:12"
+	cfg.Cluster.Router.Policy = "least-outstanding"
+	return cfg
+}
+
 // benchmarkChat runs cfg (20,000 chat requests) per iteration and reports
 // simulated output tokens per wall-second.
 func benchmarkChat(b *testing.B, cfg sim.Config) {
@@ -83,8 +101,12 @@ func benchmarkChatN(b *testing.B, cfg sim.Config, n int) {
 // buffers, plan and batch slices, event heap) have grown to their working
 // size.
 func steadyEngine(tb testing.TB, warm int) *sim.Engine {
+	return steadyEngineOf(tb, chatConfig(1<<30), warm)
+}
+
+// steadyEngineOf is steadyEngine for cfg, whose workload must not end.
+func steadyEngineOf(tb testing.TB, cfg sim.Config, warm int) *sim.Engine {
 	tb.Helper()
-	cfg := chatConfig(1 << 30)
 	e, err := sim.New(cfg)
 	if err != nil {
 		tb.Fatal(err)
@@ -126,7 +148,21 @@ func TestStepSteadyStateAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long warm-up")
 	}
-	e := steadyEngine(t, 200_000)
+	checkSteadyAllocs(t, steadyEngine(t, 200_000))
+}
+
+// TestDisaggStepSteadyStateAllocs: the same bound with prefill and decode
+// pools, whose events include handoffs, transfers and landings (one each
+// per request: the transfer queue and the pools' slots are reused).
+func TestDisaggStepSteadyStateAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long warm-up")
+	}
+	checkSteadyAllocs(t, steadyEngineOf(t, disaggChat(1<<30), 400_000))
+}
+
+func checkSteadyAllocs(t *testing.T, e *sim.Engine) {
+	t.Helper()
 	const steps = 1000
 	perRun := testing.AllocsPerRun(5, func() {
 		for range steps {

@@ -56,12 +56,18 @@ const (
 	// CauseKVPause is time a running stream skipped steps holding its KV
 	// blocks because they could not grow (scheduler.preemption: pause).
 	CauseKVPause
+	// CauseKVTransfer is a disaggregated request's handoff on its decode
+	// replica: from its KV cache landing (its first token streamed) until
+	// the step that starts its decoding, waiting for the replica's current
+	// step, a batch slot or room for its blocks. The transfer itself comes
+	// before the first token and is in TTFT.
+	CauseKVTransfer
 	// NumCauses sizes per-cause arrays.
 	NumCauses
 )
 
 var causeNames = [NumCauses]string{"decode", "prefill-interference", "batch-full", "kv-swap", "kv-recompute", "engine-hiccup", "spec-rejection",
-	"network", "packet-loss", "connection", "smoothing-delay", "failover", "kv-pause"}
+	"network", "packet-loss", "connection", "smoothing-delay", "failover", "kv-pause", "kv-transfer"}
 
 func (c Cause) String() string {
 	if c < NumCauses {

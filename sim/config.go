@@ -371,6 +371,7 @@ func lookupModel(name string) (cost.ModelSpec, error) {
 // needs, for every pool of its cluster. Errors say which field is wrong
 // and why.
 func (c Config) Resolve() (*Setup, error) {
+	c.Cluster = c.Cluster.expanded() // a prefill_decode split is two pools
 	s, err := c.resolve()
 	if err != nil {
 		return nil, err
@@ -383,9 +384,16 @@ func (c Config) Resolve() (*Setup, error) {
 		for i, p := range s.Pools {
 			pc := &p.Setup.Config
 			pools[i] = PoolConfig{Name: p.Name, Replicas: p.Replicas, Model: pc.Model, GPU: pc.GPU, TP: pc.TP,
-				Scheduler: &pc.Scheduler, KVCache: &pc.KVCache, Cost: &pc.Cost}
+				Scheduler: &pc.Scheduler, KVCache: &pc.KVCache, Cost: &pc.Cost, Role: p.Role}
 		}
 		s.Config.Cluster.Pools = pools
+	}
+	if cl := &s.Config.Cluster; cl.Disaggregated() { // the resolved scenario spells out the decode router and the link
+		cl.DecodeRouter = cl.DecodeRouterConfig()
+		if cl.DecodeRouter.StalenessMS < 0 {
+			cl.DecodeRouter.StalenessMS = cl.DecodeRouter.Staleness()
+		}
+		cl.KVLink = cl.KVLink.Resolved()
 	}
 	if s.Config.Cluster.Router.StalenessMS < 0 {
 		s.Config.Cluster.Router.StalenessMS = s.Config.Cluster.Router.Staleness()

@@ -44,6 +44,13 @@
 // stalled stream on the replica and hands the rest to the path's backup
 // (watchdog.go).
 //
+// A cluster whose pools have the roles prefill and decode is disaggregated
+// (disagg.go): a prefill replica computes a prompt and samples its first
+// token, hands the request off, and its KV cache crosses the cluster's KV
+// link (a FIFO pipe; one evTransferEnd event per transfer) to a decode
+// replica, which streams the first token at the landing and decodes the
+// rest.
+//
 // A real-time driver (itlsim serve) uses live.go: it feeds requests through
 // a workloads.Queue and [Engine.Wake], sleeps until [Engine.NextEventAt],
 // sees chunks and ends through an [Observer], and cancels requests whose

@@ -37,6 +37,7 @@ type Engine struct {
 	routed      []int        // per replica: requests routed
 	reasons     [router.NumReasons]int
 	routeReq    router.Request
+	disagg      *disagg // prefill and decode pools; nil otherwise (disagg.go)
 
 	classIndex     map[string]int16
 	classNames     []string
@@ -90,6 +91,16 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 					r.watchNS = FromMS(f.WatchdogMS)
 				}
 			}
+			if p.Role != "" {
+				if d := p.Setup.Delivery; d != nil && d.Config().Failover.WatchdogMS > 0 && !d.Config().Failover.KeepPrimary {
+					return nil, fmt.Errorf("cluster.pools[%s].role: the failover watchdog (delivery.failover.watchdog_ms) aborting primaries is not modelled with prefill and decode pools (set delivery.failover.keep_primary)", p.Name)
+				}
+				r.role = p.Role
+				r.kvTokenBytes = p.Setup.Model.KVBytesPerToken()
+				if p.Role == RolePrefill {
+					r.handoff = func(q *request) { e.handoff(r, q) }
+				}
+			}
 			r.ended = func(id int) {
 				e.inflight[i]--
 				if o := e.rec.observer; o != nil { // the stream's summary was appended last
@@ -103,7 +114,12 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 	}
 	e.inflight = make([]int, len(e.reps))
 	e.routed = make([]int, len(e.reps))
-	if len(e.reps) > 1 {
+	if c.Cluster.Disaggregated() {
+		var err error
+		if e.disagg, err = newDisagg(s, e.reps, infos, c.Seed); err != nil {
+			return nil, err
+		}
+	} else if len(e.reps) > 1 {
 		rc := c.Cluster.Router
 		var err error
 		if e.router, err = router.New(rc, infos, Stream(c.Seed, "router")); err != nil {
@@ -204,6 +220,8 @@ func (e *Engine) Step() bool {
 		e.push(e.now, evStepStart, ev.replica)
 	case evSnapshot:
 		e.snapshot()
+	case evTransferEnd:
+		e.land()
 	}
 	return true
 }
@@ -287,6 +305,8 @@ func (e *Engine) arrive() {
 	r := e.reps[0]
 	if i, ok := e.pinned(p.ID); ok {
 		r = e.reps[i]
+	} else if e.disagg != nil {
+		r = e.reps[e.pick(&e.disagg.prefill, p.ID, p.InputTokens, p.PrefixBlocks, p.PrefixBlockTokens)]
 	} else if e.router != nil {
 		r = e.reps[e.route(p)]
 	} else {
@@ -301,6 +321,10 @@ func (e *Engine) arrive() {
 	q.seq.Content = kvcache.Content{Units: p.PrefixBlocks, UnitTokens: p.PrefixBlockTokens, Prompt: p.InputTokens,
 		SharedKey: p.SharedKey, SharedTokens: p.SharedTokens, Key: p.Key(), OutKey: p.OutputKey}
 	q.class = e.classOf(p.Class)
+	q.output = p.OutputTokens
+	if r.handoff != nil { // a prefill replica computes the prompt and samples one token
+		q.seq.Output = 1
+	}
 	if r.admit(e.now, q) {
 		e.push(e.now, evStepStart, r.index)
 	}

@@ -3,20 +3,22 @@ package sim
 // eventClass orders simultaneous events: a step's tokens become visible
 // before the engines' load snapshot is taken, the snapshot before requests
 // arriving at the same instant are routed and queued, and those requests
-// are queued before the next step is formed.
+// are queued before the next step is formed. A KV transfer that lands at
+// the same instant as a step start joins that step's queue.
 type eventClass uint8
 
 const (
 	evStepEnd eventClass = iota
 	evSnapshot
 	evArrival
+	evTransferEnd // a disaggregated request's KV cache lands on its decode replica (disagg.go)
 	evStepStart
 )
 
 type event struct {
 	at      Time
 	class   eventClass
-	replica int32 // the replica a step event belongs to; -1 for arrivals and snapshots
+	replica int32 // the replica a step or transfer event belongs to; -1 for arrivals and snapshots
 	seq     uint64
 }
 

@@ -42,6 +42,7 @@ type request struct {
 	gapCause    []uint16   // each gap's causes (see noteGapCauses); kept only with a delivery path
 	gapMixed    []mixedGap // the gaps of more than one cause, in order; with a delivery path
 	spec        specdecode.Stream
+	output      int // the request's output tokens (a prefill replica's Seq asks for one)
 }
 
 // Replica is one model instance: its scheduler, KV cache and cost model,
@@ -54,8 +55,14 @@ type Replica struct {
 	index int32
 	name  string // "replica-0", or the pool's name and index
 	pool  string // the pool's name; "" outside a cluster with pools
-	setup *Setup // the replica's resolved configuration (its pool's)
-	now   Time   // the engine's clock during a call from the engine
+	role  string // "" (mixed), RolePrefill or RoleDecode
+	// handoff, on a prefill replica, takes over a request whose prompt is
+	// computed and first token sampled (disagg.go); nil elsewhere.
+	handoff      func(*request)
+	kvTokenBytes int64  // KV bytes of one token across the replica's GPUs
+	stepAt       Time   // the start of the step running or last run
+	setup        *Setup // the replica's resolved configuration (its pool's)
+	now          Time   // the engine's clock during a call from the engine
 
 	sched *scheduler.Scheduler
 	kv    *kvcache.Manager
@@ -267,7 +274,7 @@ func (r *Replica) reject(q *request, why scheduler.Reason) {
 // the step's duration, or ok false when there is nothing to run (the
 // replica goes idle until an arrival).
 func (r *Replica) startStep(now Time) (dur Time, ok bool) {
-	r.now = now
+	r.now, r.stepAt = now, now
 	if r.watchNS > 0 {
 		r.checkWatchdog()
 	}
@@ -445,6 +452,10 @@ func (r *Replica) endStep(now Time) {
 		if en.Decode {
 			k = en.Tokens - 1
 		}
+		if q.paused && q.pauseCause == CauseKVTransfer { // its first step here ends the handoff
+			q.acc[CauseKVTransfer] += r.stepAt - q.pauseStart
+			q.paused = false
+		}
 		if !q.paused {
 			p := r.inStep
 			var rej Time
@@ -535,6 +546,12 @@ func (r *Replica) sampled(q *request, en *scheduler.Entry) {
 // emit makes a chunk of n tokens visible now; a stream that produced its
 // last token finishes.
 func (r *Replica) emit(q *request, n int) {
+	if r.handoff != nil {
+		r.sched.Finish(&q.seq)
+		r.handoff(q)
+		r.release(q)
+		return
+	}
 	if r.rec.chunk(r.now, q, n) {
 		r.sched.Finish(&q.seq)
 		r.rec.res.Finished++

@@ -89,8 +89,12 @@ func (e *Engine) snapshot() {
 type ReplicaReport struct {
 	Name   string
 	Pool   string // "" without pools
+	Role   string // "" (mixed), RolePrefill or RoleDecode
 	Setup  *Setup // the replica's resolved configuration
-	Routed int    // requests the router sent it
+	Routed int    // requests the router sent it (a decode replica: the decode router)
+	// HandedOff counts the requests a prefill replica put on the KV link;
+	// Received the transfers a decode replica took over.
+	HandedOff, Received int
 	// Result is what its streams' clients saw; Server the server's view
 	// (the same without a delivery path).
 	Result, Server *Result
@@ -110,7 +114,10 @@ func (e *Engine) ReplicaReports() []ReplicaReport {
 			busy += float64(b.BusyNS)
 			kv += b.KVUsedNS
 		}
-		rr := ReplicaReport{Name: r.name, Pool: r.pool, Setup: r.setup, Routed: e.routed[i], Result: r.Result(), Server: r.ServerResult()}
+		rr := ReplicaReport{Name: r.name, Pool: r.pool, Role: r.role, Setup: r.setup, Routed: e.routed[i], Result: r.Result(), Server: r.ServerResult()}
+		if e.disagg != nil {
+			rr.HandedOff, rr.Received = e.disagg.handedOff[i], e.disagg.received[i]
+		}
 		if d > 0 {
 			rr.BusyShare, rr.KVUtilizationMean = min(1, busy/d), kv/d
 		}
@@ -124,11 +131,20 @@ type Routing struct {
 	Policy      string
 	StalenessMS float64 // the snapshot period it ran with
 	Reasons     [router.NumReasons]int
+	// DecodePolicy and DecodeReasons are the decode router's, with
+	// prefill and decode pools (Policy and Reasons are then the prefill
+	// router's); zero otherwise.
+	DecodePolicy  string
+	DecodeReasons [router.NumReasons]int
 }
 
 // Routing reports the router's policy and its decisions by reason; zero
 // for a one-replica run.
 func (e *Engine) Routing() Routing {
+	if d := e.disagg; d != nil {
+		// Both routers read live loads (staleness 0).
+		return Routing{Policy: d.prefill.policy, Reasons: d.prefill.reasons, DecodePolicy: d.decode.policy, DecodeReasons: d.decode.reasons}
+	}
 	if e.router == nil {
 		return Routing{}
 	}

@@ -123,6 +123,16 @@ func TestClusterBadInput(t *testing.T) {
 		{file: "cluster:\n  replicas: 3\n  pools:\n    - {name: a, replicas: 2}\n", want: "cluster.replicas: with pools, give each pool's replicas instead"},
 		{file: "cluster:\n  pools:\n    - {name: a, replicas: 1, gpu: nope}\n", want: `cluster.pools[0] (a): gpu: unknown preset "nope"`},
 		{file: "cluster:\n  pools:\n    - {name: a, replicas: 1, colour: red}\n", want: "colour"},
+		// Disaggregation.
+		{args: []string{"--replicas", "4", "--set", "cluster.prefill_decode=1:2"}, want: `cluster.prefill_decode: "1:2" splits 3 replicas, but cluster.replicas is 4`},
+		{args: []string{"--replicas", "4", "--set", "cluster.prefill_decode=0:4"}, want: "cluster.prefill_decode: expected P:D (replicas of each role, both ≥ 1) or mixed"},
+		{args: []string{"--replicas", "2", "--set", "cluster.kv_link.preset=ib"}, want: `cluster.kv_link.preset: unknown link "ib"; valid: nvlink, rdma, tcp`},
+		{args: []string{"--replicas", "2", "--set", "cluster.kv_link.latency_us=-1"}, want: "cluster.kv_link.latency_us: must be in [0, 1e7]"},
+		{args: []string{"--replicas", "2", "--set", "cluster.decode_router.policy=nope"}, want: `cluster.decode_router.policy: unknown router "nope"`},
+		{file: "cluster:\n  pools:\n    - {name: a, replicas: 1, role: prefil}\n    - {name: b, replicas: 1, role: decode}\n", want: `cluster.pools[0].role: must be mixed, prefill or decode, got "prefil"`},
+		{file: "cluster:\n  pools:\n    - {name: a, replicas: 1, role: prefill}\n", want: "cluster.pools: a prefill pool needs at least one decode pool"},
+		{file: "cluster:\n  pools:\n    - {name: a, replicas: 1, role: prefill}\n    - {name: b, replicas: 1, role: decode}\n    - {name: c, replicas: 1}\n", want: "every pool needs role prefill or decode"},
+		{file: "cluster:\n  replicas: 2\n  prefill_decode: \"1:1\"\n  pools:\n    - {name: a, replicas: 2}\n", want: "cluster.prefill_decode: splits cluster.replicas; with pools, give each pool a role instead"},
 	} {
 		args := append([]string{"run", "--requests", "10"}, tc.args...)
 		if tc.file != "" {
@@ -264,5 +274,76 @@ func TestTimeseriesRunningWithinMaxNumSeqs(t *testing.T) {
 		if peak < limit/2 {
 			t.Errorf("%s: peak running %.1f; the run should saturate the batch", r.Name, peak)
 		}
+	}
+}
+
+// TestStoryDisaggSplit: on 4 GPUs, splitting prefill from decode removes
+// the prefill-interference stalls of mixed replicas (p99 of per-stream p99
+// ITL down), pays in TTFT, and which split is best depends on the
+// prompt/output ratio.
+func TestStoryDisaggSplit(t *testing.T) {
+	doc := runStory(t, "disagg-split")
+	const long, short = "lognormal:6000,3000,1000,16000/", "lognormal:1500,750,256,4000/"
+	mixed := runOf(t, doc, long+"mixed")
+	if mixed.Summary.StallMSByCause["prefill-interference"] <= 0 || mixed.Cluster.KVTransfer != nil || len(mixed.Pools) != 0 {
+		t.Errorf("mixed: prefill-interference stalls %g ms, transfers %v, %d pools; want stalls, no transfers, no pools",
+			mixed.Summary.StallMSByCause["prefill-interference"], mixed.Cluster.KVTransfer, len(mixed.Pools))
+	}
+	for _, split := range []string{"1:3", "2:2"} {
+		r := runOf(t, doc, long+split)
+		s := r.Summary
+		if s.StreamP99ITL.P99 >= mixed.Summary.StreamP99ITL.P99/5 || s.StallMSByCause["prefill-interference"] != 0 {
+			t.Errorf("%s: p99 of stream p99 ITL %.1f ms, prefill-interference stalls %g ms; mixed %.1f: want below a fifth and none",
+				split, s.StreamP99ITL.P99, s.StallMSByCause["prefill-interference"], mixed.Summary.StreamP99ITL.P99)
+		}
+		if s.TTFT.P50 <= mixed.Summary.TTFT.P50 || s.TTFT.P99 <= mixed.Summary.TTFT.P99 {
+			t.Errorf("%s: TTFT p50 %.0f p99 %.0f ms; mixed %.0f, %.0f: want the transfer paid in TTFT", split, s.TTFT.P50, s.TTFT.P99, mixed.Summary.TTFT.P50, mixed.Summary.TTFT.P99)
+		}
+		tr := r.Cluster.KVTransfer
+		if tr == nil || tr.Transfers != int64(s.Finished) || tr.TimeMS.Mean <= 0 || len(r.Pools) != 2 || r.Pools[0].Role != "prefill" || r.Pools[1].Role != "decode" ||
+			r.Pools[0].HandedOff != r.Pools[1].Received || r.Pools[1].Summary.Finished != s.Finished {
+			t.Fatalf("%s: transfers %+v, pools %+v; want one transfer per finished request, a prefill and a decode pool that agree", split, tr, r.Pools)
+		}
+	}
+	// Long prompts: one prefill replica is the bottleneck, one decode
+	// replica too; 2:2 has both tails lowest.
+	l13, l22, l31 := runOf(t, doc, long+"1:3").Summary, runOf(t, doc, long+"2:2").Summary, runOf(t, doc, long+"3:1").Summary
+	if l13.TTFT.P99 <= 10*l22.TTFT.P99 || l31.StreamP99ITL.P99 <= 10*l22.StreamP99ITL.P99 {
+		t.Errorf("long prompts: TTFT p99 1:3 %.0f vs 2:2 %.0f ms; stream p99 ITL p99 3:1 %.1f vs 2:2 %.1f: want 2:2 ten times better on each",
+			l13.TTFT.P99, l22.TTFT.P99, l31.StreamP99ITL.P99, l22.StreamP99ITL.P99)
+	}
+	// Short prompts: decode-heavy, so the decode-heavy split wins on ITL.
+	s13, s22, s31 := runOf(t, doc, short+"1:3").Summary, runOf(t, doc, short+"2:2").Summary, runOf(t, doc, short+"3:1").Summary
+	if s13.StreamP99ITL.P99 >= s22.StreamP99ITL.P99 || s22.StreamP99ITL.P99 >= s31.StreamP99ITL.P99 {
+		t.Errorf("short prompts: stream p99 ITL p99 1:3 %.1f, 2:2 %.1f, 3:1 %.1f ms: want it rising with fewer decode replicas",
+			s13.StreamP99ITL.P99, s22.StreamP99ITL.P99, s31.StreamP99ITL.P99)
+	}
+}
+
+// TestCapacityOverTheSplit: a capacity search can vary the prefill:decode
+// split of four GPUs; with long prompts and a per-stream ITL term, 2:2
+// sustains several times the rate of four mixed replicas.
+func TestCapacityOverTheSplit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cap.json")
+	mustRunCLI(t, "capacity", "--requests", "300", "--seeds", "1", "--replicas", "4", "--router", "least-outstanding",
+		"--set", "workload.rate=10", "--set", "workload.input_len=lognormal:6000,3000,1000,16000",
+		"--set", "workload.output_len=lognormal:250,150,16,1000",
+		"--vary", "cluster.prefill_decode=mixed,2:2", "--slo", "stream-p99-itl:p99<=50ms", "--json", path)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Capacity []struct {
+			Config  string  `json:"config"`
+			MaxRate float64 `json:"max_rate"`
+		} `json:"capacity"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Capacity) != 2 || doc.Capacity[0].Config != "mixed" || doc.Capacity[1].Config != "2:2" ||
+		doc.Capacity[1].MaxRate < 3*doc.Capacity[0].MaxRate {
+		t.Errorf("capacity %+v: want mixed and 2:2, 2:2 at least 3× mixed's rate", doc.Capacity)
 	}
 }

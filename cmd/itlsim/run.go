@@ -607,6 +607,7 @@ func simulate(variants []scenario.Variant, withStreams bool, timelines *outFile,
 			run.AddServerView(srv)
 		}
 		run.AddCluster(engines[i].ReplicaReports(), engines[i].Routing())
+		run.AddPools(engines[i].PoolReports(), engines[i].Transfers(), engines[i].Routing())
 		return run, nil // a run's error is the engine's, read below
 	}, nil)
 	for i, e := range engines {

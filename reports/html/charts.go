@@ -59,6 +59,7 @@ var causeColors = map[string]string{
 	"smoothing-delay":      "#66a61e",
 	"failover":             "#e7298a",
 	"kv-pause":             "#3ba272",
+	"kv-transfer":          "#17becf",
 }
 
 // chunkColor draws the worst streams' chunks.

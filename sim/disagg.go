@@ -1,0 +1,383 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/itlsim/itlsim/kvcache"
+	"github.com/itlsim/itlsim/scheduler"
+	"github.com/itlsim/itlsim/scheduler/router"
+	"github.com/itlsim/itlsim/sim/quantile"
+)
+
+// Disaggregated prefill and decode (DistServe, Splitwise, llm-d P/D,
+// vLLM's disaggregated prefilling). A cluster whose pools have the roles
+// prefill and decode routes each arrival over the prefill replicas (the
+// cluster router); the prefill replica computes the prompt and samples the
+// first token; the request then leaves it (its blocks are freed) and its
+// KV cache — the prompt's tokens, at the model's bytes per token — crosses
+// the cluster's KV link to a decode replica chosen by the decode router.
+//
+// The convention is vLLM's disaggregated prefill: the prefill instance
+// produces the first token, and the client sees it when the decode side
+// streams it, which is when the KV cache has landed there. TTFT therefore
+// includes the transfer (and any wait for the link). The decode replica
+// queues the request with its prompt already computed (Seq.Computed =
+// prompt, one token generated), so its first step there is a one-token
+// decode; the blocks are allocated when its scheduler starts it, and a
+// decode replica without room keeps it waiting. The first gap (token 1 to
+// token 2) charges that wait, from the landing until the step that starts
+// it, to kv-transfer: the handoff is not complete until the KV is placed.
+//
+// The link is one FIFO pipe shared by every transfer of the cluster: a
+// transfer occupies it for bytes / bandwidth, starting when it is free,
+// and lands latency later. With layerwise, the transfer streams layer by
+// layer during the step that completes the prefill: it may occupy the link
+// from that step's start, and lands no sooner than a layer's share of it
+// after the prefill ends. Transfers land in the order they started, so the
+// engine keeps them in a FIFO queue and one event class (evTransferEnd)
+// pops its head.
+
+// LinkConfig is the link between the prefill and decode pools.
+type LinkConfig struct {
+	// Preset names the link's technology: nvlink, rdma (the default) or
+	// tcp; gbps and latency_us, when given, override its figures.
+	Preset string `yaml:"preset" json:"preset,omitempty"`
+	// Gbps is the link's bandwidth in gigabits per second.
+	Gbps float64 `yaml:"gbps" json:"gbps,omitempty"`
+	// LatencyUS is the time from a transfer's last byte leaving to its
+	// landing, in microseconds (per transfer, not per layer).
+	LatencyUS float64 `yaml:"latency_us" json:"latency_us,omitempty"`
+	// Layerwise overlaps the transfer with the prefill's last step, layer
+	// by layer, as vLLM's KV connectors that save each layer as it is
+	// computed do.
+	Layerwise bool `yaml:"layerwise" json:"layerwise,omitempty"`
+}
+
+// linkPresets are round figures for one replica's share of each kind of
+// link, per direction: NVLink 4 within an H100 node (450 GB/s), one
+// 400 Gb/s InfiniBand NDR or RoCE NIC with GPUDirect RDMA, and a 100 Gb/s
+// Ethernet NIC through the host's TCP stack (about a quarter of line rate
+// in practice for one flow, hence 25).
+var linkPresets = map[string]LinkConfig{
+	"nvlink": {Preset: "nvlink", Gbps: 3600, LatencyUS: 5},
+	"rdma":   {Preset: "rdma", Gbps: 400, LatencyUS: 10},
+	"tcp":    {Preset: "tcp", Gbps: 25, LatencyUS: 100},
+}
+
+// DefaultLinkPreset is the link a disaggregated cluster uses unless told.
+const DefaultLinkPreset = "rdma"
+
+// LinkPresets lists the link presets' names.
+func LinkPresets() []string { return slices.Sorted(maps.Keys(linkPresets)) }
+
+// Validate names the bad field.
+func (c LinkConfig) Validate() error {
+	var errs []error
+	if _, ok := linkPresets[c.Preset]; c.Preset != "" && !ok {
+		errs = append(errs, fmt.Errorf("cluster.kv_link.preset: unknown link %q; valid: %s", c.Preset, strings.Join(LinkPresets(), ", ")))
+	}
+	if c.Gbps < 0 || c.Gbps > 1e6 {
+		errs = append(errs, fmt.Errorf("cluster.kv_link.gbps: must be in (0, 1e6] Gb/s (0 takes the preset's), got %g", c.Gbps))
+	}
+	if c.LatencyUS < 0 || c.LatencyUS > 1e7 {
+		errs = append(errs, fmt.Errorf("cluster.kv_link.latency_us: must be in [0, 1e7] µs (0 takes the preset's), got %g", c.LatencyUS))
+	}
+	return errors.Join(errs...)
+}
+
+// Resolved fills the preset's figures into the fields left at zero.
+func (c LinkConfig) Resolved() LinkConfig {
+	if c.Preset == "" {
+		c.Preset = DefaultLinkPreset
+	}
+	p := linkPresets[c.Preset]
+	if c.Gbps == 0 {
+		c.Gbps = p.Gbps
+	}
+	if c.LatencyUS == 0 {
+		c.LatencyUS = p.LatencyUS
+	}
+	return c
+}
+
+// transfer is one request's KV cache on the link: what the decode side
+// needs to take the request over.
+type transfer struct {
+	seq         scheduler.Seq // as admitted, with its full output length
+	arrival     Time
+	seed        uint64
+	class       int16
+	preemptions int
+	to          int32 // the decode replica
+	bytes       int64
+	prefillEnd  Time
+	start       Time // first byte on the link
+	land        Time
+}
+
+// TransferStats describes the KV transfers of a disaggregated run.
+type TransferStats struct {
+	Link  LinkConfig // resolved
+	Count int64
+	Bytes int64
+	// Time is the handoff time of each transfer, from the prefill's end to
+	// the landing (link wait, bytes on the wire and latency); Wait the link
+	// wait alone (from the prefill's end, or with layerwise the last prefill
+	// step's start, to the first byte); both in ns.
+	Time, Wait *quantile.Histogram
+	// BusyNS is the time the link carried bytes.
+	BusyNS Time
+	// Violations counts transfers that started before their prefill ended
+	// (with layerwise: before the prefill's last step started) or landed
+	// before it ended; the engine panics on one, so it stays 0.
+	Violations int
+}
+
+// disagg is the engine's state for disaggregated pools.
+type disagg struct {
+	prefill, decode routeGroup
+	link            LinkConfig
+	bitNS           float64 // ns per byte on the link
+	latency         Time
+	freeAt          Time // the link is free from then
+	queue           []transfer
+	head            int // queue[head:] are on the link, in landing order
+	stats           TransferStats
+	handedOff       []int // per replica: requests a prefill replica handed to the link
+	received        []int // per replica: transfers a decode replica took over
+}
+
+// routeGroup is a router over some of the engine's replicas.
+type routeGroup struct {
+	members []int32 // replica indexes; the router's replica i is members[i]
+	router  router.Router
+	state   router.State
+	reasons [router.NumReasons]int
+	policy  string
+	rq      router.Request
+}
+
+// newDisagg builds the routers of a disaggregated cluster over the
+// replicas of each role.
+func newDisagg(s *Setup, reps []*Replica, infos []router.Replica, seed uint64) (*disagg, error) {
+	cl := &s.Config.Cluster
+	d := &disagg{link: cl.KVLink.Resolved(), handedOff: make([]int, len(reps)), received: make([]int, len(reps))}
+	d.bitNS = 8 / d.link.Gbps
+	d.latency = Time(d.link.LatencyUS*1e3 + 0.5)
+	d.stats.Link = d.link
+	d.stats.Time, d.stats.Wait = quantile.NewHistogram(pooledBits), quantile.NewHistogram(pooledBits)
+	dc := cl.DecodeRouterConfig()
+	for _, g := range []struct {
+		g    *routeGroup
+		role string
+		rc   router.Config
+		name string
+	}{{&d.prefill, RolePrefill, cl.Router, "router"}, {&d.decode, RoleDecode, dc, "decode-router"}} {
+		var in []router.Replica
+		for i, r := range reps {
+			if r.role == g.role {
+				g.g.members = append(g.g.members, int32(i))
+				in = append(in, infos[i])
+			}
+		}
+		var err error
+		if g.g.router, err = router.New(g.rc, in, Stream(seed, g.name)); err != nil {
+			return nil, err
+		}
+		g.g.policy = g.rc.Policy
+		g.g.state.Loads = make([]router.Load, len(in))
+	}
+	return d, nil
+}
+
+// pick routes a request of prompt tokens (and prefix) over g's replicas,
+// reading their loads live, and returns the replica's index.
+func (e *Engine) pick(g *routeGroup, id, prompt int, prefix []uint64, unit int) int32 {
+	st := &g.state
+	for i, m := range g.members {
+		l := &st.Loads[i]
+		r := e.reps[m]
+		l.InFlight = e.inflight[m]
+		l.Waiting = r.sched.Waiting()
+		l.Running = len(r.sched.Running())
+		l.KVUtilization = r.kv.Utilization()
+	}
+	st.Snapshot++
+	rq := &g.rq
+	rq.ID, rq.PromptTokens = id, prompt
+	rq.Prefix, rq.PrefixUnit = prefix, unit
+	d := g.router.Route(rq, st)
+	g.reasons[d.Reason]++
+	m := g.members[d.Replica]
+	e.inflight[m]++
+	e.routed[m]++
+	return m
+}
+
+// handoff takes over request q, whose prefill replica r has just sampled
+// its first token (its blocks are already freed), and puts its KV cache on
+// the link to the decode replica the decode router picks.
+func (e *Engine) handoff(r *Replica, q *request) {
+	d := e.disagg
+	e.inflight[r.index]--
+	d.handedOff[r.index]++
+	d.queue = slices.Grow(d.queue, 1)
+	d.queue = d.queue[:len(d.queue)+1]
+	t := &d.queue[len(d.queue)-1] // filled in place
+	t.seq = q.seq
+	t.seq.Output, t.seq.State, t.seq.KV, t.seq.Reserved, t.seq.Sched, t.seq.Spec = q.output, scheduler.Waiting, kvcache.Alloc{}, 0, 0, 0
+	t.arrival, t.seed, t.class, t.preemptions = q.arrival, q.seed, q.class, q.preemptions
+	t.to = e.pick(&d.decode, t.seq.ID, t.seq.Prompt, t.seq.Content.Units, t.seq.Content.UnitTokens)
+	t.bytes = int64(q.seq.Prompt) * r.kvTokenBytes
+	t.prefillEnd = e.now
+	ready := e.now
+	wire := Time(float64(t.bytes)*d.bitNS + 0.5)
+	if d.link.Layerwise {
+		ready = r.stepAt
+	}
+	t.start = max(ready, d.freeAt)
+	d.freeAt = t.start + wire
+	t.land = d.freeAt + d.latency
+	if d.link.Layerwise {
+		t.land = max(t.land, e.now+Time(float64(wire)/float64(max(1, r.setup.Model.Layers))+0.5)+d.latency)
+	}
+	if t.start < ready || t.land < t.prefillEnd {
+		d.stats.Violations++
+		panic(fmt.Sprintf("sim: request %d: transfer at %d (landing %d) before its prefill ended at %d", t.seq.ID, t.start, t.land, t.prefillEnd))
+	}
+	d.stats.Count++
+	d.stats.Bytes += t.bytes
+	d.stats.BusyNS += wire
+	d.stats.Time.Record(int64(t.land - t.prefillEnd))
+	d.stats.Wait.Record(int64(t.start - ready))
+	e.push(t.land, evTransferEnd, t.to)
+}
+
+// land is a transfer's landing: the decode replica takes the request over.
+func (e *Engine) land() {
+	d := e.disagg
+	t := &d.queue[d.head]
+	d.head++
+	r := e.reps[t.to]
+	d.received[t.to]++
+	q := r.alloc()
+	slot := q.seq.Slot
+	q.seq = t.seq
+	q.seq.Slot = slot
+	q.arrival, q.seed, q.class, q.preemptions = t.arrival, t.seed, t.class, t.preemptions
+	q.output = t.seq.Output
+	if d.head == len(d.queue) {
+		d.queue, d.head = d.queue[:0], 0
+	}
+	if r.takeOver(e.now, q) {
+		e.push(e.now, evStepStart, r.index)
+	}
+}
+
+// takeOver queues a request whose prompt another replica computed and
+// whose KV cache has just landed, streams its first token, and reports
+// whether the replica must start a step now.
+func (r *Replica) takeOver(now Time, q *request) (start bool) {
+	r.now = now
+	q.live = true
+	q.seq.Generated, q.seq.Computed = 1, q.seq.Prompt
+	if q.seq.Output <= 1 { // nothing left to decode: the first token ends it
+		r.rec.chunk(now, q, 1)
+		r.rec.res.Finished++
+		r.end(q, 0)
+		return false
+	}
+	q.specModel = r.setup.Spec
+	if q.class >= 0 && int(q.class) < len(r.setup.ClassSpec) && r.setup.ClassSpec[q.class] != nil {
+		q.specModel = r.setup.ClassSpec[q.class]
+	}
+	if q.specModel != nil {
+		q.specModel.Start(&q.spec, q.seed, q.seq.Output)
+	}
+	if dec := r.sched.Arrive(int64(now), &q.seq); dec.Verdict == scheduler.Reject {
+		r.reject(q, dec.Reason)
+		return false
+	}
+	r.emit(q, 1)
+	q.paused, q.pauseStart, q.pauseCause = true, now, CauseKVTransfer
+	if !r.busy {
+		r.busy = true
+		return true
+	}
+	return false
+}
+
+// Transfers reports the KV transfers of a disaggregated run; nil otherwise.
+func (e *Engine) Transfers() *TransferStats {
+	if e.disagg == nil {
+		return nil
+	}
+	return &e.disagg.stats
+}
+
+// PoolReport is one pool's share of a run.
+type PoolReport struct {
+	Name     string
+	Role     string // RoleMixed, RolePrefill or RoleDecode
+	Replicas []int  // indexes into ReplicaReports
+	Routed   int    // requests its router sent it
+	// HandedOff counts the requests a prefill pool prefilled and put on
+	// the link; Received the transfers a decode pool took over.
+	HandedOff, Received int
+	// Result merges its replicas' results (the client's view); Server the
+	// server's. A prefill pool's Requests are those routed to it; a decode
+	// pool's those it received.
+	Result, Server *Result
+	// BusyShare is the mean over its replicas of the share of the run with
+	// a step running.
+	BusyShare float64
+}
+
+// PoolReports describes every pool of a cluster of pools, in order (after
+// Run); nil without pools.
+func (e *Engine) PoolReports() []PoolReport {
+	pools := e.setup.Pools
+	if len(e.setup.Config.Cluster.Pools) == 0 {
+		return nil
+	}
+	reps := e.ReplicaReports()
+	var out []PoolReport
+	i := 0
+	for _, p := range pools {
+		pr := PoolReport{Name: p.Name, Role: p.Role}
+		if pr.Role == "" {
+			pr.Role = RoleMixed
+		}
+		var views, servers []*Result
+		for range p.Replicas {
+			rr := &reps[i]
+			pr.Replicas = append(pr.Replicas, i)
+			pr.Routed += rr.Routed
+			pr.BusyShare += rr.BusyShare / float64(p.Replicas)
+			views, servers = append(views, rr.Result), append(servers, rr.Server)
+			pr.HandedOff += rr.HandedOff
+			pr.Received += rr.Received
+			i++
+		}
+		pr.Result, pr.Server = mergeResults(views), mergeResults(servers)
+		if pr.Role == RoleDecode { // its requests arrived over the link, not from the workload
+			pr.Result.Requests, pr.Server.Requests = pr.Received, pr.Received
+		}
+		out = append(out, pr)
+	}
+	return out
+}
+
+// mergeResults merges several replicas' results into a new one.
+func mergeResults(rs []*Result) *Result {
+	m := newResult(rs[0].Series.Interval)
+	m.Name, m.Delivery.On = rs[0].Name, rs[0].Delivery.On
+	for _, r := range rs {
+		m.Merge(r)
+	}
+	return m
+}
