@@ -223,19 +223,7 @@ nav a { margin-right: 12px; }
 p.pass strong { color: #1a7f37; }
 p.fail strong { color: #c62828; }
 </style>
-{{- if .SelfTest}}
-<script>
-window.itlsimErrors = [];
-window.addEventListener("error", function (e) { window.itlsimErrors.push("error: " + (e.message || String(e))); });
-(function () {
-  var orig = console.error;
-  console.error = function () {
-    window.itlsimErrors.push("console.error: " + Array.prototype.map.call(arguments, String).join(" "));
-    return orig.apply(console, arguments);
-  };
-})();
-</script>
-{{- end}}
+{{- if .SelfTest}}{{template "selftest-head"}}{{- end}}
 </head>
 <body>
 <h1>{{.Title}}</h1>
@@ -338,14 +326,29 @@ window.addEventListener("error", function (e) { window.itlsimErrors.push("error:
   });
 })();
 </script>
-{{- if .SelfTest}}
+{{- if .SelfTest}}{{template "selftest-body"}}{{- end}}
+</body>
+</html>
+{{define "selftest-head"}}
+<script>
+window.itlsimErrors = [];
+window.addEventListener("error", function (e) { window.itlsimErrors.push("error: " + (e.message || String(e))); });
+(function () {
+  var orig = console.error;
+  console.error = function () {
+    window.itlsimErrors.push("console.error: " + Array.prototype.map.call(arguments, String).join(" "));
+    return orig.apply(console, arguments);
+  };
+})();
+</script>
+{{- end}}{{define "selftest-body"}}
 <pre id="itlsim-selftest"></pre>
 <script>
 window.addEventListener("load", function () {
   setTimeout(function () {
     var ok = typeof echarts !== "undefined";
     var out = { echarts: ok ? echarts.version : "", notice_hidden: document.getElementById("itlsim-nojs").style.display === "none", charts: [], errors: window.itlsimErrors };
-    var finding = document.getElementById("finding");
+    var finding = document.getElementById("finding") || document.getElementById("answer");
     out.finding = finding ? finding.innerText : "";
     var verdict = document.getElementById("verdict");
     out.verdict = verdict ? verdict.querySelector("p").innerText : "";
@@ -360,10 +363,7 @@ window.addEventListener("load", function () {
   }, 500);
 });
 </script>
-{{- end}}
-</body>
-</html>
-{{define "table"}}
+{{- end}}{{define "table"}}
 {{- if .Collapsed}}<details><summary>{{.Caption}} ({{len .Rows}} rows)</summary>{{end}}
 <table id="{{.ID}}">
 <caption>{{.Caption}}</caption>

@@ -367,8 +367,8 @@ func paretoITL(r *study.CapacityResult) (section, error) {
 	return sec, err
 }
 
-// studyTemplate shares the report page's style, table template and
-// drawing script.
+// studyTemplate shares the report page's table template and its
+// browser-test hooks (selftest-head, selftest-body).
 var studyTemplate = template.Must(template.Must(pageTemplate.Clone()).New("study").Parse(studyHTML))
 
 const studyHTML = `<!DOCTYPE html>
@@ -391,19 +391,7 @@ th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-al
 thead th { background: #f4f4f4; }
 nav a { margin-right: 12px; }
 </style>
-{{- if .SelfTest}}
-<script>
-window.itlsimErrors = [];
-window.addEventListener("error", function (e) { window.itlsimErrors.push("error: " + (e.message || String(e))); });
-(function () {
-  var orig = console.error;
-  console.error = function () {
-    window.itlsimErrors.push("console.error: " + Array.prototype.map.call(arguments, String).join(" "));
-    return orig.apply(console, arguments);
-  };
-})();
-</script>
-{{- end}}
+{{- if .SelfTest}}{{template "selftest-head"}}{{- end}}
 </head>
 <body>
 <h1>{{.Title}}</h1>
@@ -453,26 +441,7 @@ window.addEventListener("error", function (e) { window.itlsimErrors.push("error:
   }
 })();
 </script>
-{{- if .SelfTest}}
-<pre id="itlsim-selftest"></pre>
-<script>
-window.addEventListener("load", function () {
-  setTimeout(function () {
-    var ok = typeof echarts !== "undefined";
-    var out = { echarts: ok ? echarts.version : "", notice_hidden: document.getElementById("itlsim-nojs").style.display === "none", charts: [], errors: window.itlsimErrors };
-    var answer = document.getElementById("answer");
-    out.finding = answer ? answer.innerText : "";
-    var els = document.querySelectorAll("div.chart");
-    for (var i = 0; i < els.length; i++) {
-      var inst = ok ? echarts.getInstanceByDom(els[i]) : null;
-      var series = inst ? (inst.getOption().series || []).length : 0;
-      out.charts.push({ id: els[i].id, instance: !!inst, series: series, svg: els[i].querySelectorAll("svg").length, paths: els[i].querySelectorAll("svg path").length });
-    }
-    document.getElementById("itlsim-selftest").textContent = JSON.stringify(out);
-  }, 500);
-});
-</script>
-{{- end}}
+{{- if .SelfTest}}{{template "selftest-body"}}{{- end}}
 </body>
 </html>
 `
