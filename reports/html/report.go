@@ -281,7 +281,10 @@ p.fail strong { color: #c62828; }
 {{template "table" .SummaryZero}}
 {{- end}}
 </section>
-{{range .Sections}}
+{{template "sections" .Sections}}{{template "draw" .}}{{- if .SelfTest}}{{template "selftest-body"}}{{- end}}
+</body>
+</html>
+{{define "sections"}}{{range .}}
 <section id="{{.ID}}">
 <h2>{{.Title}}</h2>
 <p>{{.Intro}}</p>
@@ -294,8 +297,7 @@ p.fail strong { color: #c62828; }
 {{template "table" .}}
 {{- end}}
 </section>
-{{end}}
-{{- if .Inline}}
+{{end}}{{end}}{{define "draw"}}{{- if .Inline}}
 <script>{{.ECharts}}</script>
 {{- else}}
 <script src="{{.CDN}}"></script>
@@ -325,11 +327,7 @@ p.fail strong { color: #c62828; }
     }
   });
 })();
-</script>
-{{- if .SelfTest}}{{template "selftest-body"}}{{- end}}
-</body>
-</html>
-{{define "selftest-head"}}
+</script>{{end}}{{define "selftest-head"}}
 <script>
 window.itlsimErrors = [];
 window.addEventListener("error", function (e) { window.itlsimErrors.push("error: " + (e.message || String(e))); });

@@ -367,8 +367,8 @@ func paretoITL(r *study.CapacityResult) (section, error) {
 	return sec, err
 }
 
-// studyTemplate shares the report page's table template and its
-// browser-test hooks (selftest-head, selftest-body).
+// studyTemplate shares the report page's sections, drawing script, table
+// template and browser-test hooks.
 var studyTemplate = template.Must(template.Must(pageTemplate.Clone()).New("study").Parse(studyHTML))
 
 const studyHTML = `<!DOCTYPE html>
@@ -406,42 +406,7 @@ nav a { margin-right: 12px; }
 {{- end}} Every chart's numbers are also in the tables below it.</p>
 <div id="itlsim-nojs" class="warn">The chart library (ECharts) could not be loaded, so no chart is drawn. The tables hold every number.</div>
 <nav>{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}</nav>
-{{range .Sections}}
-<section id="{{.ID}}">
-<h2>{{.Title}}</h2>
-<p>{{.Intro}}</p>
-{{- range .Charts}}
-<h3>{{.Title}}</h3>
-<div class="chart" id="{{.ID}}" style="height: {{.Height}}px"></div>
-<script type="application/json" id="{{.ID}}-option">{{.Option}}</script>
-{{- end}}
-{{- range .Tables}}
-{{template "table" .}}
-{{- end}}
-</section>
-{{end}}
-{{- if .Inline}}
-<script>{{.ECharts}}</script>
-{{- else}}
-<script src="{{.CDN}}"></script>
-{{- end}}
-<script>
-(function () {
-  "use strict";
-  if (typeof echarts === "undefined") { return; }
-  document.getElementById("itlsim-nojs").style.display = "none";
-  var els = document.querySelectorAll("div.chart");
-  for (var i = 0; i < els.length; i++) {
-    try {
-      var opt = JSON.parse(document.getElementById(els[i].id + "-option").textContent);
-      echarts.init(els[i], null, { renderer: "svg" }).setOption(opt);
-    } catch (e) {
-      console.error("chart " + els[i].id + ": " + e);
-    }
-  }
-})();
-</script>
-{{- if .SelfTest}}{{template "selftest-body"}}{{- end}}
+{{template "sections" .Sections}}{{template "draw" .}}{{- if .SelfTest}}{{template "selftest-body"}}{{- end}}
 </body>
 </html>
 `
