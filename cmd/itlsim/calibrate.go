@@ -59,10 +59,7 @@ Fields --fit may name: ` + strings.Join(calibrate.TunableNames(), ", "),
 		},
 	}
 	f := cmd.Flags()
-	for _, s := range shorthands {
-		o.run.values[s.flag] = f.String(s.flag, "", s.usage)
-	}
-	f.StringArrayVar(&o.run.sets, "set", nil, "set any scenario field: path=value (repeatable)")
+	o.run.bindFields(cmd, false)
 	f.StringVar(&o.scenario, "scenario", "", "scenario file the measured runs were served under")
 	f.StringVar(&o.input, "input-format", "auto", "format of the measured files: auto, "+strings.Join(ingest.Formats(), ", "))
 	f.StringVar(&o.steps, "steps", "", "CSV of step timings to fit (prefill_tokens, decode_seqs, decode_context, duration_ms; or a Sarathi-Serve or Splitwise profile)")

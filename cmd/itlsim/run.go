@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -334,16 +335,20 @@ func noteIdentical(w io.Writer, runs []reports.Run) {
 	}
 }
 
-// bindFields binds the scenario flags: every field shorthand, --set and
+// bindFields binds the scenario flags every command that builds runs
+// takes: each field shorthand but those named in skip, --set and
 // --skip-bad-rows (compares: the shorthands' help says a comma list
-// compares).
-func (o *runOptions) bindFields(cmd *cobra.Command, compares bool) {
+// compares). The help shows each field's type and default.
+func (o *runOptions) bindFields(cmd *cobra.Command, compares bool, skip ...string) {
 	f := cmd.Flags()
 	defaults := sim.DefaultConfig()
 	if o.values == nil {
 		o.values = map[string]*string{}
 	}
 	for _, s := range shorthands {
+		if slices.Contains(skip, s.flag) {
+			continue
+		}
 		usage := s.usage
 		if s.list && compares {
 			usage += " (comma list compares)"

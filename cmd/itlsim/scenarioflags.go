@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/itlsim/itlsim/reports/slo"
-	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/scenario"
 )
 
@@ -23,33 +22,10 @@ type scenarioFlags struct {
 // flags named in skip (sweep and capacity set workload.rate themselves).
 func addScenarioFlags(cmd *cobra.Command, temps *tempFiles, skip ...string) *scenarioFlags {
 	o := &scenarioFlags{run: &runOptions{temps: temps, values: map[string]*string{}}}
-	f := cmd.Flags()
-	defaults := sim.DefaultConfig()
-	for _, s := range shorthands {
-		if contains(skip, s.flag) {
-			continue
-		}
-		usage := s.usage
-		if s.list {
-			usage += " (comma list compares)"
-		}
-		o.run.values[s.flag] = new(string)
-		bindField(f, o.run.values[s.flag], s.flag, s.path, usage, defaults)
-	}
-	f.StringArrayVar(&o.run.sets, "set", nil, "set any field: path=value (repeatable), e.g. --set cost.roofline.overhead_us=3000")
-	f.StringArrayVar(&o.run.vary, "vary", nil, "compare any field: path=v1,v2 (repeatable; separate values by ';' when they contain commas)")
-	f.BoolVar(&o.run.skipBadRows, "skip-bad-rows", false, "pass over malformed trace rows instead of stopping at the first (the count is reported)")
+	o.run.bindFields(cmd, true, skip...)
+	cmd.Flags().StringArrayVar(&o.run.vary, "vary", nil, "compare any field: path=v1,v2 (repeatable; separate values by ';' when they contain commas)")
 	o.run.slo.bind(cmd)
 	return o
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // variants builds the configurations as run does and reads the SLO terms.

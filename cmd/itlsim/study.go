@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -157,7 +158,7 @@ func (o *studyFlags) shard() (index, count int, err error) {
 func studyArgs(cmd *cobra.Command, args []string) []string {
 	out := append([]string(nil), args...)
 	cmd.Flags().Visit(func(f *pflag.Flag) {
-		if contains(shardFlags, f.Name) {
+		if slices.Contains(shardFlags, f.Name) {
 			return
 		}
 		if sv, ok := f.Value.(pflag.SliceValue); ok {

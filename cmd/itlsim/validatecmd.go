@@ -55,10 +55,7 @@ prefix caching on (prompts are matched by position and length).
 		},
 	}
 	f := cmd.Flags()
-	for _, s := range shorthands {
-		o.run.values[s.flag] = f.String(s.flag, "", s.usage)
-	}
-	f.StringArrayVar(&o.run.sets, "set", nil, "set any scenario field: path=value (repeatable)")
+	o.run.bindFields(cmd, false)
 	f.StringVar(&o.scenario, "scenario", "", "scenario file the measured runs were served under (flags override it)")
 	f.StringVar(&o.input, "input-format", "auto", "format of the measured files: auto, "+strings.Join(ingest.Formats(), ", "))
 	f.IntVar(&o.seeds, "seeds", calibrate.DefaultOptions().Seeds, "arrival draws to simulate when arrivals are random (Poisson at the file's rate)")
