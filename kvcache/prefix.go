@@ -94,6 +94,25 @@ func (c *prefixCache) pushTail(i int32) {
 	c.tail = i
 }
 
+// insert records block id with refs references in a spare entry (or a new
+// one) and indexes it; an unreferenced block is put on the eviction list.
+func (c *prefixCache) insert(id uint64, refs int) int32 {
+	var i int32
+	if n := len(c.spare); n > 0 {
+		i = c.spare[n-1]
+		c.spare = c.spare[:n-1]
+	} else {
+		c.entries = append(c.entries, entry{})
+		i = int32(len(c.entries) - 1)
+	}
+	c.entries[i] = entry{id: id, refs: refs, prev: -1, next: -1, used: true}
+	c.index.put(id, i)
+	if refs == 0 {
+		c.pushTail(i)
+	}
+	return i
+}
+
 // ref takes a reference to entry i, taking it off the eviction list.
 func (c *prefixCache) ref(i int32) {
 	c.refs++
@@ -161,16 +180,7 @@ func (m *Manager) RegisterPrefix(a *Alloc, content *Content, computed int) {
 			c.ref(i)
 			m.free++ // the private copy is dropped
 		} else {
-			var i int32
-			if n := len(c.spare); n > 0 {
-				i = c.spare[n-1]
-				c.spare = c.spare[:n-1]
-			} else {
-				c.entries = append(c.entries, entry{})
-				i = int32(len(c.entries) - 1)
-			}
-			c.entries[i] = entry{id: id, refs: 1, prev: -1, next: -1, used: true}
-			c.index.put(id, i)
+			c.insert(id, 1)
 			c.refs++
 			if len(m.tiers) > 0 {
 				m.forget(id) // computed again: the GPU copy replaces a tier's
@@ -231,17 +241,7 @@ func (m *Manager) Warm(content *Content, tokens int) int {
 				break
 			}
 		}
-		var i int32
-		if n := len(c.spare); n > 0 {
-			i = c.spare[n-1]
-			c.spare = c.spare[:n-1]
-		} else {
-			c.entries = append(c.entries, entry{})
-			i = int32(len(c.entries) - 1)
-		}
-		c.entries[i] = entry{id: id, prev: -1, next: -1, used: true}
-		c.index.put(id, i)
-		c.pushTail(i)
+		c.insert(id, 0)
 		c.evictable++
 		m.free--
 		if len(m.tiers) > 0 {

@@ -109,17 +109,7 @@ func (m *Manager) demote(t int, id uint64) {
 	}
 	tr := &m.tiers[t]
 	c := &tr.store
-	var i int32
-	if n := len(c.spare); n > 0 {
-		i = c.spare[n-1]
-		c.spare = c.spare[:n-1]
-	} else {
-		c.entries = append(c.entries, entry{})
-		i = int32(len(c.entries) - 1)
-	}
-	c.entries[i] = entry{id: id, prev: -1, next: -1, used: true}
-	c.index.put(id, i)
-	c.pushTail(i)
+	c.insert(id, 0)
 	tr.stores++
 	if tr.swap {
 		m.swapFree--
@@ -169,16 +159,7 @@ func (m *Manager) loadFromTier(id uint64) bool {
 		}
 		m.free--
 		c := m.prefix
-		var e int32
-		if n := len(c.spare); n > 0 {
-			e = c.spare[n-1]
-			c.spare = c.spare[:n-1]
-		} else {
-			c.entries = append(c.entries, entry{})
-			e = int32(len(c.entries) - 1)
-		}
-		c.entries[e] = entry{id: id, refs: 1, prev: -1, next: -1, used: true}
-		c.index.put(id, e)
+		c.insert(id, 1)
 		c.refs++
 		tr.loads++
 		m.tierLoads[t]++
