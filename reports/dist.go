@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"math"
 	"slices"
@@ -196,16 +197,6 @@ func (d *Dist) UnmarshalJSON(data []byte) error {
 			d.P99 = *v
 		}
 	}
-	slices.SortFunc(d.Q, func(a, b Quantile) int { return cmpFloat(a.P, b.P) })
+	slices.SortFunc(d.Q, func(a, b Quantile) int { return cmp.Compare(a.P, b.P) })
 	return nil
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -1,6 +1,7 @@
 package study
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -323,7 +324,7 @@ func finishCapacity(c *Capacity, cfg sim.Config, prices Prices) {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(c.PerSeed[a].MaxRate, c.PerSeed[b].MaxRate) })
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(c.PerSeed[a].MaxRate, c.PerSeed[b].MaxRate) })
 	med := c.PerSeed[order[(len(order)-1)/2]]
 	c.MaxRate, c.MinRate = med.MaxRate, c.PerSeed[order[0]].MaxRate
 	c.LimitingTerm = med.LimitingTerm

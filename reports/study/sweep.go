@@ -1,6 +1,7 @@
 package study
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -219,7 +220,7 @@ func AnalyzeSweep(p *SweepPlan, points []Point) SweepResult {
 		for i := range order {
 			order[i] = i
 		}
-		slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(levels[a].rate, levels[b].rate) })
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(levels[a].rate, levels[b].rate) })
 		var words []string
 		light := levels[order[0]]
 		for k, i := range order {
@@ -276,16 +277,6 @@ func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[(len(s)-1)/2]
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // num writes a figure for prose: up to 3 significant digits below 1000,

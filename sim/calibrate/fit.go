@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"slices"
@@ -49,20 +50,10 @@ func Quality(m cost.Model, steps []Step, worst int) FitQuality {
 		q.R2 = math.NaN()
 	}
 	slices.SortStableFunc(rows, func(a, b FitRow) int {
-		return -cmpFloat(math.Abs(a.Error), math.Abs(b.Error))
+		return -cmp.Compare(math.Abs(a.Error), math.Abs(b.Error))
 	})
 	q.Worst = rows[:min(worst, len(rows))]
 	return q
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // linearFeatures are a step's terms of the linear model, in coefficient
