@@ -126,10 +126,10 @@ type mixedGap struct {
 	s     shares
 }
 
-// noteGapCauses records the causes of the gap just closed, from q.acc
-// (whose parts sum to gap, as emit has checked), for the client view.
-func (q *request) noteGapCauses(gap Time) {
-	d, pf := q.acc[CauseDecode], q.acc[CausePrefillInterference]
+// noteGapCauses records the causes of the gap just closed, from its split
+// p (whose parts sum to gap, as chunk has checked), for the client view.
+func (q *request) noteGapCauses(gap Time, p *parts) {
+	d, pf := p[CauseDecode], p[CausePrefillInterference]
 	if d+pf == gap && d >= 0 && pf >= 0 {
 		var v uint16
 		if pf > 0 {
@@ -143,7 +143,7 @@ func (q *request) noteGapCauses(gap Time) {
 	q.gapMixed = q.gapMixed[:len(q.gapMixed)+1]
 	m := &q.gapMixed[len(q.gapMixed)-1] // filled in place: no copy through the stack
 	m.index = int32(len(q.gapCause) - 1)
-	for c, v := range q.acc {
+	for c, v := range p {
 		m.s[c] = 0
 		if v > 0 {
 			m.s[c] = uint16(float64(v)*65535/float64(gap) + 0.5)

@@ -48,11 +48,11 @@ func (rc *recorder) deliver(q *request, cancelAt Time) {
 	cv.req.PartsOver = int64(rc.stall) // only stalls are split by cause (clientParts)
 	ch := cv.req.Chunks[:0]
 	if q.chunks > 0 {
-		ch = append(ch, delivery.Chunk{At: int64(q.first), Tokens: int(q.chunkTok[0])})
+		ch = append(ch, delivery.Chunk{At: int64(q.first), Tokens: q.tokensOf(0)})
 		at := q.first
 		for i, g := range q.gaps {
 			at += Time(g)
-			ch = append(ch, delivery.Chunk{At: int64(at), Tokens: int(q.chunkTok[i+1])})
+			ch = append(ch, delivery.Chunk{At: int64(at), Tokens: q.tokensOf(i + 1)})
 		}
 	}
 	cv.req.Chunks = ch
@@ -105,7 +105,7 @@ func (rc *recorder) deliver(q *request, cancelAt Time) {
 		if q.class >= 0 {
 			res.ClassPooled[q.class].Record(gap)
 		}
-		pos := min(PositionBuckets-1, bitLen(tokens)-1)
+		pos := positionOf(tokens)
 		res.Position[pos].Record(gap)
 		res.PositionPerToken[pos].RecordN(gap/int64(n), uint64(n))
 		tokens += n

@@ -286,7 +286,7 @@ func (r *Replica) takeOver(now Time, q *request) (start bool) {
 	q.live = true
 	q.seq.Generated, q.seq.Computed = 1, q.seq.Prompt
 	if q.seq.Output <= 1 { // nothing left to decode: the first token ends it
-		r.rec.chunk(now, q, 1)
+		r.rec.chunk(now, q, 1, nil)
 		r.rec.res.Finished++
 		r.end(q, 0)
 		return false
@@ -302,7 +302,7 @@ func (r *Replica) takeOver(now Time, q *request) (start bool) {
 		r.reject(q, dec.Reason)
 		return false
 	}
-	r.emit(q, 1)
+	r.emit(q, 1, nil)
 	q.paused, q.pauseStart, q.pauseCause = true, now, CauseKVTransfer
 	if !r.busy {
 		r.busy = true

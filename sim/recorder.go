@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math/bits"
 	"sync/atomic"
 
 	"github.com/itlsim/itlsim/scheduler"
@@ -21,7 +22,8 @@ type recorder struct {
 	// classDelivery[c] carries class c's streams when the class has
 	// delivery settings of its own (nil: the run's path).
 	classDelivery []*delivery.Path
-	replica       int // its replica's index, named to the observer
+	replica       int        // its replica's index, named to the observer
+	step          stepCounts // the step's one-token chunks (flushStep)
 	*recording
 }
 
@@ -45,69 +47,178 @@ func (rc *recorder) result() *Result {
 }
 
 // chunk records a chunk of n tokens of q becoming visible at now and
-// reports whether it was the stream's last.
-func (rc *recorder) chunk(now Time, q *request, n int) (done bool) {
+// reports whether it was the stream's last. split, when not nil, is the
+// split of the gap the chunk closes, which is exactly the step that just
+// ended (the replica checked its sum); nil means q.acc holds the split,
+// checked here. One-token chunks of such gaps all have the step's length:
+// they are counted per step and recorded by flushStep.
+func (rc *recorder) chunk(now Time, q *request, n int, split *parts) (done bool) {
 	res := rc.res
 	q.chunks++
-	q.chunkTok = append(q.chunkTok, int32(n))
-	bk := res.Series.bucket(now)
-	bk.OutputTokens += int64(n)
+	if n != 1 || len(q.chunkTok) > 0 {
+		q.noteTokens(n)
+	}
 	if q.chunks == 1 {
+		res.Series.bucket(now).OutputTokens += int64(n)
 		q.first = now
 		q.acc = parts{}
-		q.paused = false
+		q.paused, q.dirty = false, false
 	} else {
 		gap := now - q.last
-		if q.paused {
-			q.acc[q.pauseCause] += now - q.pauseStart
-			q.paused = false
-		}
-		if s := q.acc.sum(); s != gap {
-			panic(fmt.Sprintf("sim: request %d: gap %d ns but its parts sum to %d ns (%v)", q.seq.ID, gap, s, q.acc))
+		if split == nil {
+			if q.paused {
+				q.acc[q.pauseCause] += now - q.pauseStart
+				q.paused = false
+			}
+			if s := q.acc.sum(); s != gap {
+				panic(fmt.Sprintf("sim: request %d: gap %d ns but its parts sum to %d ns (%v)", q.seq.ID, gap, s, q.acc))
+			}
 		}
 		q.gaps = append(q.gaps, int64(gap))
-		res.Pooled.Record(int64(gap))
-		if q.class >= 0 {
-			res.ClassPooled[q.class].Record(int64(gap))
+		if split != nil && n == 1 {
+			rc.step.count(q, rc.client == nil)
+		} else {
+			rc.record(now, q, gap, n)
 		}
-		res.PerToken.RecordN(int64(gap)/int64(n), uint64(n))
-		bk.ITL.Record(int64(gap))
-		if rc.client == nil { // with a delivery path, positions are the client's
-			pos := min(PositionBuckets-1, bitLen(q.seq.Generated-n)-1)
-			res.Position[pos].Record(int64(gap))
-			res.PositionPerToken[pos].RecordN(int64(gap)/int64(n), uint64(n))
+		p := split
+		if p == nil {
+			p = &q.acc
 		}
 		if gap > rc.stall {
-			rc.noteStall(q, gap, q.chunks-1)
+			rc.noteStall(q, gap, q.chunks-1, p)
 		}
 		if rc.client != nil {
-			q.noteGapCauses(gap)
+			q.noteGapCauses(gap, p)
 		}
-		q.acc = parts{}
+		if split == nil {
+			q.acc = parts{}
+			q.dirty = false
+		}
 	}
 	q.last = now
 	if rc.observer != nil {
 		rc.observer.Chunk(rc.replica, q.seq.ID, now, n, q.seq.Done())
 	}
 	if q.seq.Done() {
-		bk.Finished++
+		res.Series.bucket(now).Finished++
 		return true
 	}
 	return false
 }
 
+// record adds a gap of q closed by a chunk of n tokens to the pooled,
+// per-token, per-class, per-bucket and (server view) per-position
+// histograms.
+func (rc *recorder) record(now Time, q *request, gap Time, n int) {
+	res := rc.res
+	bk := res.Series.bucket(now)
+	bk.OutputTokens += int64(n)
+	res.Pooled.Record(int64(gap))
+	if q.class >= 0 {
+		res.ClassPooled[q.class].Record(int64(gap))
+	}
+	res.PerToken.RecordN(int64(gap)/int64(n), uint64(n))
+	bk.ITL.Record(int64(gap))
+	if rc.client == nil { // with a delivery path, positions are the client's
+		pos := positionOf(q.seq.Generated - n)
+		res.Position[pos].Record(int64(gap))
+		res.PositionPerToken[pos].RecordN(int64(gap)/int64(n), uint64(n))
+	}
+}
+
+// stepCounts counts the one-token chunks whose gap was exactly the step
+// that just ended, by position and class: they all have the step's length,
+// so each histogram takes them in one record (flushStep). Histograms add
+// counts, so the results are those of recording each gap.
+type stepCounts struct {
+	total uint64
+	pos   [PositionBuckets]uint64
+	class []uint64 // by class index; grown as classes appear
+}
+
+func (st *stepCounts) count(q *request, positions bool) {
+	st.total++
+	if q.class >= 0 {
+		if int(q.class) >= len(st.class) {
+			st.class = append(st.class, make([]uint64, int(q.class)+1-len(st.class))...)
+		}
+		st.class[q.class]++
+	}
+	if positions {
+		st.pos[positionOf(q.seq.Generated-1)]++
+	}
+}
+
+// flushStep records the step's counted chunks, each a gap of dur, at now.
+func (rc *recorder) flushStep(now, dur Time) {
+	st := &rc.step
+	if st.total == 0 {
+		return
+	}
+	res := rc.res
+	v, n := int64(dur), st.total
+	bk := res.Series.bucket(now)
+	bk.OutputTokens += int64(n)
+	res.Pooled.RecordN(v, n)
+	res.PerToken.RecordN(v, n)
+	bk.ITL.RecordN(v, n)
+	for c, k := range st.class {
+		if k > 0 {
+			res.ClassPooled[c].RecordN(v, k)
+			st.class[c] = 0
+		}
+	}
+	if rc.client == nil {
+		for p, k := range st.pos {
+			if k > 0 {
+				res.Position[p].RecordN(v, k)
+				res.PositionPerToken[p].RecordN(v, k)
+			}
+		}
+		st.pos = [PositionBuckets]uint64{}
+	}
+	st.total = 0
+}
+
+// positionOf is the position bucket of the token after the first
+// generated ones: ⌊log2 generated⌋, capped.
+func positionOf(generated int) int {
+	if generated <= 0 {
+		return 0
+	}
+	return min(PositionBuckets-1, bits.Len(uint(generated))-1)
+}
+
+// noteTokens records the size of q's latest chunk, n, once some chunk had
+// more than one token: until then chunkTok stays empty and every chunk is
+// one token (tokensOf).
+func (q *request) noteTokens(n int) {
+	for len(q.chunkTok) < q.chunks-1 {
+		q.chunkTok = append(q.chunkTok, 1)
+	}
+	q.chunkTok = append(q.chunkTok, int32(n))
+}
+
+// tokensOf is the number of tokens of q's chunk i.
+func (q *request) tokensOf(i int) int {
+	if len(q.chunkTok) == 0 {
+		return 1
+	}
+	return int(q.chunkTok[i])
+}
+
 // noteStall records gap, which ends chunk index of q and is longer than the
-// stall threshold, split by q.acc.
-func (rc *recorder) noteStall(q *request, gap Time, index int) {
+// stall threshold, split by p.
+func (rc *recorder) noteStall(q *request, gap Time, index int, p *parts) {
 	q.stalls++
 	q.stallTime += gap
-	for c, v := range q.acc {
+	for c, v := range p {
 		if v > 0 {
 			rc.res.StallTime[c] += v
 			q.causes |= 1 << c
 		}
 	}
-	q.stallList = append(q.stallList, Stall{Index: index, Gap: gap, Parts: q.acc})
+	q.stallList = append(q.stallList, Stall{Index: index, Gap: gap, Parts: *p})
 }
 
 // reject records q's rejection by the replica's scheduler.
@@ -145,26 +256,17 @@ func (rc *recorder) offerTimeline(q *request) {
 	}
 	t := &rc.timeline
 	t.ID, t.Arrival, t.InputTokens, t.OutputTokens = q.seq.ID, q.arrival, q.seq.Prompt, q.seq.Generated
-	t.Chunks = append(t.Chunks[:0], Chunk{At: q.first, Tokens: int(q.chunkTok[0])})
+	t.Chunks = append(t.Chunks[:0], Chunk{At: q.first, Tokens: q.tokensOf(0)})
 	at := q.first
 	for i, g := range q.gaps {
 		at += Time(g)
-		t.Chunks = append(t.Chunks, Chunk{At: at, Tokens: int(q.chunkTok[i+1])})
+		t.Chunks = append(t.Chunks, Chunk{At: at, Tokens: q.tokensOf(i + 1)})
 	}
 	t.Stalls = q.stallList
 	if rc.sink != nil && rc.client == nil { // with a delivery path the sink gets the client's view
 		rc.sink.Stream(t)
 	}
 	res.Worst = offerWorst(res.Worst, rc.worstK, t, maxGap)
-}
-
-func bitLen(x int) int {
-	n := 0
-	for x > 0 {
-		n++
-		x >>= 1
-	}
-	return n
 }
 
 // end reduces, at now, a stream that finished, or was cancelled at

@@ -23,8 +23,9 @@ type request struct {
 	first      Time    // first chunk
 	last       Time    // latest chunk
 	gaps       []int64 // ns; lives only while the stream is active
-	chunkTok   []int32 // tokens of each chunk; reused with the slot
+	chunkTok   []int32 // tokens of each chunk once one had more than one (see tokensOf); reused with the slot
 	paused     bool    // preempted and not yet resumed
+	dirty      bool    // acc holds parts of the open gap (else the gap is so far the steps it was in)
 	pauseCause Cause
 	live       bool              // between arrival and end (a freed slot is not)
 	class      int16             // index into Result.ClassNames; -1 for none
@@ -95,8 +96,11 @@ type Replica struct {
 	plainNS    Time       // the step's plain-decode time (after noise)
 	extraNS    Time       // the step's speculative time beyond plain decode
 	accepted   []int      // per plan entry: accepted drafts (scratch)
-	inStep     parts      // a step's split for a stream decoding in it
+	inStep     parts      // a step's split for a stream decoding in it, but for its decode and rejected shares
+	common     parts      // inStep with the decode share of a stream that did not speculate in a step without speculation
+	own        parts      // a speculating step's split for one stream (scratch)
 	leftOut    parts      // a step's split for a running stream left out of it
+	allIn      bool       // the plan holds every running sequence: none is left out
 }
 
 // newReplica builds replica index of a run seeded runSeed from its
@@ -287,6 +291,7 @@ func (r *Replica) startStep(now Time) (dur Time, ok bool) {
 		return 0, false
 	}
 	r.plan = plan
+	r.allIn = len(plan.Entries) == len(r.sched.Running())
 	dur = r.priceStep(plan)
 	res := r.rec.res
 	r.notePreemptions(plan, res.Series.bucket(now))
@@ -378,6 +383,8 @@ func (r *Replica) priceStep(plan *scheduler.Plan) Time {
 	r.inStep[CausePrefillInterference] = full - plain - extra
 	r.inStep[CauseKVSwap] = swap
 	r.inStep[CauseEngineHiccup] = hiccup
+	r.common = r.inStep
+	r.common[CauseDecode] = plain + extra
 	r.leftOut = parts{}
 	if b.PrefillTokens > 0 {
 		r.leftOut[CausePrefillInterference] = full
@@ -416,7 +423,7 @@ func (r *Replica) notePreemptions(plan *scheduler.Plan, bk *Bucket) {
 		q := r.slots[s.Slot]
 		if q.paused && q.pauseCause == CauseKVSwap {
 			q.acc[CauseKVSwap] += r.now - q.pauseStart
-			q.paused = false
+			q.paused, q.dirty = false, true
 		}
 	}
 }
@@ -445,6 +452,15 @@ func (r *Replica) endStep(now Time) {
 			r.accepted = append(r.accepted, a)
 		}
 	}
+	// A stream whose open gap is exactly this step (it was in the previous
+	// one too and has nothing else to account) needs no split of its own:
+	// its gap's parts are the step's, checked once here, and its one-token
+	// chunks are counted per step (recorder.flushStep).
+	dur := now - r.stepAt
+	if t := r.common.sum(); t != dur {
+		panic(fmt.Sprintf("sim: %s: a step of %d ns whose parts sum to %d ns (%v)", r.name, dur, t, r.common))
+	}
+	fastOK := r.watchNS == 0
 	for i := range plan.Entries {
 		en := &plan.Entries[i]
 		q := r.slots[en.Seq.Slot]
@@ -454,22 +470,30 @@ func (r *Replica) endStep(now Time) {
 		}
 		if q.paused && q.pauseCause == CauseKVTransfer { // its first step here ends the handoff
 			q.acc[CauseKVTransfer] += r.stepAt - q.pauseStart
-			q.paused = false
+			q.paused, q.dirty = false, true
 		}
+		var split *parts // the gap's parts when this step is the whole gap
 		if !q.paused {
-			p := r.inStep
-			var rej Time
+			p := &r.common
 			if r.extraNS > 0 {
+				var rej Time
 				switch {
 				case k > 0:
 					rej = Time(float64(r.extraNS)*float64(k-r.accepted[i])/float64(k) + 0.5)
 				case drafted > 0:
 					rej = Time(float64(r.extraNS)*float64(rejected)/float64(drafted) + 0.5)
 				}
+				p = &r.own
+				*p = r.inStep
+				p[CauseDecode] = r.plainNS + r.extraNS - rej
+				p[CauseSpecRejection] = rej
 			}
-			p[CauseDecode] = r.plainNS + r.extraNS - rej
-			p[CauseSpecRejection] = rej
-			q.acc.add(&p)
+			if fastOK && en.Decode && !q.dirty && q.chunks > 0 && q.last == r.stepAt {
+				split = p
+			} else {
+				q.acc.add(p)
+				q.dirty = true
+			}
 		}
 		if r.watchNS > 0 {
 			if d := r.deadline(q); now > d {
@@ -501,14 +525,18 @@ func (r *Replica) endStep(now Time) {
 			st.DecodeEntries++
 			st.DecodeTokens += int64(n)
 			q.specModel.Record(&q.spec, k, n-1, n)
-			r.emit(q, n)
+			r.emit(q, n, split)
 		} else {
 			sampled := en.Seq.Advance(en.Tokens)
 			r.sched.CacheComputed(en.Seq) // before a finish frees the blocks
 			if sampled {
-				r.sampled(q, en)
+				r.sampled(q, en, split)
 			}
 		}
+	}
+	r.rec.flushStep(now, dur)
+	if r.allIn {
+		return
 	}
 	var paused parts
 	if len(plan.Paused) > 0 {
@@ -526,13 +554,14 @@ func (r *Replica) endStep(now Time) {
 				} else {
 					q.acc.add(&r.leftOut)
 				}
+				q.dirty = true
 			}
 		}
 	}
 }
 
 // sampled makes the one token a plain step sampled visible.
-func (r *Replica) sampled(q *request, en *scheduler.Entry) {
+func (r *Replica) sampled(q *request, en *scheduler.Entry, split *parts) {
 	if spec := q.specModel; spec != nil {
 		if en.Decode {
 			r.rec.res.Spec.DecodeEntries++
@@ -540,19 +569,20 @@ func (r *Replica) sampled(q *request, en *scheduler.Entry) {
 		}
 		spec.Record(&q.spec, 0, 0, 1)
 	}
-	r.emit(q, 1)
+	r.emit(q, 1, split)
 }
 
 // emit makes a chunk of n tokens visible now; a stream that produced its
-// last token finishes.
-func (r *Replica) emit(q *request, n int) {
+// last token finishes. split is the gap's parts when the step just ended
+// is the whole gap (see recorder.chunk), else nil.
+func (r *Replica) emit(q *request, n int, split *parts) {
 	if r.handoff != nil {
 		r.sched.Finish(&q.seq)
 		r.handoff(q)
 		r.release(q)
 		return
 	}
-	if r.rec.chunk(r.now, q, n) {
+	if r.rec.chunk(r.now, q, n, split) {
 		r.sched.Finish(&q.seq)
 		r.rec.res.Finished++
 		r.end(q, 0)

@@ -78,9 +78,9 @@ func (r *Replica) cancel(q *request, fire Time) {
 			panic(fmt.Sprintf("sim: request %d: cancelled after a %d ns silence whose parts sum to %d ns (%v)", q.seq.ID, gap, t, q.acc))
 		}
 		if gap > r.rec.stall {
-			r.rec.noteStall(q, gap, q.chunks)
+			r.rec.noteStall(q, gap, q.chunks, &q.acc)
 		}
-		q.noteGapCauses(gap)
+		q.noteGapCauses(gap, &q.acc)
 	}
 	r.rec.res.Cancelled++
 	r.end(q, fire)
