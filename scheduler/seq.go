@@ -31,32 +31,34 @@ func (s State) String() string {
 // have their KV in the cache; a step computes some of the rest, and when
 // all are computed the model samples the next token.
 type Seq struct {
-	ID        int   // request id, unique within a run
-	Arrival   int64 // arrival time, ns
-	Priority  int   // lower is more important (vLLM's convention)
-	Prompt    int   // prompt tokens
-	Output    int   // tokens to generate (max_tokens with ignore_eos)
-	Generated int   // tokens sampled so far
-	Computed  int   // tokens whose KV is in the cache
+	// The fields every step reads or writes come first, on one cache line:
+	// a cluster keeps thousands of sequences running.
 	State     State
-	KV        kvcache.Alloc
-	Reserved  int // KV blocks reserved for it by admission (kv-reserve)
-	Sched     int // tokens scheduled in the plan being formed; 0 when not scheduled
+	Paused    bool // see below
+	wasPaused bool // paused in the previous plan: the pause goes on
+	Prompt    int  // prompt tokens
+	Output    int  // tokens to generate (max_tokens with ignore_eos)
+	Generated int  // tokens sampled so far
+	Computed  int  // tokens whose KV is in the cache
+	Sched     int  // tokens scheduled in the plan being formed; 0 when not scheduled
 	// Spec is how many draft tokens the sequence's next decode verifies
 	// (speculative decoding); 0 for a plain decode. The engine sets it
 	// before each plan; the scheduler clears it when the budget cannot
 	// hold the drafts.
 	Spec int
 	Slot int // the caller's handle for the sequence (the engine's slot index)
+	KV   kvcache.Alloc
+
+	ID       int   // request id, unique within a run
+	Arrival  int64 // arrival time, ns
+	Priority int   // lower is more important (vLLM's convention)
+	Reserved int   // KV blocks reserved for it by admission (kv-reserve)
 	// Content names the sequence's tokens for automatic prefix caching:
 	// every full block it computes is cached under its content id, and a
 	// (re)starting prefill takes the leading blocks still cached.
 	Content kvcache.Content
-	// Paused reports that the plan being formed left the sequence out
-	// because its blocks could not grow (preemption pause): it keeps them.
-	Paused bool
-
-	wasPaused bool // paused in the previous plan: the pause goes on
+	// Paused (above) reports that the plan being formed left the sequence
+	// out because its blocks could not grow (preemption pause): it keeps them.
 
 	startOrder uint64 // when it last entered the running set, for newest-first preemption
 	heapIdx    int

@@ -55,7 +55,7 @@ func (rc *recorder) result() *Result {
 func (rc *recorder) chunk(now Time, q *request, n int, split *parts) (done bool) {
 	res := rc.res
 	q.chunks++
-	if n != 1 || len(q.chunkTok) > 0 {
+	if n != 1 || q.multi {
 		q.noteTokens(n)
 	}
 	if q.chunks == 1 {
@@ -190,9 +190,10 @@ func positionOf(generated int) int {
 }
 
 // noteTokens records the size of q's latest chunk, n, once some chunk had
-// more than one token: until then chunkTok stays empty and every chunk is
+// more than one token: until then chunkTok stays empty (multi false) and every chunk is
 // one token (tokensOf).
 func (q *request) noteTokens(n int) {
+	q.multi = true
 	for len(q.chunkTok) < q.chunks-1 {
 		q.chunkTok = append(q.chunkTok, 1)
 	}
@@ -201,7 +202,7 @@ func (q *request) noteTokens(n int) {
 
 // tokensOf is the number of tokens of q's chunk i.
 func (q *request) tokensOf(i int) int {
-	if len(q.chunkTok) == 0 {
+	if !q.multi {
 		return 1
 	}
 	return int(q.chunkTok[i])

@@ -15,22 +15,23 @@ import (
 // engine needs to time its chunks and attribute its gaps. Slots are reused
 // once a request ends, gap buffer included.
 type request struct {
-	seq scheduler.Seq
-	// Fields read or written for every token come first, on the cache
-	// lines right after the scheduler's: a cluster keeps thousands of
+	// The fields read or written for every token come first, on the cache
+	// line before the scheduler's hot fields: a cluster keeps thousands of
 	// streams active, and their per-token state must stay dense.
-	chunks     int
-	first      Time    // first chunk
 	last       Time    // latest chunk
 	gaps       []int64 // ns; lives only while the stream is active
-	chunkTok   []int32 // tokens of each chunk once one had more than one (see tokensOf); reused with the slot
-	paused     bool    // preempted and not yet resumed
-	dirty      bool    // acc holds parts of the open gap (else the gap is so far the steps it was in)
+	chunks     int
+	class      int16 // index into Result.ClassNames; -1 for none
+	paused     bool  // preempted and not yet resumed
+	dirty      bool  // acc holds parts of the open gap (else the gap is so far the steps it was in)
+	multi      bool  // some chunk had more than one token: chunkTok holds every chunk's
+	live       bool  // between arrival and end (a freed slot is not)
 	pauseCause Cause
-	live       bool              // between arrival and end (a freed slot is not)
-	class      int16             // index into Result.ClassNames; -1 for none
 	specModel  *specdecode.Model // the request's class's model, or the run's; nil without speculation
-	acc        parts             // the current gap's split by cause so far
+	first      Time              // first chunk
+	seq        scheduler.Seq
+	chunkTok   []int32 // tokens of each chunk once one had more than one (see tokensOf); reused with the slot
+	acc        parts   // the current gap's split by cause so far
 
 	arrival     Time
 	seed        uint64
