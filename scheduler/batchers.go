@@ -26,12 +26,17 @@ func (c chunked) chunk(r *Seq, budget int) int {
 }
 
 func (c chunked) Plan(s *Scheduler) {
+	prefills := 0 // running sequences with a prefill or recompute to go on with
 	for _, r := range s.snap {
-		if r.State != Running || r.Sched > 0 || !r.Decoding() {
+		if r.State != Running || r.Sched > 0 {
+			continue
+		}
+		if !r.Decoding() {
+			prefills++
 			continue
 		}
 		if s.budget < 1 {
-			break
+			break // the prefills below get no budget either
 		}
 		if s.budget < 1+r.Spec {
 			r.Spec = 0 // no room for its drafts: a plain decode
@@ -39,6 +44,9 @@ func (c chunked) Plan(s *Scheduler) {
 		s.scheduleRunning(r, 1+r.Spec)
 	}
 	for _, r := range s.snap {
+		if prefills == 0 {
+			break
+		}
 		if r.State != Running || r.Sched > 0 || r.Decoding() {
 			continue
 		}

@@ -29,6 +29,7 @@ type Scheduler struct {
 	resume  []*Seq // preempted sequences, most recently preempted last; they start before the queue
 	swapped int    // sequences in resume that are swapped out
 	running []*Seq // in the order they entered the running set
+	ended   bool   // a sequence of running finished or was aborted: compact drops it
 
 	plan       Plan
 	waitReason Reason // why the last waiting sequence tried could not start
@@ -137,6 +138,9 @@ func (s *Scheduler) Finish(q *Seq) {
 	s.kv.ReleasePrefix(&q.KV, &q.Content)
 	s.kv.Release(&q.KV)
 	s.admission.Released(q)
+	if q.State == Running {
+		s.ended = true
+	}
 	q.State = Finished
 }
 
@@ -160,6 +164,9 @@ func (s *Scheduler) Abort(q *Seq) {
 	s.kv.Release(&q.KV)
 	s.admission.Released(q)
 	q.Sched, q.Spec = 0, 0
+	if q.State == Running {
+		s.ended = true
+	}
 	q.State = Aborted
 	s.compact()
 }
@@ -183,18 +190,20 @@ func (s *Scheduler) Schedule(now int64, rejected func(*Seq, Reason)) *Plan {
 func (s *Scheduler) schedule(now int64, rejected func(*Seq, Reason)) *Plan {
 	s.compact()
 	for _, r := range s.running {
-		r.wasPaused, r.Paused = r.Paused, false
+		r.wasPaused, r.Paused, r.Sched = r.Paused, false, 0
 	}
 	clear(s.forced)
 	s.forced = s.forced[:0]
-	for {
+	for again := false; ; again = true {
 		s.plan.reset()
 		s.budget = s.cfg.MaxNumBatchedTokens
 		s.preempted = len(s.forced) > 0
 		s.plan.Preempted = append(s.plan.Preempted, s.forced...)
 		s.waitReason = ReasonNone
-		for _, r := range s.running {
-			r.Sched, r.Paused = 0, false
+		if again {
+			for _, r := range s.running {
+				r.Sched, r.Paused = 0, false
+			}
 		}
 		s.setView(now)
 		s.snap = append(s.snap[:0], s.running...)
@@ -237,6 +246,10 @@ func (s *Scheduler) schedule(now int64, rejected func(*Seq, Reason)) *Plan {
 
 // compact drops sequences that left the running set.
 func (s *Scheduler) compact() {
+	if !s.ended {
+		return
+	}
+	s.ended = false
 	j := 0
 	for _, r := range s.running {
 		if r.State == Running {
