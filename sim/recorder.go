@@ -24,6 +24,12 @@ type recorder struct {
 	classDelivery []*delivery.Path
 	replica       int        // its replica's index, named to the observer
 	step          stepCounts // the step's one-token chunks (flushStep)
+	// log holds the replica's step durations from step index logBase on:
+	// a stream that was in every step keeps its gaps as a run of step
+	// indexes (request.runFrom, runLen) and copies them out of the log when
+	// the run ends (flushRun), so a token appends nothing to the stream.
+	log     []int64
+	logBase int64
 	*recording
 }
 
@@ -74,10 +80,18 @@ func (rc *recorder) chunk(now Time, q *request, n int, split *parts) (done bool)
 				panic(fmt.Sprintf("sim: request %d: gap %d ns but its parts sum to %d ns (%v)", q.seq.ID, gap, s, q.acc))
 			}
 		}
-		q.gaps = append(q.gaps, int64(gap))
-		if split != nil && n == 1 {
+		if cur := rc.logBase + int64(len(rc.log)) - 1; split != nil && n == 1 {
+			if q.runLen > 0 && q.runFrom+int64(q.runLen) != cur {
+				rc.flushRun(q)
+			}
+			if q.runLen == 0 {
+				q.runFrom = cur
+			}
+			q.runLen++
 			rc.step.count(q, rc.client == nil)
 		} else {
+			rc.flushRun(q)
+			q.gaps = append(q.gaps, int64(gap))
 			rc.record(now, q, gap, n)
 		}
 		p := split
@@ -104,6 +118,16 @@ func (rc *recorder) chunk(now Time, q *request, n int, split *parts) (done bool)
 		return true
 	}
 	return false
+}
+
+// flushRun appends q's open run of whole-step gaps to q.gaps.
+func (rc *recorder) flushRun(q *request) {
+	if q.runLen == 0 {
+		return
+	}
+	from := int(q.runFrom - rc.logBase)
+	q.gaps = append(q.gaps, rc.log[from:from+int(q.runLen)]...)
+	q.runLen = 0
 }
 
 // record adds a gap of q closed by a chunk of n tokens to the pooled,
@@ -274,6 +298,7 @@ func (rc *recorder) offerTimeline(q *request) {
 // cancelAt (the watchdog aborted it), to its summary.
 func (rc *recorder) end(now Time, q *request, cancelAt Time) {
 	res := rc.res
+	rc.flushRun(q)
 	s := StreamSummary{
 		ID: q.seq.ID, Arrival: q.arrival, InputTokens: q.seq.Prompt, OutputTokens: q.seq.Generated,
 		Status: StatusFinished, Chunks: q.chunks,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/itlsim/itlsim/kvcache"
 	"github.com/itlsim/itlsim/scheduler"
@@ -19,19 +20,21 @@ type request struct {
 	// line before the scheduler's hot fields: a cluster keeps thousands of
 	// streams active, and their per-token state must stay dense.
 	last       Time    // latest chunk
-	gaps       []int64 // ns; lives only while the stream is active
+	gaps       []int64 // ns, but for the open run (runFrom); lives only while the stream is active
 	chunks     int
+	runFrom    int64 // the replica's step index of the first gap of the open run: gaps that were whole steps
+	runLen     int32 // gaps in the open run; 0 when none is open
 	class      int16 // index into Result.ClassNames; -1 for none
 	paused     bool  // preempted and not yet resumed
 	dirty      bool  // acc holds parts of the open gap (else the gap is so far the steps it was in)
 	multi      bool  // some chunk had more than one token: chunkTok holds every chunk's
 	live       bool  // between arrival and end (a freed slot is not)
 	pauseCause Cause
+	seq        scheduler.Seq
 	specModel  *specdecode.Model // the request's class's model, or the run's; nil without speculation
 	first      Time              // first chunk
-	seq        scheduler.Seq
-	chunkTok   []int32 // tokens of each chunk once one had more than one (see tokensOf); reused with the slot
-	acc        parts   // the current gap's split by cause so far
+	chunkTok   []int32           // tokens of each chunk once one had more than one (see tokensOf); reused with the slot
+	acc        parts             // the current gap's split by cause so far
 
 	arrival     Time
 	seed        uint64
@@ -461,6 +464,7 @@ func (r *Replica) endStep(now Time) {
 	if t := r.common.sum(); t != dur {
 		panic(fmt.Sprintf("sim: %s: a step of %d ns whose parts sum to %d ns (%v)", r.name, dur, t, r.common))
 	}
+	r.logStep(dur)
 	fastOK := r.watchNS == 0
 	for i := range plan.Entries {
 		en := &plan.Entries[i]
@@ -559,6 +563,30 @@ func (r *Replica) endStep(now Time) {
 			}
 		}
 	}
+}
+
+// logStep appends the step's duration to the recorder's step log, from
+// which the streams that were in every step take their gaps (recorder.runs).
+// When the log is full, the steps no open run needs are dropped first, and
+// it grows when that frees less than half: the log spans the longest open
+// run, so it grows with the active streams, not with the run's length.
+func (r *Replica) logStep(dur Time) {
+	rc := &r.rec
+	if len(rc.log) == cap(rc.log) && len(rc.log) > 0 {
+		keep := rc.logBase + int64(len(rc.log))
+		for _, q := range r.slots {
+			if q.runLen > 0 {
+				keep = min(keep, q.runFrom)
+			}
+		}
+		n := int(keep - rc.logBase)
+		rc.log = rc.log[:copy(rc.log, rc.log[n:])]
+		rc.logBase = keep
+		if 2*len(rc.log) > cap(rc.log) {
+			rc.log = slices.Grow(rc.log, cap(rc.log))
+		}
+	}
+	rc.log = append(rc.log, int64(dur))
 }
 
 // sampled makes the one token a plain step sampled visible.
