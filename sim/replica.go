@@ -30,6 +30,7 @@ type request struct {
 	multi      bool  // some chunk had more than one token: chunkTok holds every chunk's
 	live       bool  // between arrival and end (a freed slot is not)
 	pauseCause Cause
+	causes     uint32 // the causes of its stalls, a bit each
 	seq        scheduler.Seq
 	specModel  *specdecode.Model // the request's class's model, or the run's; nil without speculation
 	first      Time              // first chunk
@@ -41,7 +42,6 @@ type request struct {
 	pauseStart  Time
 	stalls      int
 	stallTime   Time
-	causes      uint32
 	preemptions int
 	stallList   []Stall    // the stalls, for timelines; reused with the slot
 	gapCause    []uint16   // each gap's causes (see noteGapCauses); kept only with a delivery path

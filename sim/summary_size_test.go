@@ -14,3 +14,21 @@ func TestStreamSummaryStaysSmall(t *testing.T) {
 		t.Errorf("StreamSummary is %d bytes, want at most 144: group small fields so they share words", n)
 	}
 }
+
+// TestRequestHotLayout: every step reads a running stream's per-token
+// fields and its scheduler fields; they are laid out as one cache line of
+// the request's own, then the Seq's step fields, and the request fits the
+// 768-byte allocation class. A field added to the first line pushes the
+// Seq off its line; one added elsewhere may cost a larger class.
+func TestRequestHotLayout(t *testing.T) {
+	var q request
+	if off := unsafe.Offsetof(q.seq); off != 64 {
+		t.Errorf("request.seq is at offset %d, want 64: keep the per-token fields in the first cache line", off)
+	}
+	if n := unsafe.Sizeof(q); n > 768 {
+		t.Errorf("request is %d bytes, want at most 768", n)
+	}
+	if off := unsafe.Offsetof(q.seq.KV); off > 64 {
+		t.Errorf("Seq.KV is at offset %d, want at most 64: the step fields come first", off)
+	}
+}
