@@ -67,13 +67,17 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 			return nil, fmt.Errorf("workload: %w", err)
 		}
 	}
-	src = newFrontEnd(src, c.Server)
-	e := &Engine{setup: s, src: src, classIndex: map[string]int16{}}
-	e.rec = &recording{stall: FromMS(c.Metrics.StallThresholdMS), worstK: c.Metrics.WorstStreams}
 	pools := s.Pools
 	if len(pools) == 0 { // a Setup built by hand: one replica of itself
 		pools = []Pool{{Replicas: 1, Setup: s}}
 	}
+	stages := 0 // one front end per replica
+	for _, p := range pools {
+		stages += p.Replicas
+	}
+	src = newFrontEnd(src, c.Server, stages)
+	e := &Engine{setup: s, src: src, classIndex: map[string]int16{}}
+	e.rec = &recording{stall: FromMS(c.Metrics.StallThresholdMS), worstK: c.Metrics.WorstStreams}
 	var infos []router.Replica
 	for _, p := range pools {
 		for j := range p.Replicas {

@@ -9,23 +9,40 @@ import (
 // ServerConfig models the serving front end a request passes before the
 // scheduler sees it (vLLM's OpenAI API server: HTTP handling, request
 // validation, tokenization, the hand-off to the engine core), so that TTFT
-// at light load is not optimistic by that overhead. Both fields default to
-// 0 (off): `itlsim calibrate` fits them to a measured run.
+// is not optimistic by that overhead. Every field defaults to 0 (off): a
+// scenario describes an engine, not necessarily vLLM's Python front end.
+// `itlsim calibrate` fits the fixed part to a measured run; README ("What
+// the front end costs") gives the cited figures for vLLM's.
+//
+// The serial work of a request is SerialMSPerRequest +
+// SerialUSPerPromptToken × its prompt tokens. Each replica has one serial
+// stage (vLLM runs one API server process per engine by default); a
+// request takes the stage that frees first.
 type ServerConfig struct {
 	// RequestOverheadMS is the fixed time, in milliseconds, from a request's
 	// arrival to its reaching the scheduler, paid by every request in
-	// parallel (no queueing).
+	// parallel (no queueing): network and proxy hops, the HTTP exchange.
 	RequestOverheadMS float64 `yaml:"request_overhead_ms" json:"request_overhead_ms"`
 	// SerialMSPerRequest is front-end work done one request at a time, in
-	// milliseconds: requests that arrive together queue for it (vLLM
-	// tokenizes prompts on a single thread, vllm-project/vllm#25301, and
-	// handles requests on one asyncio loop), which spreads a burst's arrivals
-	// at the scheduler.
+	// milliseconds per request: requests that arrive together queue for it
+	// (vLLM handles requests on one asyncio loop), which spreads a burst's
+	// arrivals at the scheduler.
 	SerialMSPerRequest float64 `yaml:"serial_ms_per_request" json:"serial_ms_per_request"`
+	// SerialUSPerPromptToken is serial work per prompt token, in
+	// microseconds: tokenization (and the chat template) of the prompt.
+	// vLLM's OpenAI server tokenizes on a single-thread executor
+	// (vllm/entrypoints/openai/serving_engine.py, _tokenizer_executor with
+	// max_workers=1; vllm-project/vllm#25301), so a burst of prompts is
+	// tokenized one after another. Measured: 10.1–21.5 µs per token for
+	// 131-token chat prompts with a Hugging Face tokenizer
+	// (tenstorrent/tt-inference-server#2173).
+	SerialUSPerPromptToken float64 `yaml:"serial_us_per_prompt_token" json:"serial_us_per_prompt_token"`
 }
 
 // On reports whether the front end adds any delay.
-func (c ServerConfig) On() bool { return c.RequestOverheadMS > 0 || c.SerialMSPerRequest > 0 }
+func (c ServerConfig) On() bool {
+	return c.RequestOverheadMS > 0 || c.SerialMSPerRequest > 0 || c.SerialUSPerPromptToken > 0
+}
 
 // Validate reports the first field with an impossible value.
 func (c ServerConfig) Validate() error {
@@ -34,21 +51,30 @@ func (c ServerConfig) Validate() error {
 		return fmt.Errorf("server.request_overhead_ms: must be in [0, 60000] ms, got %g", c.RequestOverheadMS)
 	case !(c.SerialMSPerRequest >= 0 && c.SerialMSPerRequest <= 60000):
 		return fmt.Errorf("server.serial_ms_per_request: must be in [0, 60000] ms, got %g", c.SerialMSPerRequest)
+	case !(c.SerialUSPerPromptToken >= 0 && c.SerialUSPerPromptToken <= 10000):
+		return fmt.Errorf("server.serial_us_per_prompt_token: must be in [0, 10000] µs per token, got %g", c.SerialUSPerPromptToken)
 	}
 	return nil
 }
 
 // frontEnd delays each request of an open-loop source by the front end:
-// request i is ready at max(arrival_i, ready_{i−1} − fixed) + serial + fixed,
-// a single FIFO server followed by a fixed latency. Ready times are
-// non-decreasing, as the engine's arrival events require.
+// k serial stages (one per replica) followed by a fixed latency. Request i
+// takes the stage that frees first; its serial work s_i = per request +
+// per token × prompt tokens ends at max(arrival_i, free) + s_i, and it is
+// ready a fixed latency later. Ready times are kept non-decreasing, as the
+// engine's arrival events require: with one stage FIFO gives that; with
+// several, a short request finishing before a longer one ahead of it waits
+// for it (at most one request's serial work).
 type frontEnd struct {
-	src           workloads.Source
-	fixed, serial int64 // ns
-	free          int64 // when the serial stage is next free
+	src       workloads.Source
+	fixed     int64   // ns
+	perReq    int64   // ns
+	perTokNS  float64 // ns per prompt token
+	free      []int64 // when each serial stage is next free, ns
+	lastReady int64
 }
 
-func newFrontEnd(src workloads.Source, c ServerConfig) workloads.Source {
+func newFrontEnd(src workloads.Source, c ServerConfig, stages int) workloads.Source {
 	if !c.On() {
 		return src
 	}
@@ -57,15 +83,23 @@ func newFrontEnd(src workloads.Source, c ServerConfig) workloads.Source {
 		// stands for what happens between a user's requests.
 		return src
 	}
-	return &frontEnd{src: src, fixed: int64(FromMS(c.RequestOverheadMS)), serial: int64(FromMS(c.SerialMSPerRequest))}
+	return &frontEnd{src: src, fixed: int64(FromMS(c.RequestOverheadMS)), perReq: int64(FromMS(c.SerialMSPerRequest)),
+		perTokNS: c.SerialUSPerPromptToken * 1000, free: make([]int64, max(stages, 1))}
 }
 
 func (f *frontEnd) Next(r *workloads.Request) bool {
 	if !f.src.Next(r) {
 		return false
 	}
-	f.free = max(f.free, r.Arrival) + f.serial
-	r.Ready = f.free + f.fixed
+	k := 0
+	for i, t := range f.free {
+		if t < f.free[k] {
+			k = i
+		}
+	}
+	f.free[k] = max(f.free[k], r.Arrival) + f.perReq + int64(f.perTokNS*float64(r.InputTokens))
+	f.lastReady = max(f.lastReady, f.free[k]+f.fixed)
+	r.Ready = f.lastReady
 	return true
 }
 

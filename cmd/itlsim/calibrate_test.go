@@ -60,10 +60,13 @@ func TestCalibrateBadInput(t *testing.T) {
 
 // TestCalibrateMeasured fits the roofline and server overhead to the vLLM
 // 70B run at 1 req/s with the simulation in the loop: the errors shrink.
+// The front end's serial tokenization, held at the cited value by a flag,
+// is written to the profile as given.
 func TestCalibrateMeasured(t *testing.T) {
 	files := vllm70B(t)
 	prof := filepath.Join(t.TempDir(), "p.yaml")
-	r := mustRunCLI(t, "calibrate", files[0], "--model", "llama-3.3-70b", "--gpu", "a100-40gb", "--tp", "8", "--evals", "60", "-o", prof)
+	r := mustRunCLI(t, "calibrate", files[0], "--model", "llama-3.3-70b", "--gpu", "a100-40gb", "--tp", "8", "--evals", "60",
+		"--serial-us-per-prompt-token", "10", "-o", prof)
 	if !strings.Contains(r.stdout, "loss (mean squared log error)") {
 		t.Fatalf("no loss line:\n%s", r.stdout)
 	}
@@ -76,8 +79,8 @@ func TestCalibrateMeasured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(data), "request_overhead_ms") {
-		t.Errorf("profile lacks the server overhead:\n%s", data)
+	if !strings.Contains(string(data), "request_overhead_ms") || !strings.Contains(string(data), "serial_us_per_prompt_token: 10\n") {
+		t.Errorf("profile lacks the server overhead or the held tokenization cost:\n%s", data)
 	}
 }
 

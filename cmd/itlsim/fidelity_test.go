@@ -10,14 +10,18 @@ import (
 )
 
 // fidelityProfile is the roofline and server overhead fitted to the vLLM
-// 70B run at 1 req/s only (itlsim calibrate qps_01.json ...; see README).
+// 70B run at 1 req/s only, with server.serial_us_per_prompt_token held at
+// the cited 10 µs (itlsim calibrate qps_01.json ...
+// --serial-us-per-prompt-token 10; see README).
 const fidelityProfile = "../../sim/calibrate/testdata/vllm-0.8.3-llama-3.3-70b-a100-40gb-tp8.yaml"
 
 // TestFidelityVLLM70B is the README's fidelity table: the four vLLM runs
 // of Llama-3.3-70B on 8 × A100-40GB validated with the profile calibrated
-// on the 1 req/s run, the warm cache modelled. It holds the figures the
-// issue asks for that the simulator reaches and records the one it does
-// not (TTFT at qps inf) in the golden.
+// on the 1 req/s run, the warm cache modelled and the API server's serial
+// tokenization at the cited 10 µs per prompt token (the profile's server
+// section; README, "What the front end costs"). It holds the bounds the
+// issue asks for: ITL p50 within 10 %, TTFT p50 within 20 % and per-stream
+// p99 ITL p50 within 25 % at qps 4, 16 and inf.
 func TestFidelityVLLM70B(t *testing.T) {
 	files := vllm70B(t)
 	args := append([]string{"validate"}, files...)
@@ -68,12 +72,43 @@ func TestFidelityVLLM70B(t *testing.T) {
 		if e := errOf(run, "stream_p99_itl_p50_ms"); math.Abs(e) > 0.25 {
 			t.Errorf("%s: per-stream p99 ITL p50 off by %+.1f%%, want within 25%%", name, e*100)
 		}
-		e := errOf(run, "ttft_p50_ms")
-		if run < 3 && math.Abs(e) > 0.20 {
+		if e := errOf(run, "ttft_p50_ms"); math.Abs(e) > 0.20 {
 			t.Errorf("%s: TTFT p50 off by %+.1f%%, want within 20%%", name, e*100)
 		}
-		if run == 3 {
-			t.Logf("%s: TTFT p50 off by %+.1f%% (the issue asks 20 %%; the 1 req/s run cannot tell the API server's serial work from its fixed latency)", name, e*100)
+	}
+}
+
+// TestFrontEndFlags: the front end's fields are reachable as flags. A
+// burst of 20 prompts of 1,000 tokens with 50 µs of serial tokenization per
+// token queues 50 ms per request, so the last request reaches the
+// scheduler a second after the burst (engine queueing, which it replaces,
+// was less); a negative value is refused with the field's name.
+func TestFrontEndFlags(t *testing.T) {
+	base := []string{"run", "--requests", "20", "--rate", "100000", "--input-len", "fixed:1000", "--output-len", "fixed:4", "--format", "json"}
+	maxTTFT := func(extra ...string) float64 {
+		var doc struct {
+			Runs []struct {
+				Summary struct {
+					TTFT struct {
+						Max float64 `json:"max"`
+					} `json:"ttft_ms"`
+				} `json:"summary"`
+			} `json:"runs"`
 		}
+		if err := json.Unmarshal([]byte(mustRunCLI(t, append(base, extra...)...).stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc.Runs[0].Summary.TTFT.Max
+	}
+	off, on := maxTTFT(), maxTTFT("--serial-us-per-prompt-token", "50")
+	if on < 1000 || on <= off {
+		t.Errorf("max TTFT %.0f ms with 50 µs per prompt token, %.0f ms without: want ≥ 1,000 ms (20 requests × 50 ms of serial tokenization)", on, off)
+	}
+	if fixed := maxTTFT("--request-overhead-ms", "7"); math.Abs(fixed-off-7) > 0.01 {
+		t.Errorf("max TTFT %.3f ms with a 7 ms fixed overhead, %.3f ms without", fixed, off)
+	}
+	r := execCLI(t, "run", "--requests", "5", "--serial-us-per-prompt-token", "-1")
+	if r.code == 0 || !strings.Contains(r.stderr, "server.serial_us_per_prompt_token") {
+		t.Errorf("--serial-us-per-prompt-token -1: exit %d, stderr %q; want an error naming the field", r.code, r.stderr)
 	}
 }

@@ -135,8 +135,14 @@ func TestKVMemoryAgainstVLLMLogs(t *testing.T) {
 			// marketed capacity and a reserve of 1.5 GiB plus twice the MLP
 			// tensors at the token budget.
 			old := (float64(g.MemoryBytes)*r.util - float64(WeightBytesPerGPU(m, r.tp)) - float64(simpleReserve(m, r.maxTokens, r.tp))) / gib
-			t.Logf("vLLM %s: weights %.2f/%.2f activation %.2f/%.2f non-torch %.2f/%.2f GiB (itlsim/vLLM); KV %.2f GiB against %.2f: %+.1f %% (before: %.2f GiB, %+.1f %%)",
-				r.vllm, weights, r.weightsGiB, act, r.actGiB, nonTorch, r.nonTorchGiB, kv, r.kvGiB, errPct, old, 100*(old-r.kvGiB)/r.kvGiB)
+			logged := func(v float64) string { // a term the log does not print is blank in the file
+				if v == 0 {
+					return "?"
+				}
+				return strconv.FormatFloat(v, 'f', 2, 64)
+			}
+			t.Logf("vLLM %s, %s, TP %d, util %.2f: weights %.2f/%s activation %.2f/%s non-torch %.2f/%s GiB (itlsim/vLLM); KV %.2f GiB against %.2f: %+.1f %% (before: %.2f GiB, %+.1f %%)",
+				r.vllm, r.gpu, r.tp, r.util, weights, logged(r.weightsGiB), act, logged(r.actGiB), nonTorch, logged(r.nonTorchGiB), kv, r.kvGiB, errPct, old, 100*(old-r.kvGiB)/r.kvGiB)
 			if math.Abs(errPct) > r.tolPct {
 				t.Errorf("KV memory %.2f GiB is %+.1f %% off vLLM's %.2f GiB, beyond ±%g %%", kv, errPct, r.kvGiB, r.tolPct)
 			}
