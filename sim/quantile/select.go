@@ -37,50 +37,68 @@ func StreamStats(xs []int64) (p50, p90, p99 float64, max int64) {
 }
 
 // selectK reorders xs[lo..hi] so that xs[k] holds the value of rank k, the
-// values before it are ≤ it and those after ≥ it (Hoare's quickselect with
-// a median-of-three pivot; deterministic).
+// values before it are ≤ it and those after ≥ it: quickselect with a
+// median-of-three pivot. The partition has no branch on the data (the swap
+// is unconditional and the boundary moves by the comparison's result): a
+// stream's gaps compare unpredictably, and a mispredicted branch per
+// element cost more than the swaps. When the pivot is the range's minimum
+// the values equal to it are split off, so ties cannot stall it.
+// Deterministic.
 func selectK(xs []int64, lo, hi, k int) {
-	for hi > lo {
-		if hi-lo < 16 {
-			for i := lo + 1; i <= hi; i++ {
-				for j := i; j > lo && xs[j] < xs[j-1]; j-- {
-					xs[j], xs[j-1] = xs[j-1], xs[j]
-				}
-			}
-			return
-		}
+	for hi-lo >= 16 {
 		mid := lo + (hi-lo)/2
-		if xs[mid] < xs[lo] {
-			xs[mid], xs[lo] = xs[lo], xs[mid]
+		a, b, c := xs[lo], xs[mid], xs[hi]
+		pivot := max(min(a, b), min(max(a, b), c)) // the median of the three
+		lt := lo
+		for j := lo; j <= hi; j++ {
+			v := xs[j]
+			xs[j] = xs[lt]
+			xs[lt] = v
+			lt += less(v, pivot)
 		}
-		if xs[hi] < xs[lo] {
-			xs[hi], xs[lo] = xs[lo], xs[hi]
-		}
-		if xs[hi] < xs[mid] {
-			xs[hi], xs[mid] = xs[mid], xs[hi]
-		}
-		pivot := xs[mid]
-		i, j := lo, hi
-		for i <= j {
-			for xs[i] < pivot {
-				i++
-			}
-			for xs[j] > pivot {
-				j--
-			}
-			if i <= j {
-				xs[i], xs[j] = xs[j], xs[i]
-				i++
-				j--
-			}
-		}
+		// xs[lo..lt) < pivot ≤ xs[lt..hi]; the pivot is in the range, so lt ≤ hi.
 		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
+		case k < lt:
+			hi = lt - 1
+		case lt > lo:
+			lo = lt
 		default:
-			return
+			// The pivot is the minimum: the values equal to it go first.
+			eq := lt
+			for j := lt; j <= hi; j++ {
+				v := xs[j]
+				xs[j] = xs[eq]
+				xs[eq] = v
+				eq += equal(v, pivot)
+			}
+			if k < eq {
+				return
+			}
+			lo = eq
 		}
 	}
+	for i := lo + 1; i <= hi; i++ {
+		for j := i; j > lo && xs[j] < xs[j-1]; j-- {
+			xs[j], xs[j-1] = xs[j-1], xs[j]
+		}
+	}
+}
+
+// less is 1 when a < b, else 0; the compiler makes it a flag set, not a
+// branch.
+func less(a, b int64) int {
+	x := 0
+	if a < b {
+		x = 1
+	}
+	return x
+}
+
+// equal is 1 when a == b, else 0, as less.
+func equal(a, b int64) int {
+	x := 0
+	if a == b {
+		x = 1
+	}
+	return x
 }
