@@ -225,6 +225,7 @@ func WriteJSON(w io.Writer, doc Document) error {
 		bw.Write(b[:j+len(key)-2]) // through `"streams": `
 		b = b[j+len(key):]
 		first := true
+		var raw []byte // one row, reused
 		err := doc.Runs[i].EachStream(func(row *StreamRow) error {
 			if first {
 				bw.WriteString("[\n" + rowIndent)
@@ -232,8 +233,8 @@ func WriteJSON(w io.Writer, doc Document) error {
 			} else {
 				bw.WriteString(",\n" + rowIndent)
 			}
-			raw, err := json.MarshalIndent(row, rowIndent, "  ")
-			if err != nil {
+			var err error
+			if raw, err = appendRowJSON(raw[:0], row, rowIndent); err != nil {
 				return err
 			}
 			_, err = bw.Write(raw)
