@@ -81,6 +81,13 @@ func (m *Manager) Need(a *Alloc, tokens int) int {
 // Grow makes a hold enough GPU blocks for tokens tokens. It allocates all
 // the blocks needed or none, and reports whether it did.
 func (m *Manager) Grow(a *Alloc, tokens int) bool {
+	if tokens <= (a.Blocks+a.SharedBlocks)*m.blockSize {
+		return true // the blocks held have room: most steps of a decode
+	}
+	return m.grow(a, tokens)
+}
+
+func (m *Manager) grow(a *Alloc, tokens int) bool {
 	n := m.Need(a, tokens)
 	if n > m.free {
 		m.evict(n)
