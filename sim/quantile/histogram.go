@@ -17,16 +17,20 @@ const maxExp = 44
 // sample in it, with numpy's linear interpolation between ranks, so they are
 // within that relative error of the exact result.
 //
-// Recording is O(1) and never allocates. Two histograms with the same Bits
-// merge by adding counts, so results of separate runs or shards combine.
-// The zero value is unusable; build one with [NewHistogram].
+// Recording is O(1); the buckets of one power-of-two range (a group of
+// 2^Bits) are allocated when the first sample falls in it, so a histogram
+// of latencies holds the few ranges they span (a cluster keeps dozens of
+// histograms per replica), and recording never allocates once they are.
+// Two histograms with the same Bits merge by adding counts, so results of
+// separate runs or shards combine. The zero value is unusable; build one
+// with [NewHistogram].
 type Histogram struct {
-	Bits   uint     // sub-bucket bits: relative resolution 2^−Bits
-	Counts []uint64 // bucket counts, index from bucketOf
-	N      uint64   // number of samples
-	Sum    float64  // exact sum of samples (for the mean)
-	Min    int64    // smallest sample (exact); meaningful when N > 0
-	Max    int64    // largest sample (exact); meaningful when N > 0
+	Bits   uint       // sub-bucket bits: relative resolution 2^−Bits
+	groups [][]uint64 // bucket counts by group (index from bucketOf >> Bits); nil until used
+	N      uint64     // number of samples
+	Sum    float64    // exact sum of samples (for the mean)
+	Min    int64      // smallest sample (exact); meaningful when N > 0
+	Max    int64      // largest sample (exact); meaningful when N > 0
 }
 
 // NewHistogram returns an empty histogram with 2^−bits relative resolution.
@@ -35,8 +39,40 @@ func NewHistogram(bits uint) *Histogram {
 	if bits < 1 || bits > 16 {
 		panic(fmt.Sprintf("quantile: histogram bits %d outside [1,16]", bits))
 	}
-	n := (maxExp - int(bits) + 1) << bits
-	return &Histogram{Bits: bits, Counts: make([]uint64, n)}
+	return &Histogram{Bits: bits, groups: make([][]uint64, maxExp-int(bits)+1)}
+}
+
+// buckets is the number of buckets.
+func (h *Histogram) buckets() int { return len(h.groups) << h.Bits }
+
+// add adds n to bucket i, allocating its group on first use.
+func (h *Histogram) add(i int, n uint64) {
+	g := h.groups[i>>h.Bits]
+	if g == nil {
+		g = make([]uint64, 1<<h.Bits)
+		h.groups[i>>h.Bits] = g
+	}
+	g[i&(1<<h.Bits-1)] += n
+}
+
+// each calls fn for every non-empty bucket, in increasing order, until fn
+// returns false.
+func (h *Histogram) each(fn func(i int, c uint64) bool) {
+	for gi, g := range h.groups {
+		for j, c := range g {
+			if c != 0 && !fn(gi<<h.Bits|j, c) {
+				return
+			}
+		}
+	}
+}
+
+// Counts returns every bucket's count, index from bucketOf (a copy, for
+// tests and inspection).
+func (h *Histogram) Counts() []uint64 {
+	out := make([]uint64, h.buckets())
+	h.each(func(i int, c uint64) bool { out[i] = c; return true })
+	return out
 }
 
 func (h *Histogram) bucketOf(v int64) int {
@@ -47,7 +83,7 @@ func (h *Histogram) bucketOf(v int64) int {
 		return int(v)
 	}
 	if v >= 1<<maxExp {
-		return len(h.Counts) - 1
+		return h.buckets() - 1
 	}
 	e := bits.Len64(uint64(v)) - 1 // msb position, ≥ Bits
 	sub := int(v>>(uint(e)-h.Bits)) & (1<<h.Bits - 1)
@@ -68,7 +104,7 @@ func (h *Histogram) bounds(i int) (lower, width int64) {
 
 // Record adds one sample.
 func (h *Histogram) Record(v int64) {
-	h.Counts[h.bucketOf(v)]++
+	h.add(h.bucketOf(v), 1)
 	if h.N == 0 || v < h.Min {
 		h.Min = v
 	}
@@ -84,7 +120,7 @@ func (h *Histogram) RecordN(v int64, n uint64) {
 	if n == 0 {
 		return
 	}
-	h.Counts[h.bucketOf(v)] += n
+	h.add(h.bucketOf(v), n)
 	if h.N == 0 || v < h.Min {
 		h.Min = v
 	}
@@ -135,20 +171,18 @@ func (h *Histogram) Quantile(q float64) float64 {
 	frac := r - float64(lo)
 	var cum uint64
 	a, b := math.NaN(), math.NaN()
-	for i, c := range h.Counts {
-		if c == 0 {
-			continue
-		}
+	h.each(func(i int, c uint64) bool {
 		next := cum + c
 		if math.IsNaN(a) && lo < next {
 			a = h.value(i)
 		}
 		if lo+1 < next {
 			b = h.value(i)
-			break
+			return false
 		}
 		cum = next
-	}
+		return true
+	})
 	if math.IsNaN(b) {
 		b = float64(h.Max)
 	}
@@ -163,8 +197,16 @@ func (h *Histogram) Merge(o *Histogram) {
 	if o.N == 0 {
 		return
 	}
-	for i, c := range o.Counts {
-		h.Counts[i] += c
+	for gi, g := range o.groups {
+		if g == nil {
+			continue
+		}
+		if h.groups[gi] == nil {
+			h.groups[gi] = make([]uint64, len(g))
+		}
+		for j, c := range g {
+			h.groups[gi][j] += c
+		}
 	}
 	if h.N == 0 || o.Min < h.Min {
 		h.Min = o.Min
@@ -178,7 +220,9 @@ func (h *Histogram) Merge(o *Histogram) {
 
 // Reset empties the histogram, keeping its buckets.
 func (h *Histogram) Reset() {
-	clear(h.Counts)
+	for _, g := range h.groups {
+		clear(g)
+	}
 	h.N, h.Sum, h.Min, h.Max = 0, 0, 0, 0
 }
 
@@ -191,11 +235,10 @@ func (h *Histogram) Std() float64 {
 	}
 	mean := h.Mean()
 	var ss float64
-	for i, c := range h.Counts {
-		if c > 0 {
-			d := h.value(i) - mean
-			ss += float64(c) * d * d
-		}
-	}
+	h.each(func(i int, c uint64) bool {
+		d := h.value(i) - mean
+		ss += float64(c) * d * d
+		return true
+	})
 	return math.Sqrt(ss / float64(h.N))
 }

@@ -82,7 +82,7 @@ func TestHistogramMergeEqualsCombined(t *testing.T) {
 		}
 	}
 	a.Merge(b)
-	if !slices.Equal(a.Counts, all.Counts) || a.N != all.N || a.Min != all.Min || a.Max != all.Max {
+	if !slices.Equal(a.Counts(), all.Counts()) || a.N != all.N || a.Min != all.Min || a.Max != all.Max {
 		t.Fatalf("merged histogram differs from the combined one")
 	}
 	if a.Quantile(0.99) != all.Quantile(0.99) {
@@ -93,7 +93,7 @@ func TestHistogramMergeEqualsCombined(t *testing.T) {
 func TestHistogramBucketsCoverRange(t *testing.T) {
 	h := NewHistogram(5)
 	prevLo := int64(-1)
-	for i := range h.Counts {
+	for i := range h.buckets() {
 		lo, w := h.bounds(i)
 		if lo <= prevLo || w < 1 {
 			t.Fatalf("bucket %d: lower %d width %d after lower %d", i, lo, w, prevLo)
