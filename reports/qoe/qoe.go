@@ -126,6 +126,43 @@ func fluidity(ttft, period float64, at []float64, tokens []int, budget float64) 
 	return clamp01(1 - missed/total)
 }
 
+// fluidityOnes is fluidity for a stream whose every chunk is one token,
+// with the same operations in the same order (so the same result), less
+// the per-chunk terms that are then zero: FluidRate runs it a dozen times
+// a stream.
+func fluidityOnes(ttft, period float64, at []float64, budget float64) float64 {
+	var total, missed, slack float64
+	step := func(interval, d float64) bool {
+		if interval <= d+slack {
+			slack += d - interval
+			total++
+			return true
+		}
+		misses := math.Floor((interval-slack-d)/period) + 1
+		missed += misses
+		total += misses
+		slack = 0
+		return missed <= budget
+	}
+	if len(at) > 0 && step(at[0], ttft) {
+		prev := at[0]
+		for _, t := range at[1:] {
+			interval := t - prev
+			if interval <= period+slack {
+				slack += period - interval
+				total++
+			} else if !step(interval, period) {
+				break
+			}
+			prev = t
+		}
+	}
+	if total == 0 {
+		return 1
+	}
+	return clamp01(1 - missed/total)
+}
+
 // FluidRate is the highest token rate (tokens/s) at which the stream
 // meets FluidTarget of its deadlines, the first deadline held at ttft ns;
 // 0 when it misses the target even at the slowest rate searched (a short
@@ -144,6 +181,9 @@ func FluidRate(ttft float64, at []float64, tokens []int) float64 {
 	}
 	budget := float64(n) * (1 - FluidTarget) / FluidTarget
 	ok := func(rate float64) bool { return fluidity(ttft, 1e9/rate, at, tokens, budget) >= FluidTarget }
+	if n == len(tokens) { // every chunk one token: the common case, without the chunk-size terms
+		ok = func(rate float64) bool { return fluidityOnes(ttft, 1e9/rate, at, budget) >= FluidTarget }
+	}
 	lo, hi := math.Log(0.01), math.Log(1e5)
 	if m := len(at); m >= 2 {
 		var maxGap float64

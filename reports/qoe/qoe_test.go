@@ -2,6 +2,7 @@ package qoe
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -89,5 +90,33 @@ func TestScoreRejectsEmpty(t *testing.T) {
 	}
 	if _, ok := Score(Expectation{TTFT: 1e9}, []float64{1}, []int{1}); ok {
 		t.Error("an expectation without a speed has no score")
+	}
+}
+
+// TestFluidityOnesIsFluidity: the one-token-chunk pass gives fluidity's
+// result bit for bit, over random streams, rates and budgets.
+func TestFluidityOnesIsFluidity(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for trial := range 3000 {
+		n := 1 + rng.IntN(300)
+		at := make([]float64, n)
+		ones := make([]int, n)
+		tm := rng.Float64() * 5e8
+		for k := range at {
+			tm += 5e6 + rng.Float64()*4e7
+			if rng.IntN(40) == 0 {
+				tm += rng.Float64() * 2e9
+			}
+			at[k], ones[k] = tm, 1
+		}
+		period := 1e9 / (1 + rng.Float64()*200)
+		ttft := rng.Float64() * 1e9
+		budget := math.Inf(1)
+		if trial%2 == 0 {
+			budget = float64(rng.IntN(n))
+		}
+		if got, want := fluidityOnes(ttft, period, at, budget), fluidity(ttft, period, at, ones, budget); got != want {
+			t.Fatalf("trial %d: %v, want %v", trial, got, want)
+		}
 	}
 }
