@@ -11,7 +11,15 @@ type Alloc struct {
 	// SharedBlocks are the sequence's leading blocks that it references in
 	// the prefix cache (shared with every sequence of the same content).
 	SharedBlocks int
+	// shared holds the cache entries of the SharedBlocks, in order (vLLM's
+	// block table): a release reads them instead of hashing and looking up
+	// each block again.
+	shared []int32
 }
+
+// Recycle returns an empty Alloc that keeps a's block-table buffer, for a
+// caller reusing the sequence's slot.
+func (a *Alloc) Recycle() Alloc { return Alloc{shared: a.shared[:0]} }
 
 // Manager hands out GPU blocks and swap blocks. It is a plain value owned by
 // one replica; it is not safe for concurrent use.
@@ -122,7 +130,7 @@ func (m *Manager) Release(a *Alloc) {
 	}
 	m.free += a.Blocks
 	m.swapFree += a.Swapped
-	*a = Alloc{}
+	*a = a.Recycle()
 }
 
 // SwapOut moves a's GPU blocks to swap space, with copies of cached

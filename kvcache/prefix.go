@@ -139,13 +139,16 @@ func (m *Manager) AcquirePrefix(a *Alloc, content *Content, limit int) int {
 		i, ok := c.index.get(id, c.entries)
 		if !ok {
 			// A block an offload tier holds is loaded back, referenced.
-			if len(m.tiers) == 0 || !m.loadFromTier(id) {
+			if len(m.tiers) == 0 {
 				break
 			}
-			a.SharedBlocks++
-			continue
+			if i, ok = m.loadFromTier(id); !ok {
+				break
+			}
+		} else {
+			c.ref(i)
 		}
-		c.ref(i)
+		a.shared = append(a.shared, i)
 		a.SharedBlocks++
 	}
 	return a.SharedBlocks * m.blockSize
@@ -176,16 +179,18 @@ func (m *Manager) RegisterPrefix(a *Alloc, content *Content, computed int) {
 	for (a.SharedBlocks+1)*m.blockSize <= computed && a.Blocks > 0 {
 		id := content.Block(a.SharedBlocks, m.blockSize)
 		a.Blocks--
-		if i, ok := c.index.get(id, c.entries); ok {
+		i, ok := c.index.get(id, c.entries)
+		if ok {
 			c.ref(i)
 			m.free++ // the private copy is dropped
 		} else {
-			c.insert(id, 1)
+			i = c.insert(id, 1)
 			c.refs++
 			if len(m.tiers) > 0 {
 				m.forget(id) // computed again: the GPU copy replaces a tier's
 			}
 		}
+		a.shared = append(a.shared, i)
 		a.SharedBlocks++
 	}
 }
@@ -198,13 +203,15 @@ func (m *Manager) ReleasePrefix(a *Alloc, content *Content) {
 	if c == nil || a.SharedBlocks == 0 {
 		return
 	}
+	if len(a.shared) != a.SharedBlocks {
+		panic(fmt.Sprintf("kvcache: a sequence shares %d cached blocks but its block table holds %d", a.SharedBlocks, len(a.shared)))
+	}
 	for j := a.SharedBlocks - 1; j >= 0; j-- {
-		id := content.Block(j, m.blockSize)
-		i, ok := c.index.get(id, c.entries)
-		if !ok || c.entries[i].refs <= 0 {
-			panic(fmt.Sprintf("kvcache: releasing cached block %d (id %#x) that is not referenced", j, id))
-		}
+		i := a.shared[j]
 		e := &c.entries[i]
+		if e.refs <= 0 || !e.used {
+			panic(fmt.Sprintf("kvcache: releasing cached block %d (entry %d) that is not referenced", j, i))
+		}
 		e.refs--
 		c.refs--
 		if e.refs == 0 {
@@ -212,6 +219,7 @@ func (m *Manager) ReleasePrefix(a *Alloc, content *Content) {
 			c.evictable++
 		}
 	}
+	a.shared = a.shared[:0]
 	a.SharedBlocks = 0
 }
 
@@ -302,6 +310,14 @@ func (m *Manager) checkPrefix(live []Alloc) (cachedBlocks int, err error) {
 	shared := 0
 	for _, a := range live {
 		shared += a.SharedBlocks
+		if len(a.shared) != a.SharedBlocks {
+			return 0, fmt.Errorf("kvcache: a sequence shares %d cached blocks but its block table holds %d", a.SharedBlocks, len(a.shared))
+		}
+		for _, i := range a.shared {
+			if int(i) >= len(c.entries) || !c.entries[i].used || c.entries[i].refs <= 0 {
+				return 0, fmt.Errorf("kvcache: a sequence's block table names entry %d, which is not a referenced cached block", i)
+			}
+		}
 	}
 	if c.refs != shared {
 		return 0, fmt.Errorf("kvcache: cached blocks hold %d references, live sequences share %d blocks", c.refs, shared)

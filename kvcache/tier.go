@@ -141,7 +141,7 @@ func (m *Manager) take(t int, i int32) uint64 {
 // loadFromTier looks id up in the tiers and, when found, loads it into a
 // free GPU block (evicting an unreferenced GPU block if none is free) as a
 // cached entry referenced once. It reports whether it did.
-func (m *Manager) loadFromTier(id uint64) bool {
+func (m *Manager) loadFromTier(id uint64) (int32, bool) {
 	for t := range m.tiers {
 		tr := &m.tiers[t]
 		i, ok := tr.store.index.get(id, tr.store.entries)
@@ -149,7 +149,7 @@ func (m *Manager) loadFromTier(id uint64) bool {
 			continue
 		}
 		if m.free == 0 && m.evictable() == 0 {
-			return false // no GPU block to load it into
+			return 0, false // no GPU block to load it into
 		}
 		// Taken out before evicting, so the GPU block evicted to make room
 		// cannot push it further down.
@@ -159,14 +159,14 @@ func (m *Manager) loadFromTier(id uint64) bool {
 		}
 		m.free--
 		c := m.prefix
-		c.insert(id, 1)
+		e := c.insert(id, 1)
 		c.refs++
 		tr.loads++
 		m.tierLoads[t]++
 		m.acqTier[t]++
-		return true
+		return e, true
 	}
-	return false
+	return 0, false
 }
 
 // forget removes id from the tier holding it, if any: the GPU caches it

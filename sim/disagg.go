@@ -265,9 +265,9 @@ func (e *Engine) land() {
 	r := e.reps[t.to]
 	d.received[t.to]++
 	q := r.alloc()
-	slot := q.seq.Slot
+	slot, kv := q.seq.Slot, q.seq.KV.Recycle()
 	q.seq = t.seq
-	q.seq.Slot = slot
+	q.seq.Slot, q.seq.KV = slot, kv
 	q.arrival, q.seed, q.class, q.preemptions = t.arrival, t.seed, t.class, t.preemptions
 	q.output = t.seq.Output
 	if d.head == len(d.queue) {

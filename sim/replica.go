@@ -197,9 +197,9 @@ func (r *Replica) alloc() *request {
 
 func (r *Replica) release(q *request) {
 	slot, gaps, stalls, tok := q.seq.Slot, q.gaps[:0], q.stallList[:0], q.chunkTok[:0]
-	gc, gm := q.gapCause[:0], q.gapMixed[:0]
+	gc, gm, kv := q.gapCause[:0], q.gapMixed[:0], q.seq.KV.Recycle()
 	*q = request{gaps: gaps, stallList: stalls, chunkTok: tok, gapCause: gc, gapMixed: gm}
-	q.seq.Slot = slot
+	q.seq.Slot, q.seq.KV = slot, kv
 	r.free = append(r.free, slot)
 }
 
