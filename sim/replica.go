@@ -3,12 +3,12 @@ package sim
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"github.com/itlsim/itlsim/kvcache"
 	"github.com/itlsim/itlsim/scheduler"
 	"github.com/itlsim/itlsim/sim/cost"
 	"github.com/itlsim/itlsim/specdecode"
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // request is one active stream: the scheduler's view of it plus what the
@@ -73,10 +73,10 @@ type Replica struct {
 
 	// Server-side jitter: lognormal step noise and Poisson hiccups, each a
 	// stream of the replica's own.
-	noise      *rand.Rand
+	noise      *seed.Rand
 	noiseMu    float64
 	noiseSigma float64
-	hiccups    *rand.Rand
+	hiccups    *seed.Rand
 	hiccupNS   Time
 	nextHiccup Time
 
@@ -100,9 +100,11 @@ type Replica struct {
 }
 
 // newReplica builds replica index of a run seeded runSeed from its
-// resolved setup s. Replica 0 draws its noise and hiccups from the run's
-// own streams, so a one-replica cluster is exactly the plain run; replica
-// i > 0 from streams derived from the run seed and "replica-i".
+// resolved setup s. Its noise and hiccups are the streams "step-noise" and
+// "hiccups" under the replica's seed, the run seed's child
+// "replica/<index>" (see package seed): a plain run is replica 0, so a
+// one-replica cluster draws exactly what the plain run draws, and adding
+// replicas never shifts an existing replica's draws.
 func newReplica(index int, name, pool string, s *Setup, runSeed uint64, rec recorder) (*Replica, error) {
 	rec.replica = index
 	c := &s.Config
@@ -124,26 +126,20 @@ func newReplica(index int, name, pool string, s *Setup, runSeed uint64, rec reco
 	}
 	r := &Replica{index: int32(index), name: name, pool: pool, setup: s, sched: sched, kv: kv, cost: s.Cost, rec: rec}
 	r.onReject = r.rejectWaiting
-	seed := replicaSeed(runSeed, index)
+	rs := seed.Derive(runSeed, "replica", index)
 	if cv := c.Cost.NoiseCV; cv > 0 {
-		r.noise = newRand(seed, "step-noise")
+		noise := seed.Stream(rs, "step-noise")
+		r.noise = &noise
 		r.noiseSigma = math.Sqrt(math.Log1p(cv * cv))
 		r.noiseMu = -r.noiseSigma * r.noiseSigma / 2
 	}
 	if c.Cost.HiccupRatePerS > 0 && c.Cost.HiccupMS > 0 {
-		r.hiccups = newRand(seed, "hiccups")
+		hiccups := seed.Stream(rs, "hiccups")
+		r.hiccups = &hiccups
 		r.hiccupNS = FromMS(c.Cost.HiccupMS)
 		r.nextHiccup = r.hiccupGap()
 	}
 	return r, nil
-}
-
-// replicaSeed is the seed replica i's own streams derive from.
-func replicaSeed(runSeed uint64, i int) uint64 {
-	if i == 0 {
-		return runSeed
-	}
-	return Stream(runSeed, fmt.Sprintf("replica-%d", i))
 }
 
 func (r *Replica) hiccupGap() Time {
