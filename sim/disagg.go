@@ -11,6 +11,7 @@ import (
 	"github.com/itlsim/itlsim/scheduler"
 	"github.com/itlsim/itlsim/scheduler/router"
 	"github.com/itlsim/itlsim/sim/quantile"
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // Disaggregated prefill and decode (DistServe, Splitwise, llm-d P/D,
@@ -163,7 +164,7 @@ type routeGroup struct {
 
 // newDisagg builds the routers of a disaggregated cluster over the
 // replicas of each role.
-func newDisagg(s *Setup, reps []*Replica, infos []router.Replica, seed uint64) (*disagg, error) {
+func newDisagg(s *Setup, reps []*Replica, infos []router.Replica, runSeed uint64) (*disagg, error) {
 	cl := &s.Config.Cluster
 	d := &disagg{link: cl.KVLink.Resolved(), handedOff: make([]int, len(reps)), received: make([]int, len(reps))}
 	d.bitNS = 8 / d.link.Gbps
@@ -185,7 +186,7 @@ func newDisagg(s *Setup, reps []*Replica, infos []router.Replica, seed uint64) (
 			}
 		}
 		var err error
-		if g.g.router, err = router.New(g.rc, in, Stream(seed, g.name)); err != nil {
+		if g.g.router, err = router.New(g.rc, in, seed.Stream(runSeed, g.name)); err != nil {
 			return nil, err
 		}
 		g.g.policy = g.rc.Policy
@@ -296,7 +297,7 @@ func (r *Replica) takeOver(now Time, q *request) (start bool) {
 		q.specModel = r.setup.ClassSpec[q.class]
 	}
 	if q.specModel != nil {
-		q.specModel.Start(&q.spec, q.seed, q.seq.Output)
+		q.startSpec()
 	}
 	if dec := r.sched.Arrive(int64(now), &q.seq); dec.Verdict == scheduler.Reject {
 		r.reject(q, dec.Reason)

@@ -22,10 +22,11 @@
 // Time is [Time], integer nanoseconds since the run started. Simultaneous
 // events are ordered by (time, event class, sequence number), so a run is a
 // pure function of its configuration and seed. Every random draw comes from
-// a stream derived from the run seed and the drawing subsystem's name
-// ([Stream]), so adding a consumer never shifts another's draws; each
-// request carries its own seed, so every policy compared on a workload sees
-// the same requests with the same luck.
+// a stream named under the run seed by package seed ("workload",
+// "replica/<i>" then "step-noise" and "hiccups", "router"), so adding a
+// consumer never shifts another's draws; each request carries its own
+// seed, so every policy compared on a workload sees the same requests with
+// the same luck.
 //
 // The engine does no I/O, keeps no global state, and allocates nothing per
 // token or per step once its buffers have grown: a finished stream leaves

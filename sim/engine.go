@@ -6,6 +6,7 @@ import (
 	"github.com/itlsim/itlsim/kvcache"
 	"github.com/itlsim/itlsim/scheduler/router"
 	"github.com/itlsim/itlsim/workloads"
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // Engine runs one simulation: a clock, an event queue, the workload and
@@ -63,7 +64,7 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 	c := &s.Config
 	if src == nil {
 		var err error
-		if src, err = workloads.New(c.Workload, Stream(c.Seed, "workload")); err != nil {
+		if src, err = workloads.New(c.Workload, seed.Derive(c.Seed, "workload")); err != nil {
 			return nil, fmt.Errorf("workload: %w", err)
 		}
 	}
@@ -126,7 +127,7 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 	} else if len(e.reps) > 1 {
 		rc := c.Cluster.Router
 		var err error
-		if e.router, err = router.New(rc, infos, Stream(c.Seed, "router")); err != nil {
+		if e.router, err = router.New(rc, infos, seed.Stream(c.Seed, "router")); err != nil {
 			return nil, err
 		}
 		e.state.Loads = make([]router.Load, len(e.reps))

@@ -10,6 +10,7 @@ import (
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/cost"
 	"github.com/itlsim/itlsim/workloads"
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // linearConfig is the default scenario priced by a linear cost model whose
@@ -410,7 +411,7 @@ func TestSameRequestsAcrossPolicies(t *testing.T) {
 		return ks
 	}
 	cfg := smallDefault(200)
-	src, err := workloads.New(cfg.Workload, sim.Stream(cfg.Seed, "workload"))
+	src, err := workloads.New(cfg.Workload, seed.Derive(cfg.Seed, "workload"))
 	if err != nil {
 		t.Fatal(err)
 	}

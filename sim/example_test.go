@@ -37,6 +37,6 @@ func Example() {
 	fmt.Printf("worst TTFT %.2f ms\n", maxTTFT.MS())
 	// Output:
 	// finished 100 of 100 requests, 5000 output tokens
-	// gaps: median 3.10 ms, max 12.95 ms
-	// worst TTFT 17.60 ms
+	// gaps: median 3.10 ms, max 15.59 ms
+	// worst TTFT 17.13 ms
 }

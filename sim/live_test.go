@@ -6,6 +6,7 @@ import (
 
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/workloads"
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // liveLog records what an Observer sees.
@@ -61,7 +62,7 @@ func TestLiveDrivingMatchesARun(t *testing.T) {
 	}
 	want := batch.Run()
 
-	gen, err := workloads.New(cfg.Workload, sim.Stream(cfg.Seed, "workload"))
+	gen, err := workloads.New(cfg.Workload, seed.Derive(cfg.Seed, "workload"))
 	if err != nil {
 		t.Fatal(err)
 	}

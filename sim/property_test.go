@@ -14,6 +14,7 @@ import (
 	"github.com/itlsim/itlsim/sim/cost"
 	"github.com/itlsim/itlsim/specdecode"
 	"github.com/itlsim/itlsim/workloads"
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // propertySeeds is how many random scenarios TestProperties runs; each is
@@ -196,7 +197,7 @@ func checkProperties(t *testing.T, cfg sim.Config) {
 	if err != nil {
 		t.Fatalf("Resolve: %v", err)
 	}
-	src, err := workloads.New(cfg.Workload, sim.Stream(cfg.Seed, "workload"))
+	src, err := workloads.New(cfg.Workload, seed.Derive(cfg.Seed, "workload"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -342,7 +342,7 @@ func (rc *recorder) end(now Time, q *request, cancelAt Time) {
 			res.StreamsHit[c]++
 		}
 	}
-	if q.spec.FellBack {
+	if q.specModel != nil && q.spec.FellBack {
 		res.Spec.Fallbacks++
 	}
 	res.Streams = append(res.Streams, s)

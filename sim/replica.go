@@ -3,13 +3,13 @@ package sim
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/itlsim/itlsim/kvcache"
 	"github.com/itlsim/itlsim/scheduler"
 	"github.com/itlsim/itlsim/sim/cost"
 	"github.com/itlsim/itlsim/specdecode"
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // request is one active stream: the scheduler's view of it plus what the
@@ -46,7 +46,7 @@ type request struct {
 	stallList   []Stall    // the stalls, for timelines; reused with the slot
 	gapCause    []uint16   // each gap's causes (see noteGapCauses); kept only with a delivery path
 	gapMixed    []mixedGap // the gaps of more than one cause, in order; with a delivery path
-	spec        specdecode.Stream
+	spec        *specdecode.Stream // the speculation state while specModel is set; kept with the slot
 	output      int // the request's output tokens (a prefill replica's Seq asks for one)
 }
 
@@ -78,10 +78,10 @@ type Replica struct {
 
 	// Server-side jitter: lognormal step noise and Poisson hiccups, each a
 	// stream of the replica's own.
-	noise      *rand.Rand
+	noise      *seed.Rand
 	noiseMu    float64
 	noiseSigma float64
-	hiccups    *rand.Rand
+	hiccups    *seed.Rand
 	hiccupNS   Time
 	nextHiccup Time
 
@@ -108,9 +108,11 @@ type Replica struct {
 }
 
 // newReplica builds replica index of a run seeded runSeed from its
-// resolved setup s. Replica 0 draws its noise and hiccups from the run's
-// own streams, so a one-replica cluster is exactly the plain run; replica
-// i > 0 from streams derived from the run seed and "replica-i".
+// resolved setup s. Its noise and hiccups are the streams "step-noise" and
+// "hiccups" under the replica's seed, the run seed's child
+// "replica/<index>" (see package seed): a plain run is replica 0, so a
+// one-replica cluster draws exactly what the plain run draws, and adding
+// replicas never shifts an existing replica's draws.
 func newReplica(index int, name, pool string, s *Setup, runSeed uint64, rec recorder) (*Replica, error) {
 	rec.replica = index
 	c := &s.Config
@@ -132,26 +134,29 @@ func newReplica(index int, name, pool string, s *Setup, runSeed uint64, rec reco
 	}
 	r := &Replica{index: int32(index), name: name, pool: pool, setup: s, sched: sched, kv: kv, cost: s.Cost, rec: rec}
 	r.onReject = r.rejectWaiting
-	seed := replicaSeed(runSeed, index)
+	rs := seed.Derive(runSeed, "replica", index)
 	if cv := c.Cost.NoiseCV; cv > 0 {
-		r.noise = newRand(seed, "step-noise")
+		noise := seed.Stream(rs, "step-noise")
+		r.noise = &noise
 		r.noiseSigma = math.Sqrt(math.Log1p(cv * cv))
 		r.noiseMu = -r.noiseSigma * r.noiseSigma / 2
 	}
 	if c.Cost.HiccupRatePerS > 0 && c.Cost.HiccupMS > 0 {
-		r.hiccups = newRand(seed, "hiccups")
+		hiccups := seed.Stream(rs, "hiccups")
+		r.hiccups = &hiccups
 		r.hiccupNS = FromMS(c.Cost.HiccupMS)
 		r.nextHiccup = r.hiccupGap()
 	}
 	return r, nil
 }
 
-// replicaSeed is the seed replica i's own streams derive from.
-func replicaSeed(runSeed uint64, i int) uint64 {
-	if i == 0 {
-		return runSeed
+// startSpec starts q's speculation state under its model, in the slot's
+// buffer (allocated with the slot's first speculating request).
+func (q *request) startSpec() {
+	if q.spec == nil {
+		q.spec = new(specdecode.Stream)
 	}
-	return Stream(runSeed, fmt.Sprintf("replica-%d", i))
+	q.specModel.Start(q.spec, q.seed, q.seq.Output)
 }
 
 func (r *Replica) hiccupGap() Time {
@@ -198,7 +203,7 @@ func (r *Replica) alloc() *request {
 func (r *Replica) release(q *request) {
 	slot, gaps, stalls, tok := q.seq.Slot, q.gaps[:0], q.stallList[:0], q.chunkTok[:0]
 	gc, gm, kv := q.gapCause[:0], q.gapMixed[:0], q.seq.KV.Recycle()
-	*q = request{gaps: gaps, stallList: stalls, chunkTok: tok, gapCause: gc, gapMixed: gm}
+	*q = request{gaps: gaps, stallList: stalls, chunkTok: tok, gapCause: gc, gapMixed: gm, spec: q.spec}
 	q.seq.Slot, q.seq.KV = slot, kv
 	r.free = append(r.free, slot)
 }
@@ -250,7 +255,7 @@ func (r *Replica) admit(now Time, q *request) (start bool) {
 		q.specModel = r.setup.ClassSpec[q.class]
 	}
 	if q.specModel != nil {
-		q.specModel.Start(&q.spec, q.seed, q.seq.Output)
+		q.startSpec()
 	}
 	r.rec.res.Requests++
 	q.live = true
@@ -449,7 +454,7 @@ func (r *Replica) endStep(now Time) {
 			a := 0
 			if k := en.Tokens - 1; en.Decode && k > 0 {
 				qq := r.slots[en.Seq.Slot]
-				a = qq.specModel.Draw(&qq.spec, k)
+				a = qq.specModel.Draw(qq.spec, k)
 				drafted += k
 				rejected += k - a
 			}
@@ -529,7 +534,7 @@ func (r *Replica) endStep(now Time) {
 			}
 			st.DecodeEntries++
 			st.DecodeTokens += int64(n)
-			q.specModel.Record(&q.spec, k, n-1, n)
+			q.specModel.Record(q.spec, k, n-1, n)
 			r.emit(q, n, split)
 		} else {
 			sampled := en.Seq.Advance(en.Tokens)
@@ -596,7 +601,7 @@ func (r *Replica) sampled(q *request, en *scheduler.Entry, split *parts) {
 			r.rec.res.Spec.DecodeEntries++
 			r.rec.res.Spec.DecodeTokens++
 		}
-		spec.Record(&q.spec, 0, 0, 1)
+		spec.Record(q.spec, 0, 0, 1)
 	}
 	r.emit(q, 1, split)
 }
@@ -638,7 +643,7 @@ func (r *Replica) chooseDrafts() {
 		if off || !s.Decoding() {
 			continue
 		}
-		if q := r.slots[s.Slot]; q.specModel.Active(&q.spec) {
+		if q := r.slots[s.Slot]; q.specModel.Active(q.spec) {
 			s.Spec = max(0, min(cfg.K, s.Output-s.Generated-1))
 		}
 	}

@@ -40,42 +40,12 @@ func New(cfg Config) *Model { return &Model{cfg: cfg, acc: cfg.Acceptance} }
 // Config returns the model's configuration.
 func (m *Model) Config() Config { return m.cfg }
 
-// uniform returns a float in [0,1).
-func (s *Stream) uniform() float64 { return s.rng.Float64() }
-
-func (s *Stream) normal() float64 {
-	u1 := 1 - s.uniform() // (0,1]
-	u2 := s.uniform()
-	return math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*u2)
-}
-
-// gamma draws Gamma(shape, 1) (Marsaglia and Tsang).
-func (s *Stream) gamma(shape float64) float64 {
-	if shape < 1 {
-		return s.gamma(shape+1) * math.Pow(1-s.uniform(), 1/shape)
-	}
-	d := shape - 1.0/3
-	c := 1 / math.Sqrt(9*d)
-	for {
-		x := s.normal()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		u := 1 - s.uniform()
-		if math.Log(u) < 0.5*x*x+d-d*v+d*math.Log(v) {
-			return d * v
-		}
-	}
-}
-
 // geometric draws a phase length in tokens with the given mean (≥ 1).
 func (s *Stream) geometric(mean float64) int {
 	if mean <= 1 {
 		return 1
 	}
-	u := 1 - s.uniform()
+	u := s.rng.Open()
 	n := math.Ceil(math.Log(u) / math.Log(1-1/mean))
 	if !(n >= 1) {
 		return 1
@@ -87,16 +57,16 @@ func (s *Stream) geometric(mean float64) int {
 // Every configuration seeds the same stream from the request's seed, so
 // compared runs see the same acceptance luck.
 func (m *Model) Start(st *Stream, reqSeed uint64, output int) {
-	*st = Stream{rng: seed.FromState(reqSeed ^ 0x5be0cd19137e2179), output: max(output, 1)}
+	*st = Stream{rng: seed.Stream(reqSeed, "specdecode/acceptance"), output: max(output, 1)}
 	a := &m.acc
 	switch a.kind {
 	case Beta:
-		x, y := st.gamma(a.p[0]), st.gamma(a.p[1])
+		x, y := st.rng.Gamma(a.p[0]), st.rng.Gamma(a.p[1])
 		st.alpha = x / (x + y)
 	case Regime:
 		st.phaseLeft = st.geometric(a.p[2])
 	case OODShare:
-		st.ood = st.uniform() < a.p[2]
+		st.ood = st.rng.Float64() < a.p[2]
 	}
 }
 
@@ -129,7 +99,7 @@ func (m *Model) alpha(st *Stream, j int) float64 {
 // accepted in order until the first rejection.
 func (m *Model) Draw(st *Stream, k int) int {
 	for j := range k {
-		if st.uniform() >= m.alpha(st, j) {
+		if st.rng.Float64() >= m.alpha(st, j) {
 			return j
 		}
 	}

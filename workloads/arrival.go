@@ -3,8 +3,9 @@ package workloads
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
+
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // Names of the arrival processes, the values of Config.Arrival.
@@ -29,7 +30,7 @@ const (
 // i = 0, 1, 2, ... in order and returns non-decreasing times in ns
 // (operational time when a rate curve modulates the process).
 type arrivalProcess interface {
-	at(i int, r *rand.Rand) float64
+	at(i int, r *seed.Rand) float64
 }
 
 // arrivalSpec says what a process needs and builds it.
@@ -84,7 +85,7 @@ func DescribeArrival(name string) (string, bool) {
 
 // gapSampler draws inter-arrival gaps of mean 1.
 type gapSampler interface {
-	gap(r *rand.Rand) float64
+	gap(r *seed.Rand) float64
 }
 
 // renewal is a renewal process: independent gaps of mean gapNs. The first
@@ -96,7 +97,7 @@ type renewal struct {
 	t     float64
 }
 
-func (p *renewal) at(i int, r *rand.Rand) float64 {
+func (p *renewal) at(i int, r *seed.Rand) float64 {
 	if i > 0 {
 		p.t += p.gaps.gap(r) * p.gapNs
 	}
@@ -109,12 +110,12 @@ type constant struct {
 	gapNs float64
 }
 
-func (c constant) at(i int, _ *rand.Rand) float64 { return float64(i) * c.gapNs }
+func (c constant) at(i int, _ *seed.Rand) float64 { return float64(i) * c.gapNs }
 
 // exponentialGaps are the gaps of a Poisson process: one draw each.
 type exponentialGaps struct{}
 
-func (exponentialGaps) gap(r *rand.Rand) float64 { return r.ExpFloat64() }
+func (exponentialGaps) gap(r *seed.Rand) float64 { return r.ExpFloat64() }
 
 // gammaGaps are gamma-distributed with shape k and scale 1/k (mean 1,
 // CV 1/√k).
@@ -131,30 +132,7 @@ func newGammaGaps(cv, shape float64) (gammaGaps, error) {
 	return gammaGaps{k: k}, nil
 }
 
-func (g gammaGaps) gap(r *rand.Rand) float64 { return sampleGamma(r, g.k) / g.k }
-
-// sampleGamma draws a gamma variate of shape k and scale 1 by Marsaglia
-// and Tsang's method ("A simple method for generating gamma variables",
-// 2000), boosting k < 1 by k+1 and a uniform power.
-func sampleGamma(r *rand.Rand, k float64) float64 {
-	if k < 1 {
-		return sampleGamma(r, k+1) * math.Exp(-r.ExpFloat64()/k) // U^(1/k), U uniform
-	}
-	d := k - 1.0/3
-	c := 1 / math.Sqrt(9*d)
-	for {
-		x := r.NormFloat64()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		u := r.Float64()
-		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
-			return d * v
-		}
-	}
-}
+func (g gammaGaps) gap(r *seed.Rand) float64 { return r.Gamma(g.k) / g.k }
 
 // weibullGaps are Weibull-distributed with shape c and the scale that
 // makes the mean 1: 1/Γ(1+1/c).
@@ -172,7 +150,7 @@ func newWeibullGaps(cv, shape float64) (weibullGaps, error) {
 	return weibullGaps{c: c, scale: math.Exp(-lg)}, nil
 }
 
-func (w weibullGaps) gap(r *rand.Rand) float64 {
+func (w weibullGaps) gap(r *seed.Rand) float64 {
 	return w.scale * math.Pow(r.ExpFloat64(), 1/w.c)
 }
 

@@ -3,9 +3,10 @@ package workloads
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // gapStats returns the mean (s) and coefficient of variation of the
@@ -218,7 +219,7 @@ func TestCurveInverseMonotone(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", spec, err)
 		}
-		r := rand.New(rand.NewPCG(1, 1))
+		r := seed.Stream(1, "test", 1)
 		prev, u := 0.0, 0.0
 		for range 20000 {
 			u += r.ExpFloat64() * 1e7

@@ -3,9 +3,10 @@ package workloads
 import (
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"slices"
 	"strings"
+
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // Class is one named kind of traffic in a workload mix: its share of the
@@ -250,7 +251,7 @@ type classPicker struct {
 	classes []Class
 	in, out []Dist // loaded length distributions
 	cum     []float64
-	rng     *rand.Rand
+	rng     *seed.Rand
 }
 
 func newClassPicker(classes []Class, seed uint64) (*classPicker, error) {

@@ -103,3 +103,45 @@ func TestClosedLoopSource(t *testing.T) {
 		}
 	}
 }
+
+// A closed-loop user's think time after a request is that request's own
+// draw: two policies that end the same two requests in opposite orders
+// give each request the same think time after it (with one stream drawn in
+// completion order the two would swap), so a policy that reorders
+// completions does not reshuffle the think times.
+func TestClosedLoopThinkIsPerRequest(t *testing.T) {
+	c := DefaultConfig()
+	c.Arrival, c.Users, c.ThinkS, c.Requests = ArrivalClosed, 2, 1, 4
+	thinks := func(reversed bool) map[int]int64 {
+		src, err := New(c, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := src.(*closedLoop)
+		var a, b Request
+		l.Next(&a)
+		l.Next(&b)
+		order := []Request{a, b}
+		if reversed {
+			order = []Request{b, a}
+		}
+		got := map[int]int64{}
+		for k, q := range order {
+			u, end := l.active[q.ID], int64(5e9+k*1e9)
+			l.Done(q.ID, end)
+			for _, w := range l.ready {
+				if w.user == u {
+					got[q.ID] = w.at - end
+				}
+			}
+		}
+		return got
+	}
+	x, y := thinks(false), thinks(true)
+	if len(x) != 2 || x[0] == x[1] {
+		t.Fatalf("think times %v; want two different ones", x)
+	}
+	if x[0] != y[0] || x[1] != y[1] {
+		t.Errorf("think times by request: ends in one order %v, in the other %v", x, y)
+	}
+}

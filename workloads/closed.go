@@ -2,7 +2,8 @@ package workloads
 
 import (
 	"container/heap"
-	"math/rand/v2"
+
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // ArrivalClosed is the closed-loop arrival process: Users concurrent users,
@@ -52,7 +53,7 @@ func (h *userHeap) Pop() any {
 type closedLoop struct {
 	g       *generator
 	thinkNs float64
-	rng     *rand.Rand
+	seed    uint64 // the workload's seed
 	ready   userHeap
 	active  map[int]int32 // request id → user, while the request is in flight
 	limit   int           // requests to send; 0: bounded by horizon
@@ -62,21 +63,26 @@ type closedLoop struct {
 
 var _ Reactive = (*closedLoop)(nil)
 
-func newClosedLoop(c Config, seed uint64, g *generator) *closedLoop {
-	l := &closedLoop{g: g, thinkNs: c.ThinkS * 1e9, rng: stream(seed, "think"),
+func newClosedLoop(c Config, workloadSeed uint64, g *generator) *closedLoop {
+	l := &closedLoop{g: g, thinkNs: c.ThinkS * 1e9, seed: workloadSeed,
 		active: map[int]int32{}, limit: c.Requests, horizon: c.DurationS * 1e9}
 	for u := range c.Users {
 		// Users start staggered by one think time each, as if mid-session.
-		heap.Push(&l.ready, userAt{at: int64(l.think()), user: int32(u)})
+		heap.Push(&l.ready, userAt{at: int64(l.think(seed.Derive(l.seed, "user", u))), user: int32(u)})
 	}
 	return l
 }
 
-func (l *closedLoop) think() float64 {
+// think draws a think time from the stream "think" under parent: a user's
+// seed for its first, the ended request's seed for each later one, so a
+// request's think time is the same whichever policy served it and
+// whenever it ended.
+func (l *closedLoop) think(parent uint64) float64 {
 	if l.thinkNs <= 0 {
 		return 0
 	}
-	return l.rng.ExpFloat64() * l.thinkNs
+	r := seed.Stream(parent, "think")
+	return r.ExpFloat64() * l.thinkNs
 }
 
 func (l *closedLoop) full() bool { return l.limit > 0 && l.issued >= l.limit }
@@ -112,7 +118,7 @@ func (l *closedLoop) Done(id int, at int64) {
 		return
 	}
 	delete(l.active, id)
-	heap.Push(&l.ready, userAt{at: at + int64(l.think()), user: u})
+	heap.Push(&l.ready, userAt{at: at + int64(l.think(RequestSeed(l.seed, id))), user: u})
 }
 
 // Exhausted implements Reactive.

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // MaxLength is the largest token count a Dist can return or a spec can name.
@@ -277,7 +278,7 @@ func parseNumber(name, s string, min float64) (float64, error) {
 // Sample draws one length from r. It never returns less than 1 or more than
 // Max(). Each call consumes a fixed number of draws from r for a given kind
 // (none for fixed, one otherwise; NormFloat64 may itself loop internally).
-func (d Dist) Sample(r *rand.Rand) int {
+func (d Dist) Sample(r *seed.Rand) int {
 	switch d.kind {
 	case kindFixed:
 		return d.lo

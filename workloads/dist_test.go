@@ -3,10 +3,10 @@ package workloads
 import (
 	"encoding/json"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/itlsim/itlsim/workloads/seed"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -114,10 +114,10 @@ func TestDistSampleMean(t *testing.T) {
 	const n = 200_000
 	for _, spec := range specs {
 		d := MustParseDist(spec)
-		r := rand.New(rand.NewPCG(1, 2))
+		r := seed.Stream(1, "test", 2)
 		var sum, sumSq float64
 		for range n {
-			v := d.Sample(r)
+			v := d.Sample(&r)
 			if v < d.Min() || v > d.Max() {
 				t.Fatalf("%s: sample %d outside [%d, %d]", spec, v, d.Min(), d.Max())
 			}
@@ -147,7 +147,8 @@ func TestDistZero(t *testing.T) {
 			t.Error("Sample on the zero Dist did not panic")
 		}
 	}()
-	d.Sample(rand.New(rand.NewPCG(1, 2)))
+	r := seed.Stream(1, "test", 2)
+	d.Sample(&r)
 }
 
 func TestDistYAMLAndJSON(t *testing.T) {
@@ -219,9 +220,9 @@ func FuzzParseDist(f *testing.F) {
 		if m := d.Mean(); !(m >= float64(lo)-1e-6*float64(lo)) || !(m <= float64(hi)*(1+1e-9)) {
 			t.Fatalf("%q: Mean() = %v outside [%d, %d]", spec, m, lo, hi)
 		}
-		r := rand.New(rand.NewPCG(3, 4))
+		r := seed.Stream(3, "test", 4)
 		for range 16 {
-			if v := d.Sample(r); v < lo || v > hi {
+			if v := d.Sample(&r); v < lo || v > hi {
 				t.Fatalf("%q: Sample() = %d outside [%d, %d]", spec, v, lo, hi)
 			}
 		}

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 func parsePareto(d *Dist, args []string) error {
@@ -180,7 +181,7 @@ func (d Dist) Load() (Dist, error) {
 
 // sample draws one value: by inverse CDF (one uniform) or, for a file's
 // column, a uniformly chosen row (one draw).
-func (t *lengthTable) sample(r *rand.Rand) int {
+func (t *lengthTable) sample(r *seed.Rand) int {
 	if t.cum == nil {
 		return int(t.values[r.IntN(len(t.values))])
 	}

@@ -2,11 +2,12 @@ package workloads
 
 import (
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 func TestParseDistNewKinds(t *testing.T) {
@@ -71,11 +72,11 @@ func TestParetoAndTableMeans(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := rand.New(rand.NewPCG(7, 7))
+		r := seed.Stream(7, "test", 7)
 		var sum float64
 		const n = 400_000
 		for range n {
-			sum += float64(d.Sample(r))
+			sum += float64(d.Sample(&r))
 		}
 		if got := sum / n; math.Abs(got-tt.want)/tt.want > tt.tol {
 			t.Errorf("%s: sample mean %.1f, want %.1f ± %.0f%%", tt.spec, got, tt.want, 100*tt.tol)
@@ -84,9 +85,9 @@ func TestParetoAndTableMeans(t *testing.T) {
 	// A table draws each length with its probability.
 	d, _ := MustParseDist("table:128=0.5,512=0.3,2048=0.2").Load()
 	counts := map[int]int{}
-	r := rand.New(rand.NewPCG(1, 2))
+	r := seed.Stream(1, "test", 2)
 	for range 100_000 {
-		counts[d.Sample(r)]++
+		counts[d.Sample(&r)]++
 	}
 	for v, p := range map[int]float64{128: 0.5, 512: 0.3, 2048: 0.2} {
 		if got := float64(counts[v]) / 100_000; math.Abs(got-p) > 0.01 {
@@ -127,9 +128,9 @@ func TestEmpiricalDist(t *testing.T) {
 		if d.Min() != tt.min || d.Max() != tt.max || d.Mean() != tt.mean {
 			t.Errorf("%s: Min, Max, Mean = %d, %d, %g, want %d, %d, %g", tt.spec, d.Min(), d.Max(), d.Mean(), tt.min, tt.max, tt.mean)
 		}
-		r := rand.New(rand.NewPCG(1, 1))
+		r := seed.Stream(1, "test", 1)
 		for range 100 {
-			if v := d.Sample(r); v < tt.min || v > tt.max {
+			if v := d.Sample(&r); v < tt.min || v > tt.max {
 				t.Fatalf("%s: Sample() = %d", tt.spec, v)
 			}
 		}

@@ -34,13 +34,15 @@
 // tokens, as a benchmark client sending max_tokens with ignore_eos makes
 // it.
 //
-// Runs are reproducible: everything random comes from streams seeded from
-// the seed given to New and a stream name ("arrivals", "lengths",
-// "sample"), so the same Config and seed give the same requests, and
+// Runs are reproducible: everything random comes from streams named under
+// the seed given to New (seed.Stream: "arrivals", "lengths", "sample",
+// "classes", "sharing"; the engine passes its run seed's child
+// "workload"), so the same Config and seed give the same requests, and
 // changing the length distribution never moves an arrival. Each Request
-// carries its own Seed, RequestSeed(seed, ID), that depends on nothing
-// else, for subsystems that must give a request the same luck under every
-// policy.
+// carries its own Seed, RequestSeed(seed, ID), the child "request/<ID>",
+// that depends on nothing else, for subsystems that must give a request
+// the same luck under every policy; a closed-loop user's think time after
+// a request is drawn from that request's seed.
 //
 // Start reading at Config and DefaultConfig (config.go) and New
 // (generator.go); then the arrival processes (arrival.go) and rate curves

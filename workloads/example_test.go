@@ -26,9 +26,9 @@ func Example() {
 		fmt.Printf("request %d at %3d ms: %d in, %d out\n", r.ID, r.Arrival/1e6, r.InputTokens, r.OutputTokens)
 	}
 	// Output:
-	// request 0 at   0 ms: 512 in, 146 out
-	// request 1 at 250 ms: 512 in, 177 out
-	// request 2 at 500 ms: 512 in, 142 out
+	// request 0 at   0 ms: 512 in, 165 out
+	// request 1 at 250 ms: 512 in, 193 out
+	// request 2 at 500 ms: 512 in, 126 out
 }
 
 func ExampleParseDist() {

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"math/rand/v2"
+
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // maxArrivalNs caps arrival times far below the int64 limit; Validate keeps
@@ -23,7 +24,7 @@ type generator struct {
 	curve    curve // nil: constant rate
 	// arrivalRNG and lengthRNG are independent streams, so a change to how
 	// lengths are drawn never moves an arrival, and the other way round.
-	arrivalRNG, lengthRNG *rand.Rand
+	arrivalRNG, lengthRNG *seed.Rand
 	// limit is the number of requests, or 0 to stop at horizonNs.
 	limit     int
 	horizonNs float64

@@ -1,8 +1,6 @@
 package workloads
 
 import (
-	"math/rand/v2"
-
 	"github.com/itlsim/itlsim/workloads/seed"
 )
 
@@ -57,20 +55,21 @@ type Request struct {
 	// serving front end (sim.ServerConfig); 0: at Arrival. Latencies are
 	// measured from Arrival.
 	Ready int64
-	// Seed is this request's own seed, RequestSeed(run seed, ID). Subsystems
+	// Seed is this request's own seed, RequestSeed(workload seed, ID). Subsystems
 	// that draw per request (speculative acceptance, for one) seed from it,
 	// so every policy compared on a workload sees the same luck per request
 	// whatever order it serves them in.
 	Seed uint64
 }
 
-// Key is the request's content key for prefix caching: ContentKey, or a
-// mix of Seed and ID, unique per request, when it has none.
+// Key is the request's content key for prefix caching: ContentKey, or the
+// child "key/<ID>" of the request's Seed when it has none, unique per
+// request even among requests built by hand with one Seed.
 func (r *Request) Key() uint64 {
 	if r.ContentKey != 0 {
 		return r.ContentKey
 	}
-	return seed.Mix(r.Seed ^ seed.Mix(uint64(r.ID)+0x6b6579))
+	return seed.Derive(r.Seed, "key", r.ID)
 }
 
 // Source yields requests in non-decreasing arrival order. Next does not
@@ -105,17 +104,17 @@ func Collect(s Source, limit int) []Request {
 	return out
 }
 
-// RequestSeed returns the seed of request id in a workload generated with
-// runSeed: a SplitMix64 mix of the two. It depends on nothing else, so changing
-// lengths, rates or arrival processes never changes a request's seed.
-func RequestSeed(runSeed uint64, id int) uint64 {
-	return seed.Mix(runSeed ^ seed.Mix(uint64(id)))
+// RequestSeed returns the seed of request id in a workload seeded
+// workloadSeed: its child "request/<id>", seed.Derive(workloadSeed,
+// "request", id). It depends on nothing else, so changing lengths, rates
+// or arrival processes never changes a request's seed.
+func RequestSeed(workloadSeed uint64, id int) uint64 {
+	return seed.Derive(workloadSeed, "request", id)
 }
 
-// stream returns the random stream named name under runSeed. Streams with
-// different names are independent, so adding draws to one never shifts
-// another.
-func stream(runSeed uint64, name string) *rand.Rand {
-	s := seed.Mix(runSeed ^ seed.Hash(name))
-	return rand.New(rand.NewPCG(s, seed.Mix(s)))
+// stream returns the random stream named name under the workload's seed
+// (seed.Stream), on the heap for the sources that keep it.
+func stream(workloadSeed uint64, name string) *seed.Rand {
+	r := seed.Stream(workloadSeed, name)
+	return &r
 }

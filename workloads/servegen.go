@@ -8,11 +8,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // File name suffixes of a ServeGen client's two files.
@@ -81,7 +82,7 @@ type pmf struct {
 	cum    []float64 // cumulative probabilities; the last is 1
 }
 
-func (p *pmf) sample(r *rand.Rand) int {
+func (p *pmf) sample(r *seed.Rand) int {
 	u := r.Float64()
 	i, _ := slices.BinarySearch(p.cum, u)
 	for i < len(p.cum)-1 && p.cum[i] <= u {
@@ -427,7 +428,7 @@ func (m *ServeGen) Source(seed uint64) Source {
 type servegenSource struct {
 	m                 *ServeGen
 	seed              uint64
-	arrivals, lengths *rand.Rand
+	arrivals, lengths *seed.Rand
 	wi                int     // current window
 	t                 float64 // ns; < 0: the window has not started
 	started           bool

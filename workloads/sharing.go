@@ -3,7 +3,6 @@ package workloads
 import (
 	"container/heap"
 	"math"
-	"math/rand/v2"
 
 	"github.com/itlsim/itlsim/workloads/seed"
 )
@@ -101,7 +100,7 @@ type sharing struct {
 	src     Source
 	prefix  SharedPrefix
 	conv    Conversation
-	rng     *rand.Rand
+	rng     *seed.Rand
 	salt    uint64
 	waiting convHeap
 	started int
@@ -112,7 +111,7 @@ func withSharing(src Source, c Config, runSeed uint64) Source {
 		return src
 	}
 	return &sharing{src: src, prefix: c.SharedPrefix, conv: c.Conversation, rng: stream(runSeed, "sharing"),
-		salt: seed.Mix(runSeed ^ seed.Hash("content"))}
+		salt: seed.Derive(runSeed, "content")}
 }
 
 func (s *sharing) Next(r *Request) bool {
@@ -133,7 +132,7 @@ func (s *sharing) Next(r *Request) bool {
 	}
 	if s.prefix.on() && (s.prefix.Share == 0 || s.rng.Float64() < s.prefix.Share) {
 		g := s.rng.IntN(s.prefix.Groups)
-		r.SharedKey = seed.Mix(s.salt ^ seed.Mix(uint64(g)+1))
+		r.SharedKey = seed.Derive(s.salt, "shared-prefix", g)
 		r.SharedTokens = s.prefix.Tokens
 		r.InputTokens = min(r.InputTokens+s.prefix.Tokens, MaxLength)
 	}
@@ -159,7 +158,7 @@ func (s *sharing) nextTurn(r *Request) *conv {
 		// Too long: the conversation ends and this arrival starts another.
 	}
 	s.started++
-	return &conv{key: seed.Mix(s.salt ^ seed.Hash("conversation") ^ seed.Mix(uint64(s.started))), order: s.started}
+	return &conv{key: seed.Derive(s.salt, "conversation", s.started), order: s.started}
 }
 
 // record makes r a turn of c and schedules c's next turn, if any.

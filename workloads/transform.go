@@ -2,7 +2,8 @@ package workloads
 
 import (
 	"math"
-	"math/rand/v2"
+
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // transform applies Config's transformations to a source, in this order:
@@ -24,7 +25,7 @@ type transform struct {
 	sample     float64
 	capTokens  int
 	scale      float64
-	rng        *rand.Rand
+	rng        *seed.Rand
 	src        Source
 	next       int
 	done       bool

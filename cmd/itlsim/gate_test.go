@@ -105,12 +105,19 @@ func TestGateInjectedStalls(t *testing.T) {
 // directions; one with engine hiccups fails. (The default set also holds
 // the p99 of per-stream max gap, which is set by the few largest steps of
 // one run: different seeds draw different ones, a change of the offered
-// load the interval does not cover, so gates compare on one seed.)
+// load the interval does not cover, so gates compare on one seed.) The
+// second seed is 4: seed 2's 300 requests offer a heavier load than seed
+// 1's — 12.4k against 11.4k prompt tokens/s and 3.0k against 2.65k output
+// tokens/s (`itlsim run --requests 300 --seed 2`, input_tokens_per_s and
+// output_tokens_per_s) — and its tail is 40 % higher for that reason, a
+// real change; seed 4 offers seed 1's load within 1 % in prompt tokens
+// and 2.5 % in output tokens (11.3k, 2.59k), as two samples of one
+// workload should. (Seeds 3, 5 and 7 pass too.)
 func TestGateSeedNoisePasses(t *testing.T) {
 	dir := t.TempDir()
-	one, two, hic := filepath.Join(dir, "s1.json"), filepath.Join(dir, "s2.json"), filepath.Join(dir, "hiccup.json")
+	one, two, hic := filepath.Join(dir, "s1.json"), filepath.Join(dir, "s4.json"), filepath.Join(dir, "hiccup.json")
 	mustRunCLI(t, "run", "--requests", "300", "--json", one)
-	mustRunCLI(t, "run", "--requests", "300", "--seed", "2", "--json", two)
+	mustRunCLI(t, "run", "--requests", "300", "--seed", "4", "--json", two)
 	mustRunCLI(t, "run", "--requests", "300", "--hiccup-rate", "1", "--hiccup-ms", "400", "--json", hic)
 	for _, pair := range [][2]string{{one, two}, {two, one}} {
 		rep, r := gateReport(t, "--baseline", pair[0], "--candidate", pair[1], "--metric", "stream_p99_itl_p99,itl_goodput")
@@ -221,7 +228,11 @@ func TestGateExitCodes(t *testing.T) {
 	noStreams := filepath.Join(dir, "summary-only.json")
 	os.WriteFile(noStreams, []byte(`{"scenario": {}, "runs": [{"name": "x", "summary": {"requests": 5}, "streams": []}]}`), 0o644)
 	two := filepath.Join(dir, "two.json")
-	mustRunCLI(t, "run", "--requests", "30", "--policy", "chunked,prefill-first", "--json", two)
+	// 60 requests: with 30 the p99 over streams is the worst one or two,
+	// which the block bootstrap (blocks of about 10 streams) leaves out of
+	// enough resamples that the interval of prefill-first's change reaches
+	// below the tolerance although it is +94 %.
+	mustRunCLI(t, "run", "--requests", "60", "--policy", "chunked,prefill-first", "--json", two)
 	guide := filepath.Join("testdata", "analyze", "guidellm_v03.json")
 	cases := []struct {
 		args []string

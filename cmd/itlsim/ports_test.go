@@ -186,8 +186,13 @@ func TestStoryRecordThroughARouterMatchesRun(t *testing.T) {
 	realTime(t, func(t testing.TB) {
 		dir := t.TempDir()
 		recJSON, runJSON := filepath.Join(dir, "rec.json"), filepath.Join(dir, "run.json")
+		// Seed 4: its p90 of per-stream p99 ITL sits on a plateau (the 69th to
+		// 75th of 80 streams' p99 within 0.7 ms of 190 ms: one long step many
+		// streams share), so the few ms by which each request lands late do not
+		// move it. On seed 1 it falls on a slope (148 to 170 ms over those ranks),
+		// where a prompt landing a step later moves it beyond 10 %.
 		w := []string{"--requests", "80", "--rate", "40", "--arrival", "gamma", "--set", "workload.cv=4", "--output-len", "lognormal:64,64,16,256",
-			"--replicas", "2", "--router", "round-robin"}
+			"--replicas", "2", "--router", "round-robin", "--seed", "4"}
 		mustRunCLI(t, append([]string{"run", "--json", runJSON}, w...)...)
 		s := startServe(t, append([]string{"--time-scale", "0.5", "--exit-after", "80", "--format", "json"}, w...)...)
 		proxy := roundRobin(t, s.ports(t, 2))

@@ -15,8 +15,8 @@ import (
 
 	"github.com/itlsim/itlsim/cmd/itlsim/internal/record"
 	"github.com/itlsim/itlsim/reports/ingest"
-	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/workloads"
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 type recordOptions struct {
@@ -93,7 +93,7 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 	if err := cfg.Metrics.Validate(); err != nil {
 		return err
 	}
-	src, err := workloads.New(cfg.Workload, sim.Stream(cfg.Seed, "workload"))
+	src, err := workloads.New(cfg.Workload, seed.Derive(cfg.Seed, "workload"))
 	if err != nil {
 		return fmt.Errorf("workload: %w", err)
 	}

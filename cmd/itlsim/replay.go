@@ -314,17 +314,13 @@ func parseMS(s string) (float64, error) {
 	return v, nil
 }
 
-// streamSeed derives a stream's seed for one purpose from the replay seed,
-// the recording and the stream, so every compared mitigation sees the same
-// pauses and the same network draws.
-func streamSeed(runSeed, rec, stream uint64, purpose string) uint64 {
-	r := seed.New(runSeed ^ rec<<40 ^ stream)
-	x := r.Uint64()
-	for _, b := range []byte(purpose) {
-		x = (x ^ uint64(b)) * 0x100000001b3
-	}
-	r = seed.New(x)
-	return r.Uint64()
+// streamSeed is the seed of stream s of recording rec under the replay
+// seed, its child "recording/<rec>/stream/<s>" (see package seed); the
+// stream's injected pauses and its delivery draw from children of it, so
+// every compared mitigation sees the same pauses and the same network
+// draws.
+func streamSeed(replaySeed, rec uint64, s int) uint64 {
+	return seed.Derive(seed.Derive(replaySeed, "recording", int(rec)), "stream", s)
 }
 
 // replayRecording injects the planned pauses into every stream of rec and
@@ -360,7 +356,7 @@ func replayRecording(rec *ingest.Recording, recIdx uint64, plan pausePlan, mit m
 			exact = append(exact, t)
 		}
 		if plan.n > 0 && n > 1 {
-			r := seed.New(streamSeed(plan.seed, recIdx, uint64(si), "replay/pauses"))
+			r := seed.Stream(streamSeed(plan.seed, recIdx, si), "pauses")
 			for j := range plan.n {
 				gap := pauseGap(plan.at, j, plan.n, n-1, &r)
 				d := float64(plan.dist.SampleNS(&r))
@@ -380,7 +376,7 @@ func replayRecording(rec *ingest.Recording, recIdx uint64, plan pausePlan, mit m
 			chunks[0].At = arrival
 		}
 		mit.path.Deliver(&st, delivery.Request{
-			Seed: streamSeed(plan.seed, recIdx, uint64(si), "replay/delivery"), Arrival: arrival,
+			Seed: seed.Derive(streamSeed(plan.seed, recIdx, si), "delivery"), Arrival: arrival,
 			PromptTokens: s.InputTokens, Chunks: chunks,
 		}, &res)
 		losses += res.Losses

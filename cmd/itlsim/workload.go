@@ -18,6 +18,7 @@ import (
 	"github.com/itlsim/itlsim/sim/quantile"
 	"github.com/itlsim/itlsim/sim/scenario"
 	"github.com/itlsim/itlsim/workloads"
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 func newWorkloadCmd(temps *tempFiles) *cobra.Command {
@@ -67,7 +68,7 @@ func (o *sourceOptions) open(cmd *cobra.Command, source string) (workloads.Sourc
 	if err != nil {
 		return nil, cfg, err
 	}
-	src, err := workloads.New(cfg.Workload, sim.Stream(cfg.Seed, "workload"))
+	src, err := workloads.New(cfg.Workload, seed.Derive(cfg.Seed, "workload"))
 	if err != nil {
 		return nil, cfg, err
 	}
@@ -221,7 +222,7 @@ run leaves no partial file.
 			if err := files.check(); err != nil {
 				return err
 			}
-			src, err := workloads.New(cfg.Workload, sim.Stream(cfg.Seed, "workload"))
+			src, err := workloads.New(cfg.Workload, seed.Derive(cfg.Seed, "workload"))
 			if err != nil {
 				return err
 			}

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"runtime"
 	"slices"
 	"sync"
 
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/sim"
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // Options configure a gate.
@@ -237,10 +237,11 @@ func Compare(base, cand Sample, o Options) (Report, error) {
 			defer wg.Done()
 			rb, rc := newResample(base.Result, needGaps, rep.BaselineBlock), newResample(cand.Result, needGaps, rep.CandidateBlock)
 			for b := range next {
-				// Each resample draws from its own stream, so the report
-				// does not depend on which goroutine ran it.
-				rng := rand.New(rand.NewPCG(o.Seed, uint64(b)))
-				x, y := values(rb.draw(rng), base.ClassSLO), values(rc.draw(rng), cand.ClassSLO)
+				// Each resample draws from its own stream, "bootstrap/<b>"
+				// under the gate's seed, so the report does not depend on
+				// which goroutine ran it.
+				rng := seed.Stream(o.Seed, "bootstrap", b)
+				x, y := values(rb.draw(&rng), base.ClassSLO), values(rc.draw(&rng), cand.ClassSLO)
 				for i := range ms {
 					changes[i][b] = change(ms[i], x[i], y[i])
 				}
@@ -427,7 +428,7 @@ func dropGaps(ss []sim.MeasuredStream) []sim.MeasuredStream {
 // consecutive arrivals from uniform starts, wrapping around at the end,
 // until there are as many streams as the sample has. Failed requests (not
 // streams) keep their count.
-func (r *resample) draw(rng *rand.Rand) *sim.Result {
+func (r *resample) draw(rng *seed.Rand) *sim.Result {
 	n := len(r.src.Streams)
 	d := &r.dst
 	d.Requests, d.Finished, d.InputTokens, d.OutputTokens = 0, 0, 0, 0

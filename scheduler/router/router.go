@@ -142,16 +142,17 @@ func (c Config) UsesEngineState() bool {
 	return ok && e.engineState
 }
 
-// New builds the configured router for the given replicas; rnd seeds its
-// random choices.
-func New(c Config, replicas []Replica, rnd uint64) (Router, error) {
+// New builds the configured router for the given replicas; rnd is the
+// stream its random choices draw from (the engine's is the run seed's
+// "router", see package seed).
+func New(c Config, replicas []Replica, rnd seed.Rand) (Router, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
 	if len(replicas) == 0 {
 		return nil, errors.New("cluster: no replicas to route to")
 	}
-	return registry[c.Policy].new(c, replicas, seed.New(rnd)), nil
+	return registry[c.Policy].new(c, replicas, rnd), nil
 }
 
 // argmin returns the index of the smallest score, the lowest index among

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 func newFor(t *testing.T, policy string, n int) Router {
@@ -14,7 +16,7 @@ func newFor(t *testing.T, policy string, n int) Router {
 	for i := range reps {
 		reps[i] = Replica{KVTokens: 10000}
 	}
-	r, err := New(c, reps, 42)
+	r, err := New(c, reps, seed.Stream(42, "router"))
 	if err != nil {
 		t.Fatal(err)
 	}

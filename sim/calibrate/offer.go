@@ -100,11 +100,11 @@ func Requests(rec *ingest.Recording, o Offer, runSeed, outKey uint64) []workload
 		}
 		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(arrivals[a], arrivals[b]) })
 	case PoissonAt:
-		r := seed.New(runSeed ^ seed.Hash("validate-arrivals"))
+		r := seed.Stream(runSeed, "validate-arrivals")
 		var t float64
 		for i := range streams {
 			arrivals[i] = t
-			t += r.Exp() / o.Rate * 1e9
+			t += r.ExpFloat64() / o.Rate * 1e9
 		}
 	case ConstantAt:
 		for i := range streams {
@@ -117,7 +117,7 @@ func Requests(rec *ingest.Recording, o Offer, runSeed, outKey uint64) []workload
 		key := PromptKey(i, s.InputTokens)
 		reqs[k] = workloads.Request{ID: k, Arrival: int64(math.Round(arrivals[i])), InputTokens: max(1, s.InputTokens),
 			OutputTokens: max(1, s.OutputTokens), Seed: workloads.RequestSeed(runSeed, k),
-			ContentKey: key, OutputKey: seed.Mix(key ^ outKey)}
+			ContentKey: key, OutputKey: seed.Derive(outKey, "measured-output", i, s.InputTokens)}
 	}
 	return reqs
 }
@@ -125,7 +125,7 @@ func Requests(rec *ingest.Recording, o Offer, runSeed, outKey uint64) []workload
 // PromptKey is the content identity Requests gives the prompt at position
 // i of a measured file with n tokens.
 func PromptKey(i, n int) uint64 {
-	return seed.Mix(seed.Hash("measured-prompt") ^ seed.Mix(uint64(i)<<32|uint64(uint32(n))))
+	return seed.Derive(0, "measured-prompt", i, n)
 }
 
 // contentOf is the prefix-cache content Requests gives the prompt at

@@ -299,13 +299,13 @@ func (d *Dist) sampleMS(r *seed.Rand) float64 {
 	case kindUniform:
 		v = d.lo + (d.hi-d.lo)*r.Float64()
 	case kindExp:
-		v = d.a * r.Exp()
+		v = d.a * r.ExpFloat64()
 	case kindNormal:
-		v = d.a + d.b*r.Normal()
+		v = d.a + d.b*r.NormFloat64()
 	case kindLognormal:
-		v = math.Exp(d.mu + d.sigma*r.Normal())
+		v = math.Exp(d.mu + d.sigma*r.NormFloat64())
 	case kindPareto:
-		v = d.a * math.Exp(r.Exp()/d.b) // U^(−1/α) = e^(E/α) with E = −ln U exponential: no Pow
+		v = d.a * math.Exp(r.ExpFloat64()/d.b) // U^(−1/α) = e^(E/α) with E = −ln U exponential: no Pow
 	}
 	return min(max(v, d.lo), d.hi)
 }

@@ -74,7 +74,7 @@ func TestDistSamples(t *testing.T) {
 		{"pareto:1,1.1,50", math.NaN(), 1, 50},
 	} {
 		d := MustParseDist(c.spec)
-		r := seed.New(1)
+		r := seed.Stream(1, "test")
 		const n = 200_000
 		var sum float64
 		for range n {

@@ -106,9 +106,10 @@
 // # Determinism
 //
 // Each request carries its own seed; each mechanism draws from its own
-// SplitMix64 stream derived from it and the mechanism's name, so turning one
-// mechanism on never shifts another's draws, and the same request sees the
-// same luck in every compared run. Same seed and configuration, same result.
+// stream under it, seed.Stream(request seed, "delivery/latency") and
+// likewise delivery/loss, delivery/connection and delivery/frame, so
+// turning one mechanism on never shifts another's draws, and the same
+// request sees the same luck in every compared run. Same seed and configuration, same result.
 //
 // # Not modelled
 //

@@ -23,7 +23,7 @@ func FuzzParseDist(f *testing.F) {
 		if err != nil || again != d {
 			t.Fatalf("%q → %q does not round-trip: %v", spec, d.String(), err)
 		}
-		r := seed.New(uint64(len(spec)))
+		r := seed.Stream(uint64(len(spec)), "fuzz")
 		for range 100 {
 			v := d.sampleMS(&r)
 			if !(v >= 0 && v <= MaxMS) || math.IsNaN(v) {

@@ -134,8 +134,6 @@ type Path struct {
 	backupChunk      int
 	backupOverheadNS int64
 	sameModel        bool
-
-	salts [numStreams]uint64
 }
 
 // The per-request random streams, one per mechanism.
@@ -201,9 +199,6 @@ func New(cfg Config) (*Path, error) {
 		p.backupChunk = b.MaxNumBatchedTokens - b.Batch
 		p.backupOverheadNS = msToNS(b.TTFTOverheadMS)
 		p.sameModel = f.PrimaryModel != "" && strings.EqualFold(f.PrimaryModel, b.Model)
-	}
-	for i, name := range streamNames {
-		p.salts[i] = seed.Mix(seed.Hash(name))
 	}
 	return p, nil
 }
@@ -329,10 +324,12 @@ func (p *Path) Deliver(st *Stream, req Request, out *Result) {
 	if req.CancelledAt != 0 && req.CancelledAt < last {
 		panic(fmt.Sprintf("delivery: stream cancelled at %d ns, before its last chunk at %d ns", req.CancelledAt, last))
 	}
-	st.lat = streamFor(req.Seed, p.salts[streamLatency])
-	st.loss = streamFor(req.Seed, p.salts[streamLoss])
-	st.conn = streamFor(req.Seed, p.salts[streamConnection])
-	st.frame = streamFor(req.Seed, p.salts[streamFrame])
+	// One stream per mechanism under the request's seed, so turning one
+	// mechanism on or off never shifts another's draws.
+	st.lat = seed.Stream(req.Seed, streamNames[streamLatency])
+	st.loss = seed.Stream(req.Seed, streamNames[streamLoss])
+	st.conn = seed.Stream(req.Seed, streamNames[streamConnection])
+	st.frame = seed.Stream(req.Seed, streamNames[streamFrame])
 
 	p.failover(st, &req, out)
 	p.flush(st)

@@ -274,7 +274,7 @@ func (p *Path) lossDelay(st *Stream, out *Result) int64 {
 
 // dropInterval draws the time to the next connection drop, ns.
 func (p *Path) dropInterval(r *seed.Rand) int64 {
-	return int64(min(r.Exp()/p.dropPerNS, 1e17))
+	return int64(min(r.ExpFloat64()/p.dropPerNS, 1e17))
 }
 
 // horizonFactor sets how fast the smoothing buffer corrects its depth: a

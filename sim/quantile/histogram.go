@@ -17,8 +17,8 @@ const maxExp = 44
 // sample in it, with numpy's linear interpolation between ranks, so they are
 // within that relative error of the exact result.
 //
-// Recording is O(1); the buckets of one power-of-two range (a group of
-// 2^Bits) are allocated when the first sample falls in it, so a histogram
+// Recording is O(1); above eagerBits, the buckets of one power-of-two range
+// (a group of 2^Bits) are allocated when the first sample falls in it, so a histogram
 // of latencies holds the few ranges they span (a cluster keeps dozens of
 // histograms per replica), and recording never allocates once they are.
 // Two histograms with the same Bits merge by adding counts, so results of
@@ -39,8 +39,22 @@ func NewHistogram(bits uint) *Histogram {
 	if bits < 1 || bits > 16 {
 		panic(fmt.Sprintf("quantile: histogram bits %d outside [1,16]", bits))
 	}
-	return &Histogram{Bits: bits, groups: make([][]uint64, maxExp-int(bits)+1)}
+	h := &Histogram{Bits: bits, groups: make([][]uint64, maxExp-int(bits)+1)}
+	if bits <= eagerBits {
+		// Small enough to hold whole: one allocation, and no other later.
+		all := make([]uint64, h.buckets())
+		for g := range h.groups {
+			h.groups[g] = all[g<<bits : (g+1)<<bits : (g+1)<<bits]
+		}
+	}
+	return h
 }
+
+// eagerBits is the resolution up to which a histogram allocates every
+// group at once (at 6 bits, 20 KB): time-series buckets come and go by the
+// thousand, and allocating their groups one by one would make allocations
+// grow with the run.
+const eagerBits = 6
 
 // buckets is the number of buckets.
 func (h *Histogram) buckets() int { return len(h.groups) << h.Bits }

@@ -77,8 +77,8 @@ var (
 		func(y float64) float64 { return -math.Log(y) })
 )
 
-// Normal returns a standard normal draw.
-func (r *Rand) Normal() float64 {
+// NormFloat64 returns a standard normal draw.
+func (r *Rand) NormFloat64() float64 {
 	z := zigNormal
 	for {
 		u := r.Uint64()
@@ -114,8 +114,8 @@ func (r *Rand) normalSlow(z *ziggurat, i uint64, x float64) (float64, bool) {
 	return x, y < math.Exp(-x*x/2)
 }
 
-// Exp returns a draw of the unit exponential distribution.
-func (r *Rand) Exp() float64 {
+// ExpFloat64 returns a draw of the unit exponential distribution.
+func (r *Rand) ExpFloat64() float64 {
 	z := zigExp
 	var base float64 // the tail is the distribution again, shifted by R
 	for {

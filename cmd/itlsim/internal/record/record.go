@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/itlsim/itlsim/workloads"
+	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // Endpoints record can send to.
@@ -481,7 +481,7 @@ func firstLine(s string) string {
 // its output length as max_tokens with ignore_eos (as vLLM's benchmarks
 // send it), streamed with usage.
 func (r *recorder) body(q *workloads.Request) []byte {
-	prompt := Prompt(workloads.RequestSeed(r.o.Seed, q.ID), q.InputTokens)
+	prompt := Prompt(q.Seed, q.InputTokens)
 	m := map[string]any{
 		"model":      r.o.Model,
 		"max_tokens": q.OutputTokens,
@@ -504,10 +504,11 @@ func (r *recorder) body(q *workloads.Request) []byte {
 }
 
 // Prompt synthesises a prompt of n words, one token each in the usual
-// tokenizers (common short English words), drawn from seed so prompts
-// differ and a server's prefix cache does not share them by accident.
-func Prompt(seed uint64, n int) string {
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+// tokenizers (common short English words), drawn from the stream "prompt"
+// under the request's seed so prompts differ and a server's prefix cache
+// does not share them by accident.
+func Prompt(reqSeed uint64, n int) string {
+	rng := seed.Stream(reqSeed, "prompt")
 	var b strings.Builder
 	b.Grow(n * 5)
 	for i := range n {

@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"time"
 
 	"github.com/itlsim/itlsim/scheduler"
@@ -71,7 +70,7 @@ type driver struct {
 	t0      time.Time
 	seed    uint64
 	outLen  workloads.Dist
-	lenRand *rand.Rand
+	lenRand seed.Rand
 	asks    chan ask
 	aborts  chan int
 	live    map[int]*stream // requests whose end has not been seen
@@ -103,8 +102,7 @@ func newDriver(setup *sim.Setup, scale float64, m []*metrics, sink sim.TimelineS
 	if d.outLen.IsZero() { // a trace scenario: lengths came from the file
 		d.outLen = workloads.DefaultConfig().OutputLen
 	}
-	s := sim.Stream(c.Seed, "serve/output-len")
-	d.lenRand = rand.New(rand.NewPCG(s, seed.Mix(s)))
+	d.lenRand = seed.Stream(c.Seed, "serve/output-len")
 	eng.SetObserver(d)
 	if sink != nil {
 		eng.SetTimelineSink(sink)
@@ -189,7 +187,7 @@ func (d *driver) abort(id int) {
 // admit queues a request at the simulated now and wakes the engine; its
 // arrival is processed at once by run.
 func (d *driver) admit(a ask) {
-	out := d.outLen.Sample(d.lenRand)
+	out := d.outLen.Sample(&d.lenRand)
 	switch {
 	case a.maxTokens > 0 && a.ignoreEOS:
 		out = a.maxTokens
