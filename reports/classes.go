@@ -68,11 +68,11 @@ func ClassSummaries(r *sim.Result, cfg sim.Config) map[string]*Summary {
 			sub.Position[i] = r.Position[i] // not used by Summarize; keeps the value well-formed
 			sub.PositionPerToken[i] = r.PositionPerToken[i]
 		}
-		for _, st := range r.Streams {
+		for _, st := range r.Streams.All() {
 			if int(st.Class) != k {
 				continue
 			}
-			sub.Streams = append(sub.Streams, st)
+			sub.Streams.Append(*st)
 			sub.Requests++
 			if st.Status == sim.StatusFinished {
 				sub.Finished++

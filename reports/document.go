@@ -262,7 +262,7 @@ func (r *Run) AddServerView(server *sim.Result) {
 
 // StreamRows lists every request's summary ordered by request id.
 func StreamRows(r *sim.Result) []StreamRow {
-	rows := make([]StreamRow, 0, len(r.Streams))
+	rows := make([]StreamRow, 0, r.Streams.Len())
 	_ = EachStreamRow(r, func(row *StreamRow) error {
 		c := *row
 		c.StallCauses = append([]string{}, row.StallCauses...) // the row's buffer is reused
@@ -277,15 +277,15 @@ func StreamRows(r *sim.Result) []StreamRow {
 // requests' rows without holding them. The row is valid only during the
 // call.
 func EachStreamRow(r *sim.Result, fn func(*StreamRow) error) error {
-	order := make([]int32, len(r.Streams))
+	order := make([]int32, r.Streams.Len())
 	for i := range order {
 		order[i] = int32(i)
 	}
-	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(r.Streams[a].ID, r.Streams[b].ID) })
+	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(r.Streams.At(int(a)).ID, r.Streams.At(int(b)).ID) })
 	causes := []string{} // reused row to row; never nil, so an empty list is [] in JSON
 	for _, k32 := range order {
 		k := int(k32)
-		st := &r.Streams[k]
+		st := r.Streams.At(k)
 		row := StreamRow{
 			ID: st.ID, Status: st.Status.String(), ArrivalS: st.Arrival.Seconds(),
 			InputTokens: st.InputTokens, OutputTokens: st.OutputTokens,

@@ -370,8 +370,8 @@ func SummarizeWith(r *sim.Result, m sim.MetricsConfig, o Options) Summary {
 	var ttft, tpot, e2el, p50, p99, maxGap, jitter, qoe, fluid, rate, tps []float64
 	good, sloGood, unstable, stalled, preempted := 0, 0, 0, 0, 0
 	theta := m.ITLGoodputMS * 1e6
-	for i := range r.Streams {
-		st := &r.Streams[i]
+	for i := range r.Streams.Len() {
+		st := r.Streams.At(i)
 		// A stream the failover watchdog cancelled (server view) counts with
 		// the silence it ended in as its last wait (sim.StatusCancelled).
 		if st.Status != sim.StatusFinished && st.Status != sim.StatusCancelled {
@@ -533,8 +533,8 @@ func SummarizeWith(r *sim.Result, m sim.MetricsConfig, o Options) Summary {
 		s.StallMSByCause[c.String()] = ms(float64(r.StallTime[c]))
 		s.StallStreamsByCause[c.String()] = share(r.StreamsHit[c], served)
 	}
-	for i := range r.Streams {
-		s.Stalls += r.Streams[i].Stalls
+	for i := range r.Streams.Len() {
+		s.Stalls += r.Streams.At(i).Stalls
 	}
 	s.stability(r)
 	return s
@@ -585,8 +585,8 @@ func finite(v float64) float64 {
 func (s *Summary) stability(r *sim.Result) {
 	s.Stable = true
 	first, last, n := sim.Time(0), sim.Time(0), 0
-	for i := range r.Streams {
-		st := &r.Streams[i]
+	for i := range r.Streams.Len() {
+		st := r.Streams.At(i)
 		if st.Status == sim.StatusRejected {
 			continue
 		}
@@ -602,8 +602,8 @@ func (s *Summary) stability(r *sim.Result) {
 	mid := first + (last-first)/2
 	arrived, done := 0, 0
 	var busy float64 // Σ time in flight within [mid, last], ns
-	for i := range r.Streams {
-		st := &r.Streams[i]
+	for i := range r.Streams.Len() {
+		st := r.Streams.At(i)
 		if st.Status == sim.StatusRejected {
 			continue
 		}

@@ -14,7 +14,7 @@ func TestServerFrontEnd(t *testing.T) {
 		cfg.Server = sim.ServerConfig{RequestOverheadMS: fixed, SerialMSPerRequest: serial}
 		res := replay(t, cfg, req(0, 16, 2), req(0, 16, 2), req(0, 16, 2)).Run()
 		var out []sim.Time
-		for _, s := range res.Streams {
+		for _, s := range res.Streams.All() {
 			out = append(out, s.TTFT)
 		}
 		return out

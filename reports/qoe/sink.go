@@ -76,8 +76,8 @@ func (s *Sink) Stream(t *sim.Timeline) {
 
 // Apply writes each scored stream's scores into r.Streams.
 func (s *Sink) Apply(r *sim.Result) {
-	for i := range r.Streams {
-		st := &r.Streams[i]
+	for i := range r.Streams.Len() {
+		st := r.Streams.At(i)
 		k, ok := s.get(st.ID)
 		if !ok || st.Status == sim.StatusRejected {
 			continue
