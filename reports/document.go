@@ -153,7 +153,9 @@ func NewRun(name string, overrides map[string]string, cfg sim.Config, r *sim.Res
 
 // NewRunOptions is NewRun that leaves Streams empty unless withStreams:
 // a million-request run's per-stream rows are only built when a file or
-// stdout needs them.
+// stdout needs them. The run keeps r (its writers stream r's rows, its
+// summaries draw a population from r when asked for a percentile they do
+// not show): r must not change afterwards.
 func NewRunOptions(name string, overrides map[string]string, cfg sim.Config, r *sim.Result, withStreams bool) Run {
 	if overrides == nil {
 		overrides = map[string]string{}
@@ -162,14 +164,14 @@ func NewRunOptions(name string, overrides map[string]string, cfg sim.Config, r *
 		Name:          name,
 		Overrides:     overrides,
 		Config:        cfg,
-		Summary:       SummarizeWith(r, cfg.Metrics, Options{ClassSLO: ClassSLOs(r, cfg)}),
+		Summary:       SummarizeWith(r, cfg.Metrics, Options{ClassSLO: ClassSLOs(r, cfg), FromResult: true}),
 		Streams:       []StreamRow{},
 		Timeseries:    Timeseries(r),
 		ITLByPosition: ITLByPosition(r),
 		WorstStreams:  WorstStreams(r),
 	}
 	run.VLLM = vllmBlock(&run.Summary, r.Pooled)
-	run.Summary.ByClass = ClassSummaries(r, cfg)
+	run.Summary.ByClass = classSummaries(r, cfg, true)
 	run.Classes = run.Summary.ByClass
 	run.src = r
 	if withStreams {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -323,7 +322,7 @@ func noteIdentical(w io.Writer, runs []reports.Run) {
 		}
 		var group []string
 		for j := i + 1; j < len(runs); j++ {
-			if !same[j] && reflect.DeepEqual(runs[i].Summary, runs[j].Summary) {
+			if !same[j] && runs[i].Summary.Equal(&runs[j].Summary) {
 				same[j] = true
 				group = append(group, reports.Printable(runs[j].Name))
 			}
