@@ -198,7 +198,7 @@ func (s ScoreSummary) MarshalJSON() ([]byte, error) {
 	}{Below: s.Below})
 }
 
-func scoreSummary(sorted []float64, rates []float64) ScoreSummary {
+func scoreSummary(sorted []float64) ScoreSummary {
 	out := ScoreSummary{N: len(sorted), Below: ScoreBelow}
 	if len(sorted) == 0 {
 		return out
@@ -207,10 +207,6 @@ func scoreSummary(sorted []float64, rates []float64) ScoreSummary {
 	out.Mean, out.P10, out.P50 = d.Mean, d.Q[0].V, d.Q[1].V
 	below, _ := slices.BinarySearch(sorted, ScoreBelow)
 	out.BelowShare = float64(below) / float64(len(sorted))
-	if len(rates) > 0 {
-		r := distOf(rates, []float64{10, 50})
-		out.FluidRateP10, out.FluidRateP50 = r.Q[0].V, r.Q[1].V
-	}
 	return out
 }
 
@@ -441,9 +437,12 @@ func summarize(r *sim.Result, set streamSet, m sim.MetricsConfig, o Options) Sum
 	s.StreamMaxGap = distOf(sorted(PopStreamMaxGap), ps)
 	s.StreamJitter = distOf(sorted(PopJitter), ps)
 	s.TokensPerSPerUser = distOf(sorted(PopTokensPerSPerUser), ps)
-	s.QoE = scoreSummary(sorted(PopQoE), nil)
-	fluid := slices.Clone(sorted(PopFluidity))
-	s.Fluidity = scoreSummary(fluid, sorted(popFluidRate))
+	s.QoE = scoreSummary(sorted(PopQoE))
+	s.Fluidity = scoreSummary(sorted(PopFluidity)) // its fluid rates next, in the same buffer
+	if rates := sorted(popFluidRate); len(rates) > 0 {
+		d := distOf(rates, []float64{10, 50})
+		s.Fluidity.FluidRateP10, s.Fluidity.FluidRateP50 = d.Q[0].V, d.Q[1].V
+	}
 	pp.single = s.SingleChunkStreams
 	if r.Measured != nil {
 		var gaps []float64

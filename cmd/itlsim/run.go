@@ -601,6 +601,9 @@ func simulate(variants []scenario.Variant, withStreams bool, timelines *outFile,
 	runs, _ := study.Map(len(variants), study.Workers(0), func(i int) (reports.Run, error) {
 		res := engines[i].Run()
 		sinks[i].Apply(res)
+		// The scores are in the summaries now: let the sink's go.
+		engines[i].SetTimelineSink(nil)
+		sinks[i] = nil
 		v := variants[i]
 		ov := map[string]string{}
 		for _, o := range v.Overrides {
