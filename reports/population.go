@@ -34,7 +34,6 @@ const (
 const (
 	popStreamP50ITL = numPops + iota // ms, each stream's median gap
 	popFluidRate                     // tokens/s, each scored stream's fluid token rate
-	numAllPops
 )
 
 // streamSet is the streams a summary covers: the result's, or those of
@@ -122,13 +121,16 @@ type populations struct {
 	pooled *quantile.Histogram // simulations: pooled ITL in ns (PopITL's sorted is nil)
 	single int                 // streams of one chunk (no gaps: good for ITL goodput)
 
-	// sorted holds the kept populations; with set.r non-nil, those drawn
-	// again from set on first use (guarded by mu: summaries are read from
-	// several goroutines).
+	// sorted holds the kept populations. With set.r non-nil they are not
+	// kept: a population is drawn again from set when asked, into drawn,
+	// which holds the last one drawn (guarded by mu: summaries are read
+	// from several goroutines).
 	mu      sync.Mutex
 	sorted  [numPops][]float64
 	set     streamSet
 	gapless bool
+	drawn   []float64
+	last    Population // drawn's population; valid when drawn is not nil
 }
 
 // with calls fn with p's sorted population (empty when unknown); fn must
@@ -138,9 +140,12 @@ func (pp *populations) with(p Population, fn func(sorted []float64)) {
 	defer pp.mu.Unlock()
 	v := pp.sorted[p]
 	if v == nil && pp.set.r != nil && p != PopITL {
-		v = pp.set.fill(p, pp.gapless, []float64{})
-		slices.Sort(v)
-		pp.sorted[p] = v
+		if pp.drawn == nil || pp.last != p {
+			pp.drawn = pp.set.fill(p, pp.gapless, pp.drawn[:0])
+			slices.Sort(pp.drawn)
+			pp.last = p
+		}
+		v = pp.drawn
 	}
 	fn(v)
 }
