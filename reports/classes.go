@@ -57,6 +57,11 @@ func ClassQoEs(cfg sim.Config) []sim.QoE {
 // stall time by cause, steps, swap) are kept for the whole run only and
 // are zero here. nil when the run has no classes.
 func ClassSummaries(r *sim.Result, cfg sim.Config) map[string]*Summary {
+	return classSummaries(r, cfg, false)
+}
+
+// classSummaries is ClassSummaries; fromResult as Options.FromResult.
+func classSummaries(r *sim.Result, cfg sim.Config, fromResult bool) map[string]*Summary {
 	if len(r.ClassNames) == 0 || r.Measured != nil {
 		return nil
 	}
@@ -68,11 +73,9 @@ func ClassSummaries(r *sim.Result, cfg sim.Config) map[string]*Summary {
 			sub.Position[i] = r.Position[i] // not used by Summarize; keeps the value well-formed
 			sub.PositionPerToken[i] = r.PositionPerToken[i]
 		}
-		for _, st := range r.Streams {
-			if int(st.Class) != k {
-				continue
-			}
-			sub.Streams = append(sub.Streams, st)
+		// sub holds the class's counters; its streams are r's of the class.
+		set := streamSet{r: r, class: k}
+		set.each(func(_ int, st *sim.StreamSummary) {
 			sub.Requests++
 			if st.Status == sim.StatusFinished {
 				sub.Finished++
@@ -81,12 +84,12 @@ func ClassSummaries(r *sim.Result, cfg sim.Config) map[string]*Summary {
 			} else {
 				sub.Rejected[st.Reject]++
 			}
-		}
+		})
 		m := cfg.Metrics
 		if !limits[k].IsZero() {
 			m.SLO = limits[k]
 		}
-		s := Summarize(sub, m)
+		s := summarize(sub, set, m, Options{FromResult: fromResult})
 		s.SLOLimits = fmt.Sprintf("ttft_ms=%g tpot_ms=%g e2el_ms=%g", m.SLO.TTFTMS, m.SLO.TPOTMS, m.SLO.E2ELMS)
 		if m.SLO.StreamP99ITLMS > 0 || m.SLO.StreamMaxGapMS > 0 {
 			s.SLOLimits += fmt.Sprintf(" stream_p99_itl_ms=%g stream_max_gap_ms=%g", m.SLO.StreamP99ITLMS, m.SLO.StreamMaxGapMS)

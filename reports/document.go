@@ -153,7 +153,9 @@ func NewRun(name string, overrides map[string]string, cfg sim.Config, r *sim.Res
 
 // NewRunOptions is NewRun that leaves Streams empty unless withStreams:
 // a million-request run's per-stream rows are only built when a file or
-// stdout needs them.
+// stdout needs them. The run keeps r (its writers stream r's rows, its
+// summaries draw a population from r when asked for a percentile they do
+// not show): r must not change afterwards.
 func NewRunOptions(name string, overrides map[string]string, cfg sim.Config, r *sim.Result, withStreams bool) Run {
 	if overrides == nil {
 		overrides = map[string]string{}
@@ -162,14 +164,14 @@ func NewRunOptions(name string, overrides map[string]string, cfg sim.Config, r *
 		Name:          name,
 		Overrides:     overrides,
 		Config:        cfg,
-		Summary:       SummarizeWith(r, cfg.Metrics, Options{ClassSLO: ClassSLOs(r, cfg)}),
+		Summary:       SummarizeWith(r, cfg.Metrics, Options{ClassSLO: ClassSLOs(r, cfg), FromResult: true}),
 		Streams:       []StreamRow{},
 		Timeseries:    Timeseries(r),
 		ITLByPosition: ITLByPosition(r),
 		WorstStreams:  WorstStreams(r),
 	}
 	run.VLLM = vllmBlock(&run.Summary, r.Pooled)
-	run.Summary.ByClass = ClassSummaries(r, cfg)
+	run.Summary.ByClass = classSummaries(r, cfg, true)
 	run.Classes = run.Summary.ByClass
 	run.src = r
 	if withStreams {
@@ -263,7 +265,7 @@ func (r *Run) AddServerView(server *sim.Result) {
 
 // StreamRows lists every request's summary ordered by request id.
 func StreamRows(r *sim.Result) []StreamRow {
-	rows := make([]StreamRow, 0, len(r.Streams))
+	rows := make([]StreamRow, 0, r.Streams.Len())
 	_ = EachStreamRow(r, func(row *StreamRow) error {
 		c := *row
 		c.StallCauses = append([]string{}, row.StallCauses...) // the row's buffer is reused
@@ -278,15 +280,15 @@ func StreamRows(r *sim.Result) []StreamRow {
 // requests' rows without holding them. The row is valid only during the
 // call.
 func EachStreamRow(r *sim.Result, fn func(*StreamRow) error) error {
-	order := make([]int32, len(r.Streams))
+	order := make([]int32, r.Streams.Len())
 	for i := range order {
 		order[i] = int32(i)
 	}
-	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(r.Streams[a].ID, r.Streams[b].ID) })
+	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(r.Streams.At(int(a)).ID, r.Streams.At(int(b)).ID) })
 	causes := []string{} // reused row to row; never nil, so an empty list is [] in JSON
 	for _, k32 := range order {
 		k := int(k32)
-		st := &r.Streams[k]
+		st := r.Streams.At(k)
 		row := StreamRow{
 			ID: st.ID, Status: st.Status.String(), ArrivalS: st.Arrival.Seconds(),
 			InputTokens: st.InputTokens, OutputTokens: st.OutputTokens,

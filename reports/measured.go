@@ -32,7 +32,7 @@ type streamTimes struct {
 // timesOf returns stream i's times: the exact measured ones when the result
 // carries them, else the simulator's integer nanoseconds.
 func timesOf(r *sim.Result, i int) streamTimes {
-	st := &r.Streams[i]
+	st := r.Streams.At(i)
 	if r.Measured != nil && i < len(r.Measured.Streams) {
 		m := &r.Measured.Streams[i]
 		return streamTimes{ttft: m.TTFT, e2el: m.E2EL, tpot: sim.TPOTOf(m.E2EL-m.TTFT, st.OutputTokens), maxGap: m.GapMax}
@@ -55,8 +55,8 @@ func exactPooled(r *sim.Result, ps []float64) (Dist, []float64) {
 		return Dist{}, nil
 	}
 	gaps := make([]float64, 0, n)
-	for i := range r.Streams {
-		if r.Streams[i].Status != sim.StatusFinished || i >= len(r.Measured.Streams) {
+	for i := range r.Streams.Len() {
+		if r.Streams.At(i).Status != sim.StatusFinished || i >= len(r.Measured.Streams) {
 			continue
 		}
 		for _, g := range r.Measured.Streams[i].Gaps {

@@ -198,7 +198,7 @@ func (s ScoreSummary) MarshalJSON() ([]byte, error) {
 	}{Below: s.Below})
 }
 
-func scoreSummary(sorted []float64, rates []float64) ScoreSummary {
+func scoreSummary(sorted []float64) ScoreSummary {
 	out := ScoreSummary{N: len(sorted), Below: ScoreBelow}
 	if len(sorted) == 0 {
 		return out
@@ -207,10 +207,6 @@ func scoreSummary(sorted []float64, rates []float64) ScoreSummary {
 	out.Mean, out.P10, out.P50 = d.Mean, d.Q[0].V, d.Q[1].V
 	below, _ := slices.BinarySearch(sorted, ScoreBelow)
 	out.BelowShare = float64(below) / float64(len(sorted))
-	if len(rates) > 0 {
-		r := distOf(rates, []float64{10, 50})
-		out.FluidRateP10, out.FluidRateP50 = r.Q[0].V, r.Q[1].V
-	}
 	return out
 }
 
@@ -317,11 +313,23 @@ type Options struct {
 	// result's ClassNames[k]) when it has its own; a zero entry (or none)
 	// judges the class by the run's limits.
 	ClassSLO []sim.SLO
+	// FromResult makes the summary draw a population again from the
+	// result when a percentile beyond the chosen ones is asked of it
+	// (Summary.Percentile, ITLGoodputAt: SLO terms, gate metrics) instead
+	// of keeping every population sorted (9 numbers per stream): for a
+	// result that outlives the summary and does not change.
+	FromResult bool
 }
 
 // SummarizeWith is Summarize with each request judged by its class's SLO
 // limits.
 func SummarizeWith(r *sim.Result, m sim.MetricsConfig, o Options) Summary {
+	return summarize(r, streamSet{r: r, class: -1}, m, o)
+}
+
+// summarize summarizes the streams of set with the counters of r (the
+// set's result, or a class's share of it).
+func summarize(r *sim.Result, set streamSet, m sim.MetricsConfig, o Options) Summary {
 	ps := choose(m.Percentiles)
 	s := Summary{
 		Requests:            r.Requests,
@@ -367,35 +375,15 @@ func SummarizeWith(r *sim.Result, m sim.MetricsConfig, o Options) Summary {
 	}
 	gapless := noGaps(r)
 
-	var ttft, tpot, e2el, p50, p99, maxGap, jitter, qoe, fluid, rate, tps []float64
 	good, sloGood, unstable, stalled, preempted := 0, 0, 0, 0, 0
 	theta := m.ITLGoodputMS * 1e6
-	for i := range r.Streams {
-		st := &r.Streams[i]
-		// A stream the failover watchdog cancelled (server view) counts with
-		// the silence it ended in as its last wait (sim.StatusCancelled).
-		if st.Status != sim.StatusFinished && st.Status != sim.StatusCancelled {
-			continue
-		}
-		t := timesOf(r, i)
-		ttft = append(ttft, ms(t.ttft))
-		e2el = append(e2el, ms(t.e2el))
-		if st.OutputTokens >= 2 {
-			tpot = append(tpot, ms(t.tpot))
-			if t.tpot > 0 {
-				tps = append(tps, 1e9/t.tpot)
-			}
-		}
+	set.eachServed(func(i int, st *sim.StreamSummary) {
+		t := timesOf(set.r, i)
 		if st.Preemptions > 0 {
 			preempted++
 		}
 		if st.Stalls > 0 {
 			stalled++
-		}
-		if st.Scored {
-			qoe = append(qoe, float64(st.QoE))
-			fluid = append(fluid, float64(st.Fluidity))
-			rate = append(rate, float64(st.FluidRate))
 		}
 		if gapless {
 			// Nothing is known of the stream's gaps.
@@ -404,12 +392,7 @@ func SummarizeWith(r *sim.Result, m sim.MetricsConfig, o Options) Summary {
 			good++
 		} else {
 			s.StreamsWithGaps++
-			p50 = append(p50, ms(st.GapP50))
-			p99 = append(p99, ms(st.GapP99))
-			maxGap = append(maxGap, ms(t.maxGap))
-			j := st.Jitter()
-			jitter = append(jitter, j)
-			if j > m.UnstableJitter {
+			if st.Jitter() > m.UnstableJitter {
 				unstable++
 			}
 			if t.maxGap <= theta {
@@ -423,23 +406,49 @@ func SummarizeWith(r *sim.Result, m sim.MetricsConfig, o Options) Summary {
 		if meetsSLO(st, t, limits, gapless) {
 			sloGood++
 		}
-	}
-	for _, xs := range [][]float64{ttft, tpot, e2el, p50, p99, maxGap, jitter, qoe, fluid, rate, tps} {
-		slices.Sort(xs)
-	}
-	s.TTFT, s.TPOT, s.E2EL = distOf(ttft, ps), distOf(tpot, ps), distOf(e2el, ps)
-	s.StreamP50ITL, s.StreamP99ITL, s.StreamMaxGap, s.StreamJitter = distOf(p50, ps), distOf(p99, ps), distOf(maxGap, ps), distOf(jitter, ps)
-	s.TokensPerSPerUser = distOf(tps, ps)
-	s.QoE, s.Fluidity = scoreSummary(qoe, nil), scoreSummary(fluid, rate)
+	})
+	// The per-stream populations, one at a time in one buffer (a million
+	// streams' populations are never all held at once); each is kept
+	// sorted for later percentiles unless o.FromResult.
 	pp := s.pops
-	pp.sorted[PopTTFT], pp.sorted[PopTPOT], pp.sorted[PopE2EL] = ttft, tpot, e2el
-	pp.sorted[PopStreamP99ITL], pp.sorted[PopStreamMaxGap], pp.sorted[PopJitter] = p99, maxGap, jitter
-	pp.sorted[PopQoE], pp.sorted[PopFluidity], pp.sorted[PopTokensPerSPerUser] = qoe, fluid, tps
+	pp.gapless = gapless
+	if o.FromResult {
+		pp.set = set
+	}
+	var buf []float64
+	sorted := func(p Population) []float64 {
+		buf = set.fill(p, gapless, buf[:0])
+		slices.Sort(buf)
+		v := buf
+		if p < numPops {
+			pp.dists[p], pp.std[p] = distOf(v, ps), stdOf(v)
+			if !o.FromResult && len(v) > 0 {
+				pp.sorted[p] = slices.Clip(v)
+				buf = nil // kept: the next population takes a new buffer
+			}
+		}
+		return v
+	}
+	s.TTFT = distOf(sorted(PopTTFT), ps)
+	s.TPOT = distOf(sorted(PopTPOT), ps)
+	s.E2EL = distOf(sorted(PopE2EL), ps)
+	s.StreamP50ITL = distOf(sorted(popStreamP50ITL), ps)
+	s.StreamP99ITL = distOf(sorted(PopStreamP99ITL), ps)
+	s.StreamMaxGap = distOf(sorted(PopStreamMaxGap), ps)
+	s.StreamJitter = distOf(sorted(PopJitter), ps)
+	s.TokensPerSPerUser = distOf(sorted(PopTokensPerSPerUser), ps)
+	s.QoE = scoreSummary(sorted(PopQoE))
+	s.Fluidity = scoreSummary(sorted(PopFluidity)) // its fluid rates next, in the same buffer
+	if rates := sorted(popFluidRate); len(rates) > 0 {
+		d := distOf(rates, []float64{10, 50})
+		s.Fluidity.FluidRateP10, s.Fluidity.FluidRateP50 = d.Q[0].V, d.Q[1].V
+	}
 	pp.single = s.SingleChunkStreams
 	if r.Measured != nil {
 		var gaps []float64
 		s.ITLPooled, gaps = exactPooled(r, ps)
 		pp.sorted[PopITL] = gaps
+		pp.dists[PopITL], pp.std[PopITL] = s.ITLPooled, stdOf(gaps)
 	} else if h := r.Pooled; h != nil {
 		s.ITLPooled = histDist(h, ps)
 		pp.pooled = h
@@ -533,10 +542,8 @@ func SummarizeWith(r *sim.Result, m sim.MetricsConfig, o Options) Summary {
 		s.StallMSByCause[c.String()] = ms(float64(r.StallTime[c]))
 		s.StallStreamsByCause[c.String()] = share(r.StreamsHit[c], served)
 	}
-	for i := range r.Streams {
-		s.Stalls += r.Streams[i].Stalls
-	}
-	s.stability(r)
+	set.each(func(_ int, st *sim.StreamSummary) { s.Stalls += st.Stalls })
+	s.stability(r, set)
 	return s
 }
 
@@ -582,30 +589,28 @@ func finite(v float64) float64 {
 // average (Little's law, Poisson arrivals; batching adds to it), so a
 // shortfall counts only when it is also beyond 4√(2L). Runs of fewer than 40 admitted arrivals in that
 // half are too short to judge and count as stable.
-func (s *Summary) stability(r *sim.Result) {
+func (s *Summary) stability(r *sim.Result, set streamSet) {
 	s.Stable = true
 	first, last, n := sim.Time(0), sim.Time(0), 0
-	for i := range r.Streams {
-		st := &r.Streams[i]
+	set.each(func(_ int, st *sim.StreamSummary) {
 		if st.Status == sim.StatusRejected {
-			continue
+			return
 		}
 		if n == 0 || st.Arrival < first {
 			first = st.Arrival
 		}
 		last = max(last, st.Arrival)
 		n++
-	}
+	})
 	if n < 2 || last <= first {
 		return
 	}
 	mid := first + (last-first)/2
 	arrived, done := 0, 0
 	var busy float64 // Σ time in flight within [mid, last], ns
-	for i := range r.Streams {
-		st := &r.Streams[i]
+	set.each(func(_ int, st *sim.StreamSummary) {
 		if st.Status == sim.StatusRejected {
-			continue
+			return
 		}
 		if st.Arrival >= mid {
 			arrived++
@@ -617,7 +622,7 @@ func (s *Summary) stability(r *sim.Result) {
 		if from, to := max(st.Arrival, mid), min(end, last); to > from {
 			busy += float64(to - from)
 		}
-	}
+	})
 	width := (last - mid).Seconds()
 	s.OfferedRPS, s.AchievedRPS = float64(arrived)/width, float64(done)/width
 	if arrived < 40 {

@@ -48,13 +48,13 @@ func testResult() *sim.Result {
 	for i := range r.Position {
 		r.Position[i] = quantile.NewHistogram(6)
 	}
-	r.Streams = []sim.StreamSummary{
+	r.Streams = sim.SummariesOf(
 		stream(0, 100, 10, 10, 10, 10),  // smooth
 		stream(1, 200, 10, 10, 10, 500), // one 500 ms stall: fails θ = 400 ms
 		stream(2, 50),                   // a single chunk: no gaps
-		{ID: 3, Status: sim.StatusRejected},
-	}
-	for _, s := range r.Streams[:2] {
+		sim.StreamSummary{ID: 3, Status: sim.StatusRejected},
+	)
+	for _, s := range r.Streams.Slice()[:2] {
 		_ = s
 	}
 	for _, g := range []float64{10, 10, 10, 10, 10, 10, 10, 500} {

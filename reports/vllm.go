@@ -63,9 +63,16 @@ func (s *Summary) std(p Population, pooled *quantile.Histogram) (float64, bool) 
 	if p == PopITL && pooled != nil && pooled.N > 0 && (s.pops == nil || s.pops.sorted[PopITL] == nil) {
 		return ms(pooled.Std()), true
 	}
-	xs := s.sortedOf(p)
-	if len(xs) == 0 {
+	if s.pops == nil || s.pops.dists[p].N == 0 {
 		return 0, false
+	}
+	return s.pops.std[p], true
+}
+
+// stdOf is the population standard deviation of xs (0 when empty).
+func stdOf(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
 	}
 	var sum, ss float64
 	for _, x := range xs {
@@ -75,5 +82,5 @@ func (s *Summary) std(p Population, pooled *quantile.Histogram) (float64, bool) 
 	for _, x := range xs {
 		ss += (x - mean) * (x - mean)
 	}
-	return math.Sqrt(ss / float64(len(xs))), true
+	return math.Sqrt(ss / float64(len(xs)))
 }

@@ -215,8 +215,8 @@ func TestMemoryBoundedByActiveStreams(t *testing.T) {
 				s.peak = max(s.peak, e.Replica().Active())
 			}
 			r := e.Result()
-			if r.Finished != requests || len(r.Streams) != requests {
-				t.Fatalf("finished %d, %d summaries; want %d", r.Finished, len(r.Streams), requests)
+			if r.Finished != requests || r.Streams.Len() != requests {
+				t.Fatalf("finished %d, %d summaries; want %d", r.Finished, r.Streams.Len(), requests)
 			}
 			s.tokens = r.OutputTokens
 		})

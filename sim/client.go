@@ -81,7 +81,7 @@ func (rc *recorder) deliver(q *request, cancelAt Time) {
 		d.CoherenceBreaks++
 	}
 	if len(o.Client) == 0 {
-		res.Streams = append(res.Streams, s)
+		res.Streams.Append(s)
 		if rc.sink != nil {
 			rc.sinkNoChunks(q, s.Status, 0)
 		}
@@ -161,7 +161,7 @@ func (rc *recorder) deliver(q *request, cancelAt Time) {
 		s.GapP50, s.GapP90, s.GapP99, mx = quantile.StreamStats(g)
 		s.GapMax = Time(mx)
 	}
-	res.Streams = append(res.Streams, s)
+	res.Streams.Append(s)
 	if !o.Failed {
 		res.Finished++
 		res.InputTokens += int64(q.seq.Prompt)

@@ -111,15 +111,15 @@ func checkReplicas(t *testing.T, e *sim.Engine, r *sim.Result) {
 		finished += c.Finished
 		rejected += c.RejectedTotal()
 		cancelled += c.Cancelled
-		streams += len(c.Streams)
+		streams += c.Streams.Len()
 		out += c.OutputTokens
 		blocks += c.KVBlocks
 	}
 	if routed != r.Requests || requests != r.Requests || finished != r.Finished || rejected != r.RejectedTotal() ||
-		cancelled != r.Cancelled || streams != len(r.Streams) || out != r.OutputTokens || blocks != r.KVBlocks {
+		cancelled != r.Cancelled || streams != r.Streams.Len() || out != r.OutputTokens || blocks != r.KVBlocks {
 		t.Errorf("replicas sum to routed %d, requests %d, finished %d, rejected %d, cancelled %d, streams %d, tokens %d, blocks %d; the cluster has %d, %d, %d, %d, %d, %d, %d, %d",
 			routed, requests, finished, rejected, cancelled, streams, out, blocks,
-			r.Requests, r.Requests, r.Finished, r.RejectedTotal(), r.Cancelled, len(r.Streams), r.OutputTokens, r.KVBlocks)
+			r.Requests, r.Requests, r.Finished, r.RejectedTotal(), r.Cancelled, r.Streams.Len(), r.OutputTokens, r.KVBlocks)
 	}
 	checkTransfers(t, e, handedOff, received)
 }
@@ -326,7 +326,7 @@ func TestDisaggTransferTimes(t *testing.T) {
 	if r.StallTime[sim.CauseKVTransfer] <= 0 || r.StallTime[sim.CausePrefillInterference] != 0 {
 		t.Errorf("kv-transfer %d ns, prefill-interference %d ns of the gaps; want some handoff and no interference", r.StallTime[sim.CauseKVTransfer], r.StallTime[sim.CausePrefillInterference])
 	}
-	for _, s := range r.Streams {
+	for _, s := range r.Streams.All() {
 		if s.TTFT < sim.Time(wire)+1e6 {
 			t.Fatalf("request %d: TTFT %d ns, shorter than its transfer %.0f ns", s.ID, s.TTFT, wire+1e6)
 		}
@@ -334,7 +334,7 @@ func TestDisaggTransferTimes(t *testing.T) {
 	slow.Layerwise = true
 	lw := runEngine(t, disaggPair(slow))
 	ttft := func(r *sim.Result) (sum sim.Time) {
-		for _, s := range r.Streams {
+		for _, s := range r.Streams.All() {
 			sum += s.TTFT
 		}
 		return sum

@@ -109,7 +109,7 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 			r.ended = func(id int) {
 				e.inflight[i]--
 				if o := e.rec.observer; o != nil { // the stream's summary was appended last
-					o.Ended(i, &r.rec.res.Streams[len(r.rec.res.Streams)-1])
+					o.Ended(i, r.rec.res.Streams.Last())
 				}
 				e.ended(id)
 			}

@@ -52,11 +52,11 @@ func req(arrival sim.Time, input, output int) workloads.Request {
 // stream returns the summary of request id.
 func stream(t *testing.T, r *sim.Result, id int) sim.StreamSummary {
 	t.Helper()
-	i := slices.IndexFunc(r.Streams, func(s sim.StreamSummary) bool { return s.ID == id })
+	i := slices.IndexFunc(r.Streams.Slice(), func(s sim.StreamSummary) bool { return s.ID == id })
 	if i < 0 {
 		t.Fatalf("request %d missing from Streams", id)
 	}
-	return r.Streams[i]
+	return *r.Streams.At(i)
 }
 
 // runChecked steps e to the end, checking after every event that the clock
@@ -361,7 +361,7 @@ func TestPreemption(t *testing.T) {
 				t.Fatalf("finished %d of 4 (rejected %v)", r.Finished, r.Rejected)
 			}
 			preempts := 0
-			for _, s := range r.Streams {
+			for _, s := range r.Streams.All() {
 				preempts += s.Preemptions
 				if s.OutputTokens != 100 {
 					t.Errorf("request %d: %d tokens, want 100", s.ID, s.OutputTokens)
@@ -401,7 +401,7 @@ func TestSameRequestsAcrossPolicies(t *testing.T) {
 	}
 	keys := func(r *sim.Result) []key {
 		var ks []key
-		for _, s := range r.Streams {
+		for _, s := range r.Streams.All() {
 			if s.Status != sim.StatusFinished {
 				t.Fatalf("request %d %v (%v)", s.ID, s.Status, s.Reject)
 			}
@@ -496,8 +496,8 @@ func TestRejections(t *testing.T) {
 	if r.Requests != 4 || r.Requests != r.Finished+r.RejectedTotal() {
 		t.Errorf("requests %d, finished %d, rejected %d", r.Requests, r.Finished, r.RejectedTotal())
 	}
-	if len(r.Streams) != 4 {
-		t.Errorf("%d streams, want 4", len(r.Streams))
+	if r.Streams.Len() != 4 {
+		t.Errorf("%d streams, want 4", r.Streams.Len())
 	}
 }
 

@@ -29,7 +29,7 @@ func Example() {
 	r := e.Run()
 
 	var maxTTFT sim.Time
-	for _, s := range r.Streams {
+	for _, s := range r.Streams.All() {
 		maxTTFT = max(maxTTFT, s.TTFT)
 	}
 	fmt.Printf("finished %d of %d requests, %d output tokens\n", r.Finished, r.Requests, r.OutputTokens)

@@ -265,8 +265,8 @@ func checkProperties(t *testing.T, cfg sim.Config) {
 	if r.Rejected[scheduler.ReasonNone] != 0 {
 		t.Errorf("%d requests rejected without a reason", r.Rejected[scheduler.ReasonNone])
 	}
-	if len(r.Streams) != len(reqs) {
-		t.Errorf("%d stream summaries for %d requests", len(r.Streams), len(reqs))
+	if r.Streams.Len() != len(reqs) {
+		t.Errorf("%d stream summaries for %d requests", r.Streams.Len(), len(reqs))
 	}
 	seen := make([]bool, len(reqs))
 	var (
@@ -277,7 +277,7 @@ func checkProperties(t *testing.T, cfg sim.Config) {
 		rejected        [scheduler.NumReasons]int
 		gaps            uint64
 	)
-	for _, s := range r.Streams {
+	for _, s := range r.Streams.All() {
 		if s.ID < 0 || s.ID >= len(reqs) {
 			t.Errorf("stream with unknown ID %d", s.ID)
 			continue

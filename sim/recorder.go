@@ -254,9 +254,9 @@ func (rc *recorder) reject(q *request, why scheduler.Reason) {
 		ID: q.seq.ID, Arrival: q.arrival, InputTokens: q.seq.Prompt, Status: StatusRejected, Reject: why,
 		Preemptions: q.preemptions, Class: q.class,
 	}
-	rc.res.Streams = append(rc.res.Streams, rs)
+	rc.res.Streams.Append(rs)
 	if rc.client != nil {
-		rc.client.res.Streams = append(rc.client.res.Streams, rs)
+		rc.client.res.Streams.Append(rs)
 	}
 	if rc.sink != nil {
 		rc.sinkNoChunks(q, StatusRejected, why)
@@ -345,7 +345,7 @@ func (rc *recorder) end(now Time, q *request, cancelAt Time) {
 	if q.specModel != nil && q.spec.FellBack {
 		res.Spec.Fallbacks++
 	}
-	res.Streams = append(res.Streams, s)
+	res.Streams.Append(s)
 	rc.progress.Add(1)
 	if cancelAt == 0 {
 		res.InputTokens += int64(q.seq.Prompt)

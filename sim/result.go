@@ -133,7 +133,7 @@ type Series struct {
 // separate runs of one configuration (shards, replicas) merge with Merge.
 type Result struct {
 	Name     string
-	Streams  []StreamSummary // in the order requests ended
+	Streams  Summaries // in the order requests ended
 	Pooled   *quantile.Histogram
 	Position [PositionBuckets]*quantile.Histogram
 	// PositionPerToken is Position in the per-token view: each chunk's gap
@@ -357,11 +357,12 @@ func (r *Result) Merge(o *Result) {
 		r.ClassPooled[j].Merge(o.ClassPooled[i])
 		remap[i] = int16(j)
 	}
-	for _, st := range o.Streams {
-		if st.Class >= 0 && int(st.Class) < len(remap) {
-			st.Class = remap[st.Class]
+	for _, st := range o.Streams.All() {
+		c := *st
+		if c.Class >= 0 && int(c.Class) < len(remap) {
+			c.Class = remap[c.Class]
 		}
-		r.Streams = append(r.Streams, st)
+		r.Streams.Append(c)
 	}
 	r.Pooled.Merge(o.Pooled)
 	r.PerToken.Merge(o.PerToken)

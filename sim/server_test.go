@@ -15,7 +15,7 @@ func TestServerFrontEnd(t *testing.T) {
 		cfg.Server = sim.ServerConfig{RequestOverheadMS: fixed, SerialMSPerRequest: serial}
 		res := replay(t, cfg, req(0, 16, 2), req(0, 16, 2), req(0, 16, 2)).Run()
 		var out []sim.Time
-		for _, s := range res.Streams {
+		for _, s := range res.Streams.All() {
 			out = append(out, s.TTFT)
 		}
 		return out
@@ -48,8 +48,9 @@ func TestServerFrontEndPerToken(t *testing.T) {
 			cfg.Cluster.Replicas = replicas
 		}
 		res := replay(t, cfg, req(0, 1000, 2), req(0, 1000, 2), req(0, 1000, 2), req(0, 1000, 2)).Run()
-		out := make([]sim.Time, len(res.Streams))
-		for _, s := range res.Streams {
+		out := make([]sim.Time, res.Streams.Len())
+		for i := range res.Streams.Len() {
+			s := res.Streams.At(i)
 			out[s.ID] = s.TTFT
 		}
 		return out

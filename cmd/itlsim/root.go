@@ -29,6 +29,7 @@ func (e *exitError) Unwrap() error { return e.err }
 // removes what is left of them when the command returns, and on SIGINT or
 // SIGTERM removes them and exits at once with 130 or 143.
 func Main(args []string, stdout, stderr io.Writer) int {
+	setGCPercent()
 	temps := newTempFiles()
 	defer temps.removeAll()
 	stop := removeTempsOnSignal(temps, stderr)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -326,7 +325,7 @@ func noteIdentical(w io.Writer, runs []reports.Run) {
 		}
 		var group []string
 		for j := i + 1; j < len(runs); j++ {
-			if !same[j] && reflect.DeepEqual(runs[i].Summary, runs[j].Summary) {
+			if !same[j] && runs[i].Summary.Equal(&runs[j].Summary) {
 				same[j] = true
 				group = append(group, reports.Printable(runs[j].Name))
 			}
@@ -605,6 +604,9 @@ func simulate(variants []scenario.Variant, withStreams bool, timelines *outFile,
 	runs, _ := study.Map(len(variants), study.Workers(0), func(i int) (reports.Run, error) {
 		res := engines[i].Run()
 		sinks[i].Apply(res)
+		// The scores are in the summaries now: let the sink's go.
+		engines[i].SetTimelineSink(nil)
+		sinks[i] = nil
 		v := variants[i]
 		ov := map[string]string{}
 		for _, o := range v.Overrides {

@@ -354,7 +354,7 @@ func rank(xs []float64, q float64) float64 {
 // of streams in flight (Little's law: Σ E2EL over the run's duration),
 // at least 1 and at most half the streams.
 func blockLen(r *sim.Result, o int) int {
-	n := len(r.Streams)
+	n := r.Streams.Len()
 	if o > 0 {
 		return max(1, min(o, n))
 	}
@@ -362,9 +362,9 @@ func blockLen(r *sim.Result, o int) int {
 		return 1
 	}
 	var busy float64
-	for i := range r.Streams {
-		if r.Streams[i].Status == sim.StatusFinished {
-			busy += float64(r.Streams[i].E2EL)
+	for i := range r.Streams.Len() {
+		if r.Streams.At(i).Status == sim.StatusFinished {
+			busy += float64(r.Streams.At(i).E2EL)
 		}
 	}
 	l := int(math.Round(busy / float64(r.Duration)))
@@ -383,19 +383,19 @@ type resample struct {
 
 func newResample(src *sim.Result, keepGaps bool, block int) *resample {
 	r := &resample{src: src, block: max(1, block)}
-	r.order = make([]int, len(src.Streams))
+	r.order = make([]int, src.Streams.Len())
 	for i := range r.order {
 		r.order[i] = i
 	}
 	slices.SortStableFunc(r.order, func(a, b int) int {
-		x, y := &src.Streams[a], &src.Streams[b]
+		x, y := src.Streams.At(a), src.Streams.At(b)
 		if c := cmp.Compare(x.Arrival, y.Arrival); c != 0 {
 			return c
 		}
 		return cmp.Compare(x.ID, y.ID)
 	})
-	r.dst = sim.Result{Name: src.Name, Duration: src.Duration, Streams: make([]sim.StreamSummary, len(src.Streams)), Measured: &r.ms}
-	r.ms.Streams = make([]sim.MeasuredStream, len(src.Streams))
+	r.dst = sim.Result{Name: src.Name, Duration: src.Duration, Streams: sim.SummariesOf(make([]sim.StreamSummary, src.Streams.Len())...), Measured: &r.ms}
+	r.ms.Streams = make([]sim.MeasuredStream, src.Streams.Len())
 	if src.Measured != nil {
 		r.ms.NoGaps, r.ms.Failed = src.Measured.NoGaps, src.Measured.Failed
 		if !keepGaps {
@@ -406,9 +406,9 @@ func newResample(src *sim.Result, keepGaps bool, block int) *resample {
 		}
 	} else {
 		// A simulation's result: its integer times are exact.
-		ms := make([]sim.MeasuredStream, len(src.Streams))
-		for i := range src.Streams {
-			st := &src.Streams[i]
+		ms := make([]sim.MeasuredStream, src.Streams.Len())
+		for i := range src.Streams.Len() {
+			st := src.Streams.At(i)
 			ms[i] = sim.MeasuredStream{TTFT: float64(st.TTFT), E2EL: float64(st.E2EL), GapMax: float64(st.GapMax)}
 		}
 		r.src = &sim.Result{Streams: src.Streams, Measured: &sim.Measured{Streams: ms}}
@@ -429,7 +429,7 @@ func dropGaps(ss []sim.MeasuredStream) []sim.MeasuredStream {
 // until there are as many streams as the sample has. Failed requests (not
 // streams) keep their count.
 func (r *resample) draw(rng *seed.Rand) *sim.Result {
-	n := len(r.src.Streams)
+	n := r.src.Streams.Len()
 	d := &r.dst
 	d.Requests, d.Finished, d.InputTokens, d.OutputTokens = 0, 0, 0, 0
 	d.Rejected = [len(d.Rejected)]int{}
@@ -440,8 +440,8 @@ func (r *resample) draw(rng *seed.Rand) *sim.Result {
 		}
 		k := r.order[(start+j)%n]
 		j++
-		st := &r.src.Streams[k]
-		d.Streams[i] = *st
+		st := r.src.Streams.At(k)
+		*d.Streams.At(i) = *st
 		r.ms.Streams[i] = r.src.Measured.Streams[k]
 		d.Requests++
 		if st.Status == sim.StatusFinished {

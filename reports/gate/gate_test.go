@@ -38,7 +38,7 @@ func synth(name string, n int, seed uint64, base, stall float64, stallEvery int)
 			TTFT: sim.Time(ttft), E2EL: sim.Time(ttft + sum), GapMax: sim.Time(mx), GapMean: sum / 40}
 		// Per-stream percentiles: enough for these tests to use the max.
 		st.GapP50, st.GapP90, st.GapP99 = base*1e6, base*1e6, mx
-		r.Streams = append(r.Streams, st)
+		r.Streams.Append(st)
 		r.Measured.Streams = append(r.Measured.Streams, sim.MeasuredStream{TTFT: ttft, E2EL: ttft + sum, GapMax: mx, Gaps: gaps})
 		r.Requests++
 		r.Finished++

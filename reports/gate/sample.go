@@ -29,7 +29,7 @@ type Sample struct {
 }
 
 // Streams is the number of request rows the bootstrap resamples.
-func (s *Sample) Streams() int { return len(s.Result.Streams) }
+func (s *Sample) Streams() int { return s.Result.Streams.Len() }
 
 // FromRun rebuilds a Sample from one run of an itlsim JSON document
 // (`itlsim run --json`, or `itlsim analyze --json`): its per-stream rows
@@ -46,7 +46,6 @@ func FromRun(name string, run *reports.Run) (Sample, error) {
 	}
 	res := &sim.Result{
 		Name:     run.Name,
-		Streams:  make([]sim.StreamSummary, len(run.Streams)),
 		Duration: sim.Time(math.Round(run.Summary.DurationS * 1e9)),
 		Measured: &sim.Measured{Streams: make([]sim.MeasuredStream, len(run.Streams)), NoGaps: run.Summary.GapsUnavailable},
 	}
@@ -117,7 +116,7 @@ func FromRun(name string, run *reports.Run) (Sample, error) {
 		st.Chunks, st.Stalls, st.StallTime = row.Chunks, row.Stalls, sim.Time(math.Round(row.StallMS*1e6))
 		st.GapMean, st.GapP50, st.GapP90, st.GapP99 = row.ITLMeanMS*1e6, row.ITLP50MS*1e6, row.ITLP90MS*1e6, row.ITLP99MS*1e6
 		st.GapMax = sim.Time(math.Round(row.MaxGapMS * 1e6))
-		res.Streams[i] = st
+		res.Streams.Append(st)
 		if st.Status == sim.StatusFinished {
 			res.Measured.Streams[i] = sim.MeasuredStream{TTFT: row.TTFTMS * 1e6, E2EL: row.E2ELMS * 1e6, GapMax: row.MaxGapMS * 1e6}
 			res.InputTokens += int64(row.InputTokens)
@@ -125,7 +124,7 @@ func FromRun(name string, run *reports.Run) (Sample, error) {
 		}
 		i++
 	}
-	res.Streams, res.Measured.Streams = res.Streams[:i], res.Measured.Streams[:i]
+	res.Measured.Streams = res.Measured.Streams[:i]
 	if n := run.Summary.Failed; n > 0 {
 		res.Measured.Failed = map[string]int{}
 		for k, v := range run.Summary.FailedByReason {
@@ -157,13 +156,13 @@ func (s Sample) ForClass(name string) (Sample, error) {
 	if src.Measured != nil {
 		res.Measured = &sim.Measured{NoGaps: src.Measured.NoGaps}
 	}
-	for i := range src.Streams {
-		st := src.Streams[i]
+	for i, p := range src.Streams.All() {
+		st := *p
 		if int(st.Class) != k {
 			continue
 		}
 		st.Class = 0
-		res.Streams = append(res.Streams, st)
+		res.Streams.Append(st)
 		if src.Measured != nil && i < len(src.Measured.Streams) {
 			res.Measured.Streams = append(res.Measured.Streams, src.Measured.Streams[i])
 		}
@@ -176,7 +175,7 @@ func (s Sample) ForClass(name string) (Sample, error) {
 			res.Rejected[st.Reject]++
 		}
 	}
-	if len(res.Streams) == 0 {
+	if res.Streams.Len() == 0 {
 		return Sample{}, fmt.Errorf("%s has no streams of class %s", s.Name, name)
 	}
 	out := s

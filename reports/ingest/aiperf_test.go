@@ -101,8 +101,8 @@ func TestAIPerfMatchesIndependent(t *testing.T) {
 		t.Logf("%-18s %.17g vs %.17g", c.what, c.got, c.want)
 	}
 	res := rec.Result(sim.DefaultConfig().Metrics)
-	for i := range res.Streams {
-		st := &res.Streams[i]
+	for i := range res.Streams.Len() {
+		st := res.Streams.At(i)
 		got := sim.TPOTOf(res.Measured.Streams[i].E2EL-res.Measured.Streams[i].TTFT, st.OutputTokens) / 1e6
 		if !relEqual(got, tpotAIPerf[i], 1e-9) {
 			t.Errorf("stream %d: TPOT %.17g ms, AIPerf's inter_token_latency %.17g", st.ID, got, tpotAIPerf[i])

@@ -277,7 +277,6 @@ func (r *Recording) Result(m sim.MetricsConfig) *sim.Result {
 	exp := qoe.Expectation{TTFT: q.ExpectedTTFTMS * 1e6, TokensPerS: q.TokensPerS}
 	var at []float64
 	var toks []int
-	res.Streams = make([]sim.StreamSummary, len(r.Streams))
 	res.Measured.Streams = make([]sim.MeasuredStream, len(r.Streams))
 	sorted := []float64{}
 	for i := range r.Streams {
@@ -326,7 +325,8 @@ func (r *Recording) Result(m sim.MetricsConfig) *sim.Result {
 				st.Scored, st.QoE, st.Fluidity, st.FluidRate = true, float32(sc.QoE), float32(sc.Fluidity), float32(sc.FluidRate)
 			}
 		}
-		res.Streams[i], res.Measured.Streams[i] = st, ms
+		res.Streams.Append(st)
+		res.Measured.Streams[i] = ms
 		res.InputTokens += int64(s.InputTokens)
 		res.OutputTokens += int64(s.OutputTokens)
 	}
@@ -340,7 +340,7 @@ func (r *Recording) Result(m sim.MetricsConfig) *sim.Result {
 				st.StallTime += toTime(g)
 			}
 		}
-		res.Streams = append(res.Streams, st)
+		res.Streams.Append(st)
 		res.Measured.Streams = append(res.Measured.Streams, sim.MeasuredStream{TTFT: s.TTFT, E2EL: s.E2EL, Gaps: s.Gaps})
 		res.OutputTokens += int64(s.OutputTokens)
 	}
@@ -351,7 +351,7 @@ func (r *Recording) Result(m sim.MetricsConfig) *sim.Result {
 	// Rejected requests are rows of the result, as a simulation's are (the
 	// JSON's streams, the gate's resampling); they have no times.
 	for _, q := range r.Refused {
-		res.Streams = append(res.Streams, sim.StreamSummary{ID: q.ID, Arrival: toTime(q.Arrival), InputTokens: q.InputTokens,
+		res.Streams.Append(sim.StreamSummary{ID: q.ID, Arrival: toTime(q.Arrival), InputTokens: q.InputTokens,
 			Status: sim.StatusRejected, Reject: q.Reason})
 		res.Measured.Streams = append(res.Measured.Streams, sim.MeasuredStream{})
 	}

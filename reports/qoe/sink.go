@@ -11,9 +11,11 @@ import (
 // writes the scores into the result's stream summaries (Apply). A stream
 // is scored under each distinct expectation of the run (the run's and its
 // classes'), since its class is known only from the result; Apply picks
-// its class's. It keeps three numbers per stream and expectation, and
-// allocates nothing per stream once its buffers have grown (streams whose
-// ids are not dense request indexes take a map entry each).
+// its class's. It keeps three float32 numbers (as the summaries hold
+// them) per stream and expectation and a 4-byte index per request, in
+// chunks that are never copied, and allocates nothing per stream but a
+// new chunk now and then (streams whose ids are not dense request indexes
+// take a map entry each).
 type Sink struct {
 	exps    []Expectation
 	byClass []int // class index → index into exps; -1: the run's (0)
@@ -22,9 +24,37 @@ type Sink struct {
 	tokens  []int
 	// slot[id] is 1 + the index in scores of stream id's first score (0:
 	// not scored); ids are the requests' dense indexes, others go to far.
-	slot   []int32
-	far    map[int]int
-	scores []Scores
+	slot    chunks[int32]
+	far     map[int]int
+	scores  chunks[score32]
+	nScores int
+}
+
+// score32 is a stream's Scores as its summary keeps them.
+type score32 struct{ qoe, fluidity, fluidRate float32 }
+
+// chunkLen is the length of a chunk of a Sink's storage.
+const chunkLen = 1 << 14
+
+// chunks is a growable array in fixed-size chunks: growing it never copies
+// what it holds.
+type chunks[T any] struct{ c [][]T }
+
+// at returns element i, growing the array to hold it.
+func (c *chunks[T]) at(i int) *T {
+	for i/chunkLen >= len(c.c) {
+		c.c = append(c.c, make([]T, chunkLen))
+	}
+	return &c.c[i/chunkLen][i%chunkLen]
+}
+
+// get returns element i, or the zero value beyond the array.
+func (c *chunks[T]) get(i int) T {
+	if i/chunkLen >= len(c.c) {
+		var zero T
+		return zero
+	}
+	return c.c[i/chunkLen][i%chunkLen]
 }
 
 // NewSink scores against run (streams without a class) and classes[i]
@@ -63,10 +93,11 @@ func (s *Sink) Stream(t *sim.Timeline) {
 		s.tokens = append(s.tokens, c.Tokens)
 	}
 	if len(s.at) > 0 {
-		s.put(t.ID, len(s.scores))
+		s.put(t.ID, s.nScores)
 		for _, e := range s.exps {
 			sc, _ := Score(e, s.at, s.tokens)
-			s.scores = append(s.scores, sc)
+			*s.scores.at(s.nScores) = score32{float32(sc.QoE), float32(sc.Fluidity), float32(sc.FluidRate)}
+			s.nScores++
 		}
 	}
 	if s.next != nil {
@@ -76,8 +107,7 @@ func (s *Sink) Stream(t *sim.Timeline) {
 
 // Apply writes each scored stream's scores into r.Streams.
 func (s *Sink) Apply(r *sim.Result) {
-	for i := range r.Streams {
-		st := &r.Streams[i]
+	for _, st := range r.Streams.All() {
 		k, ok := s.get(st.ID)
 		if !ok || st.Status == sim.StatusRejected {
 			continue
@@ -86,8 +116,8 @@ func (s *Sink) Apply(r *sim.Result) {
 		if c := int(st.Class); c >= 0 && c < len(s.byClass) {
 			e = s.byClass[c]
 		}
-		sc := s.scores[k+e]
-		st.Scored, st.QoE, st.Fluidity, st.FluidRate = true, float32(sc.QoE), float32(sc.Fluidity), float32(sc.FluidRate)
+		sc := s.scores.get(k + e)
+		st.Scored, st.QoE, st.Fluidity, st.FluidRate = true, sc.qoe, sc.fluidity, sc.fluidRate
 	}
 }
 
@@ -99,15 +129,14 @@ func (s *Sink) put(id, k int) {
 		s.far[id] = k
 		return
 	}
-	for len(s.slot) <= id {
-		s.slot = append(s.slot, 0)
-	}
-	s.slot[id] = int32(k + 1)
+	*s.slot.at(id) = int32(k + 1)
 }
 
 func (s *Sink) get(id int) (int, bool) {
-	if id >= 0 && id < len(s.slot) && s.slot[id] > 0 {
-		return int(s.slot[id] - 1), true
+	if id >= 0 && id < maxSlot {
+		if k := s.slot.get(id); k > 0 {
+			return int(k - 1), true
+		}
 	}
 	k, ok := s.far[id]
 	return k, ok

@@ -12,7 +12,7 @@ import (
 func Example() {
 	r := &sim.Result{Requests: 4, Finished: 4, Duration: sim.Second}
 	for i, ttft := range []sim.Time{100, 150, 180, 400} {
-		r.Streams = append(r.Streams, sim.StreamSummary{ID: i, OutputTokens: 11, Chunks: 11, Class: -1,
+		r.Streams.Append(sim.StreamSummary{ID: i, OutputTokens: 11, Chunks: 11, Class: -1,
 			TTFT: ttft * sim.Millisecond, E2EL: (ttft + 150) * sim.Millisecond, GapP50: 15e6, GapP99: 15e6, GapMax: 15 * sim.Millisecond})
 	}
 	s := reports.Summarize(r, sim.DefaultConfig().Metrics)

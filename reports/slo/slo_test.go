@@ -64,10 +64,10 @@ func TestParseErrors(t *testing.T) {
 func summary(n int) reports.Summary {
 	r := &sim.Result{Requests: n + 1, Finished: n, Duration: sim.Second}
 	for i := range n {
-		r.Streams = append(r.Streams, sim.StreamSummary{ID: i, OutputTokens: 11, TTFT: sim.Time(i+1) * sim.Millisecond,
+		r.Streams.Append(sim.StreamSummary{ID: i, OutputTokens: 11, TTFT: sim.Time(i+1) * sim.Millisecond,
 			E2EL: sim.Time(i+101) * sim.Millisecond, Chunks: 11, GapP50: 1e7, GapP99: 1e7, GapMax: sim.Time(i) * sim.Millisecond, Class: -1})
 	}
-	r.Streams = append(r.Streams, sim.StreamSummary{ID: n, Status: sim.StatusRejected, Class: -1})
+	r.Streams.Append(sim.StreamSummary{ID: n, Status: sim.StatusRejected, Class: -1})
 	r.Rejected[1] = 1
 	m := sim.DefaultConfig().Metrics
 	return reports.Summarize(r, m)

@@ -85,8 +85,8 @@ type Metrics struct {
 // the queue is the server's.
 func Measure(cfg sim.Config, client, server *sim.Result, w Window) Metrics {
 	var first, last sim.Time
-	for i := range client.Streams {
-		a := client.Streams[i].Arrival
+	for i := range client.Streams.Len() {
+		a := client.Streams.At(i).Arrival
 		if i == 0 || a < first {
 			first = a
 		}
@@ -108,17 +108,17 @@ func Measure(cfg sim.Config, client, server *sim.Result, w Window) Metrics {
 	}
 
 	fr := *client
-	fr.Streams = nil
+	fr.Streams = sim.Summaries{}
 	fr.Requests, fr.Finished, fr.Cancelled = 0, 0, 0
 	fr.InputTokens, fr.OutputTokens = 0, 0
 	fr.Rejected = [len(client.Rejected)]int{}
 	fr.StreamsHit = [sim.NumCauses]int{}
-	for i := range client.Streams {
-		st := client.Streams[i]
+	for i := range client.Streams.Len() {
+		st := client.Streams.At(i)
 		if a := float64(st.Arrival); a < lo || a > hi {
 			continue
 		}
-		fr.Streams = append(fr.Streams, st)
+		fr.Streams.Append(*st)
 		fr.Requests++
 		switch st.Status {
 		case sim.StatusFinished:
@@ -194,8 +194,8 @@ const maxFill = 0.5
 // that finished.
 func fillTime(r *sim.Result) float64 {
 	var e2el []float64
-	for i := range r.Streams {
-		if st := &r.Streams[i]; st.Status == sim.StatusFinished {
+	for i := range r.Streams.Len() {
+		if st := r.Streams.At(i); st.Status == sim.StatusFinished {
 			e2el = append(e2el, float64(st.E2EL))
 		}
 	}
