@@ -23,7 +23,7 @@ type recorder struct {
 	// delivery settings of its own (nil: the run's path).
 	classDelivery []*delivery.Path
 	replica       int        // its replica's index, named to the observer
-	step          stepCounts // the step's one-token chunks (flushStep)
+	step          stepCounts // the step's chunks of whole-step gaps (flushStep)
 	// log holds the replica's step durations from step index logBase on:
 	// a stream that was in every step keeps its gaps as a run of step
 	// indexes (request.runFrom, runLen) and copies them out of the log when
@@ -56,8 +56,8 @@ func (rc *recorder) result() *Result {
 // reports whether it was the stream's last. split, when not nil, is the
 // split of the gap the chunk closes, which is exactly the step that just
 // ended (the replica checked its sum); nil means q.acc holds the split,
-// checked here. One-token chunks of such gaps all have the step's length:
-// they are counted per step and recorded by flushStep.
+// checked here. The chunks of such gaps all have the step's length: they
+// are counted per step and recorded by flushStep.
 func (rc *recorder) chunk(now Time, q *request, n int, split *parts) (done bool) {
 	res := rc.res
 	q.chunks++
@@ -80,7 +80,7 @@ func (rc *recorder) chunk(now Time, q *request, n int, split *parts) (done bool)
 				panic(fmt.Sprintf("sim: request %d: gap %d ns but its parts sum to %d ns (%v)", q.seq.ID, gap, s, q.acc))
 			}
 		}
-		if cur := rc.logBase + int64(len(rc.log)) - 1; split != nil && n == 1 {
+		if cur := rc.logBase + int64(len(rc.log)) - 1; split != nil && n <= maxStepChunk {
 			if q.runLen > 0 && q.runFrom+int64(q.runLen) != cur {
 				rc.flushRun(q)
 			}
@@ -88,7 +88,7 @@ func (rc *recorder) chunk(now Time, q *request, n int, split *parts) (done bool)
 				q.runFrom = cur
 			}
 			q.runLen++
-			rc.step.count(q, rc.client == nil)
+			rc.step.count(q, n, rc.client == nil)
 		} else {
 			rc.flushRun(q)
 			q.gaps = append(q.gaps, int64(gap))
@@ -150,26 +150,64 @@ func (rc *recorder) record(now Time, q *request, gap Time, n int) {
 	}
 }
 
-// stepCounts counts the one-token chunks whose gap was exactly the step
-// that just ended, by position and class: they all have the step's length,
-// so each histogram takes them in one record (flushStep). Histograms add
-// counts, so the results are those of recording each gap.
+// stepCounts counts the chunks whose gap was exactly the step that just
+// ended, by position, class and size (up to maxStepChunk tokens: a
+// speculative step's chunks): they all have the step's length, so each
+// histogram takes them in a few records (flushStep). Histograms add
+// counts and their sums are of integers, so the results are those of
+// recording each gap.
 type stepCounts struct {
-	total uint64
-	pos   [PositionBuckets]uint64
-	class []uint64 // by class index; grown as classes appear
+	total  uint64 // chunks
+	tokens uint64
+	multi  bool // some chunk had more than one token: byN and posN hold them
+	byN    [maxStepChunk + 1]uint64
+	pos    [PositionBuckets]uint64
+	posN   [PositionBuckets][maxStepChunk + 1]uint64
+	class  []uint64 // by class index; grown as classes appear
 }
 
-func (st *stepCounts) count(q *request, positions bool) {
+// maxStepChunk bounds the chunks counted per step; a larger one is
+// recorded by itself.
+const maxStepChunk = 16
+
+func (st *stepCounts) count(q *request, n int, positions bool) {
 	st.total++
+	st.tokens += uint64(n)
 	if q.class >= 0 {
 		if int(q.class) >= len(st.class) {
 			st.class = append(st.class, make([]uint64, int(q.class)+1-len(st.class))...)
 		}
 		st.class[q.class]++
 	}
+	p := 0
 	if positions {
-		st.pos[positionOf(q.seq.Generated-1)]++
+		p = positionOf(q.seq.Generated - n)
+		st.pos[p]++
+	}
+	if n > 1 {
+		st.multi = true
+		st.byN[n]++
+		if positions {
+			st.posN[p][n]++
+		}
+	}
+}
+
+// perToken records, in h, c chunks of a gap v (ns) of which byN[n] had n
+// tokens each (n ≥ 2) and the rest one, as a token each at v/n; it clears
+// byN.
+func perToken(h *quantile.Histogram, v int64, c uint64, byN *[maxStepChunk + 1]uint64, multi bool) {
+	if multi {
+		for n := 2; n <= maxStepChunk; n++ {
+			if k := byN[n]; k > 0 {
+				h.RecordN(v/int64(n), uint64(n)*k)
+				c -= k
+				byN[n] = 0
+			}
+		}
+	}
+	if c > 0 {
+		h.RecordN(v, c)
 	}
 }
 
@@ -182,9 +220,9 @@ func (rc *recorder) flushStep(now, dur Time) {
 	res := rc.res
 	v, n := int64(dur), st.total
 	bk := res.Series.bucket(now)
-	bk.OutputTokens += int64(n)
+	bk.OutputTokens += int64(st.tokens)
 	res.Pooled.RecordN(v, n)
-	res.PerToken.RecordN(v, n)
+	perToken(res.PerToken, v, n, &st.byN, st.multi)
 	bk.ITL.RecordN(v, n)
 	for c, k := range st.class {
 		if k > 0 {
@@ -196,12 +234,12 @@ func (rc *recorder) flushStep(now, dur Time) {
 		for p, k := range st.pos {
 			if k > 0 {
 				res.Position[p].RecordN(v, k)
-				res.PositionPerToken[p].RecordN(v, k)
+				perToken(res.PositionPerToken[p], v, k, &st.posN[p], st.multi)
+				st.pos[p] = 0
 			}
 		}
-		st.pos = [PositionBuckets]uint64{}
 	}
-	st.total = 0
+	st.total, st.tokens, st.multi = 0, 0, false
 }
 
 // positionOf is the position bucket of the token after the first

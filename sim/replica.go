@@ -463,7 +463,7 @@ func (r *Replica) endStep(now Time) {
 	}
 	// A stream whose open gap is exactly this step (it was in the previous
 	// one too and has nothing else to account) needs no split of its own:
-	// its gap's parts are the step's, checked once here, and its one-token
+	// its gap's parts are the step's, checked once here, and its
 	// chunks are counted per step (recorder.flushStep).
 	dur := now - r.stepAt
 	if t := r.common.sum(); t != dur {
