@@ -28,6 +28,18 @@
 // seed, so every policy compared on a workload sees the same requests with
 // the same luck.
 //
+// The hot path is Replica.endStep and recorder.chunk. Most tokens close a
+// gap that is exactly the step just ended (the stream was in the previous
+// step too); such a gap takes the step's split by cause (checked once per
+// step), extends the stream's run of indexes into the replica's step log
+// instead of a gap list of its own, and is counted per step by position,
+// class and chunk size, the histograms taking each step's counts in a few
+// records (flushStep). Other gaps (a stream left out, paused, swapped,
+// recomputed, handed over, or watched for failover) accumulate their split
+// in request.acc and are recorded one by one. A request's per-token fields
+// share its first cache line, its scheduler fields the next
+// (TestRequestHotLayout).
+//
 // The engine does no I/O, keeps no global state, and allocates nothing per
 // token or per step once its buffers have grown: a finished stream leaves
 // only a fixed-size [StreamSummary] (144 bytes, in the chunks of
