@@ -43,11 +43,11 @@ type request struct {
 	stalls      int
 	stallTime   Time
 	preemptions int
-	stallList   []Stall    // the stalls, for timelines; reused with the slot
-	gapCause    []uint16   // each gap's causes (see noteGapCauses); kept only with a delivery path
-	gapMixed    []mixedGap // the gaps of more than one cause, in order; with a delivery path
+	stallList   []Stall            // the stalls, for timelines; reused with the slot
+	gapCause    []uint16           // each gap's causes (see noteGapCauses); kept only with a delivery path
+	gapMixed    []mixedGap         // the gaps of more than one cause, in order; with a delivery path
 	spec        *specdecode.Stream // the speculation state while specModel is set; kept with the slot
-	output      int // the request's output tokens (a prefill replica's Seq asks for one)
+	output      int                // the request's output tokens (a prefill replica's Seq asks for one)
 }
 
 // Replica is one model instance: its scheduler, KV cache and cost model,
