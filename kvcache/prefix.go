@@ -1,6 +1,9 @@
 package kvcache
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // Automatic prefix caching as vLLM V1 does it: every full block a sequence
 // computes — prompt and generated tokens — is registered in the cache under
@@ -163,6 +166,33 @@ func (m *Manager) CountPrefixLookup(queried, hit int) {
 		for t := range m.tiers {
 			m.tiers[t].hits += int64(m.acqTier[t] * m.blockSize)
 		}
+	}
+}
+
+// PrefetchStart begins a step's prefetches (Prefetch).
+func (m *Manager) PrefetchStart() { m.prefetched = 0 }
+
+// Prefetch asks the CPU for the index slots and spare entries that
+// RegisterPrefix(a, content, computed) will touch, and changes nothing. A
+// step registers blocks of many sequences, each a cache miss in a large
+// index (a cluster keeps one per replica, far more than the CPU caches
+// hold); the engine prefetches a step's registrations before it ends the
+// step's sequences, so the misses overlap instead of coming one by one.
+func (m *Manager) Prefetch(a *Alloc, content *Content, computed int) {
+	if m.prefixOn && (a.SharedBlocks+1)*m.blockSize <= computed && a.Blocks > 0 {
+		m.prefetch(a, content, computed)
+	}
+}
+
+func (m *Manager) prefetch(a *Alloc, content *Content, computed int) {
+	c := m.prefix
+	x := &c.index
+	for j := a.SharedBlocks; (j+1)*m.blockSize <= computed && j < a.SharedBlocks+a.Blocks; j++ {
+		prefetch(unsafe.Pointer(&x.slots[content.Block(j, m.blockSize)&x.mask]))
+		if k := len(c.spare) - 1 - m.prefetched; k >= 0 {
+			prefetch(unsafe.Pointer(&c.entries[c.spare[k]]))
+		}
+		m.prefetched++
 	}
 }
 

@@ -117,6 +117,14 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 			infos = append(infos, router.Replica{KVTokens: p.Setup.Blocks * p.Setup.Config.KVCache.BlockSize})
 		}
 	}
+	if len(e.reps) > 1 {
+		// Many replicas' prefix caches together outgrow the CPU's caches:
+		// each step prefetches the index slots it will register (one
+		// replica's fit, and the extra pass would only cost).
+		for _, r := range e.reps {
+			r.prefetch = r.kv.PrefixCaching()
+		}
+	}
 	e.inflight = make([]int, len(e.reps))
 	e.routed = make([]int, len(e.reps))
 	if c.Cluster.Disaggregated() {

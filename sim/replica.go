@@ -105,6 +105,7 @@ type Replica struct {
 	own        parts      // a speculating step's split for one stream (scratch)
 	leftOut    parts      // a step's split for a running stream left out of it
 	allIn      bool       // the plan holds every running sequence: none is left out
+	prefetch   bool       // prefetch each step's prefix-cache registrations (a cluster: engine.go)
 }
 
 // newReplica builds replica index of a run seeded runSeed from its
@@ -471,6 +472,13 @@ func (r *Replica) endStep(now Time) {
 	}
 	r.logStep(dur)
 	fastOK := r.watchNS == 0
+	if r.prefetch {
+		r.kv.PrefetchStart()
+		for i := range plan.Entries {
+			en := &plan.Entries[i]
+			r.kv.Prefetch(&en.Seq.KV, &en.Seq.Content, en.Start+en.Tokens)
+		}
+	}
 	for i := range plan.Entries {
 		en := &plan.Entries[i]
 		q := r.slots[en.Seq.Slot]
