@@ -45,7 +45,8 @@ type Config struct {
 	// Delivery models the path from server to client and the client-side
 	// mitigations; off by default (the client sees what the server emits).
 	Delivery delivery.Config `yaml:"delivery" json:"delivery"`
-	// Server models the front end before the scheduler; off by default.
+	// Server models the front end before the scheduler; by default its
+	// serial tokenization only (DefaultServer).
 	Server  ServerConfig  `yaml:"server" json:"server"`
 	Metrics MetricsConfig `yaml:"metrics" json:"metrics"`
 	// Cluster puts several replicas of the configuration above (or pools
@@ -165,6 +166,7 @@ func DefaultConfig() Config {
 		Workload:   w,
 		SpecDecode: specdecode.DefaultConfig(),
 		Delivery:   delivery.DefaultConfig(),
+		Server:     DefaultServer(),
 		Cluster:    DefaultCluster(),
 		Metrics: MetricsConfig{
 			StallThresholdMS:    250,

@@ -17,7 +17,10 @@
 // Each replica has a recorder (recorder.go, and client.go for the client's
 // view through a delivery path) that turns its chunks, ends and rejections
 // into a [Result]; the engine merges them for the run. Every event names
-// its replica.
+// its replica. Before the router and the replicas, an open-loop workload
+// passes the serving front end (server.go, [ServerConfig]): by default the
+// serial tokenization of each prompt, [DefaultSerialUSPerPromptToken] µs a
+// token, as vLLM's API server does it.
 //
 // Time is [Time], integer nanoseconds since the run started. Simultaneous
 // events are ordered by (time, event class, sequence number), so a run is a

@@ -20,6 +20,7 @@ func linearConfig(c0, c1 float64) sim.Config {
 	cfg := sim.DefaultConfig()
 	cfg.Cost.Model = "linear"
 	cfg.Cost.Linear = cost.LinearConfig{C0US: c0, C1USPerPrefillToken: c1}
+	cfg.Server = sim.ServerConfig{} // the engine alone: server_test.go tests the front end
 	return cfg
 }
 

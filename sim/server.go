@@ -9,10 +9,12 @@ import (
 // ServerConfig models the serving front end a request passes before the
 // scheduler sees it (vLLM's OpenAI API server: HTTP handling, request
 // validation, tokenization, the hand-off to the engine core), so that TTFT
-// is not optimistic by that overhead. Every field defaults to 0 (off): a
-// scenario describes an engine, not necessarily vLLM's Python front end.
-// `itlsim calibrate` fits the fixed part to a measured run; README ("What
-// the front end costs") gives the cited figures for vLLM's.
+// is not optimistic by that overhead. DefaultServer holds the serial
+// tokenization at the cited 10 µs per prompt token, as vLLM's OpenAI
+// server pays it (itlsim's defaults model a vLLM-V1-like server); the
+// fixed and per-request parts default to 0, since no measurement isolates
+// them. `itlsim calibrate` fits the fixed part to a measured run; README
+// ("What the front end costs") gives the cited figures for vLLM's.
 //
 // The serial work of a request is SerialMSPerRequest +
 // SerialUSPerPromptToken × its prompt tokens. Each replica has one serial
@@ -35,8 +37,23 @@ type ServerConfig struct {
 	// max_workers=1; vllm-project/vllm#25301), so a burst of prompts is
 	// tokenized one after another. Measured: 10.1–21.5 µs per token for
 	// 131-token chat prompts with a Hugging Face tokenizer
-	// (tenstorrent/tt-inference-server#2173).
+	// (tenstorrent/tt-inference-server#2173). Default 10 (the later,
+	// steady requests of that log); 0 turns it off.
 	SerialUSPerPromptToken float64 `yaml:"serial_us_per_prompt_token" json:"serial_us_per_prompt_token"`
+}
+
+// DefaultSerialUSPerPromptToken is the default serial tokenization cost, µs
+// per prompt token: a Hugging Face tokenizer with a chat template in vLLM's
+// single-thread tokenizer executor, 10.1–10.7 µs per token once warm
+// (tenstorrent/tt-inference-server#2173; vllm-project/vllm#25301).
+const DefaultSerialUSPerPromptToken = 10
+
+// DefaultServer is the front end of a vLLM-V1-like server: serial
+// tokenization at DefaultSerialUSPerPromptToken; no fixed latency and no
+// per-request serial work, which no published measurement separates from
+// the rest of TTFT (calibrate fits the fixed part to a measured run).
+func DefaultServer() ServerConfig {
+	return ServerConfig{SerialUSPerPromptToken: DefaultSerialUSPerPromptToken}
 }
 
 // On reports whether the front end adds any delay.
@@ -105,3 +122,7 @@ func (f *frontEnd) Next(r *workloads.Request) bool {
 
 // Err passes the source's error on.
 func (f *frontEnd) Err() error { return workloads.Err(f.src) }
+
+// Skipped passes on how many malformed trace rows the source skipped, so
+// that the run's skipped_rows counts them behind the front end too.
+func (f *frontEnd) Skipped() int { return workloads.SkippedRows(f.src) }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,8 +180,12 @@ func TestStoryClusterStaleness(t *testing.T) {
 	live := runOf(t, doc, "staleness_ms=0").Summary
 	s100 := runOf(t, doc, "staleness_ms=100").Summary
 	s500 := runOf(t, doc, "staleness_ms=500").Summary
-	if !(live.StreamP99ITL.P99 < s100.StreamP99ITL.P99 && s100.StreamP99ITL.P99 < s500.StreamP99ITL.P99) {
-		t.Errorf("p99 of per-stream p99 ITL: %.1f, %.1f, %.1f ms at 0, 100, 500 ms; want rising with the snapshot's age",
+	// Past vLLM's 100 ms the per-stream tail no longer grows (within 2 %
+	// either way, with or without the front end's tokenization): a stale
+	// snapshot is worse than a live one, not 500 ms than 100.
+	if !(live.StreamP99ITL.P99 < s100.StreamP99ITL.P99 && live.StreamP99ITL.P99 < s500.StreamP99ITL.P99 &&
+		math.Abs(s500.StreamP99ITL.P99/s100.StreamP99ITL.P99-1) < 0.05) {
+		t.Errorf("p99 of per-stream p99 ITL: %.1f, %.1f, %.1f ms at 0, 100, 500 ms; want a stale snapshot above the live one and 500 ms within 5 %% of 100 ms",
 			live.StreamP99ITL.P99, s100.StreamP99ITL.P99, s500.StreamP99ITL.P99)
 	}
 	if !(live.TTFT.P99 < s100.TTFT.P99 && s100.TTFT.P99 <= s500.TTFT.P99) {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -82,7 +83,8 @@ func TestFidelityVLLM70B(t *testing.T) {
 // burst of 20 prompts of 1,000 tokens with 50 µs of serial tokenization per
 // token queues 50 ms per request, so the last request reaches the
 // scheduler a second after the burst (engine queueing, which it replaces,
-// was less); a negative value is refused with the field's name.
+// was less than the default 10 µs gives); a negative value is refused with
+// the field's name.
 func TestFrontEndFlags(t *testing.T) {
 	base := []string{"run", "--requests", "20", "--rate", "100000", "--input-len", "fixed:1000", "--output-len", "fixed:4", "--format", "json"}
 	maxTTFT := func(extra ...string) float64 {
@@ -102,7 +104,7 @@ func TestFrontEndFlags(t *testing.T) {
 	}
 	off, on := maxTTFT(), maxTTFT("--serial-us-per-prompt-token", "50")
 	if on < 1000 || on <= off {
-		t.Errorf("max TTFT %.0f ms with 50 µs per prompt token, %.0f ms without: want ≥ 1,000 ms (20 requests × 50 ms of serial tokenization)", on, off)
+		t.Errorf("max TTFT %.0f ms with 50 µs per prompt token, %.0f ms with the default 10: want ≥ 1,000 ms (20 requests × 50 ms of serial tokenization)", on, off)
 	}
 	if fixed := maxTTFT("--request-overhead-ms", "7"); math.Abs(fixed-off-7) > 0.01 {
 		t.Errorf("max TTFT %.3f ms with a 7 ms fixed overhead, %.3f ms without", fixed, off)
@@ -110,5 +112,74 @@ func TestFrontEndFlags(t *testing.T) {
 	r := execCLI(t, "run", "--requests", "5", "--serial-us-per-prompt-token", "-1")
 	if r.code == 0 || !strings.Contains(r.stderr, "server.serial_us_per_prompt_token") {
 		t.Errorf("--serial-us-per-prompt-token -1: exit %d, stderr %q; want an error naming the field", r.code, r.stderr)
+	}
+}
+
+// TestFrontEndTokenizationByDefault: a default run pays vLLM's serial
+// tokenization, 10 µs per prompt token, and 0 turns it off. Steps are
+// priced by a linear model (1 ms plus 0.1 µs a prefill token) so that the
+// engine's own share is small and exact. One request of 1,000 tokens: its
+// TTFT is exactly 10 ms longer by default than with 0, and the same as with
+// an explicit 10. A burst of 20 such prompts: by default the serial stage
+// releases one every 10 ms, so the last reaches the scheduler 200 ms after
+// the burst began; with 0 all 20 are prefilled in a few ms.
+func TestFrontEndTokenizationByDefault(t *testing.T) {
+	base := []string{"run", "--rate", "100000", "--input-len", "fixed:1000", "--output-len", "fixed:4", "--format", "json",
+		"--cost-model", "linear", "--set", "cost.linear.c0_us=1000", "--set", "cost.linear.c1_us=0.1"}
+	ttft := func(extra ...string) (lo, hi float64, serial float64) {
+		var doc struct {
+			Runs []struct {
+				Config struct {
+					Server struct {
+						SerialUS float64 `json:"serial_us_per_prompt_token"`
+					} `json:"server"`
+				} `json:"config"`
+				Summary struct {
+					TTFT struct {
+						Min float64 `json:"min"`
+						Max float64 `json:"max"`
+					} `json:"ttft_ms"`
+				} `json:"summary"`
+			} `json:"runs"`
+		}
+		if err := json.Unmarshal([]byte(mustRunCLI(t, append(slices.Clone(base), extra...)...).stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		r := doc.Runs[0]
+		return r.Summary.TTFT.Min, r.Summary.TTFT.Max, r.Config.Server.SerialUS
+	}
+	one, _, serial := ttft("--requests", "1")
+	if serial != 10 {
+		t.Errorf("default server.serial_us_per_prompt_token %g in the run's config, want 10", serial)
+	}
+	oneOff, _, serialOff := ttft("--requests", "1", "--serial-us-per-prompt-token", "0")
+	if serialOff != 0 {
+		t.Errorf("--serial-us-per-prompt-token 0: the run's config says %g", serialOff)
+	}
+	if d := one - oneOff; math.Abs(d-10) > 1e-6 {
+		t.Errorf("one 1,000-token prompt: TTFT %.6f ms by default, %.6f ms with 0: differ by %.6f ms, want 10 (1,000 tokens × 10 µs)", one, oneOff, d)
+	}
+	if ten, _, _ := ttft("--requests", "1", "--serial-us-per-prompt-token", "10"); ten != one {
+		t.Errorf("TTFT %.6f ms with an explicit 10 µs, %.6f ms by default: want equal", ten, one)
+	}
+	// --print-config shows the default, and a printed scenario with the
+	// front end off keeps it off when read back (0 is not "the default").
+	if out := mustRunCLI(t, "run", "--print-config").stdout; !strings.Contains(out, "\n  serial_us_per_prompt_token: 10\n") {
+		t.Errorf("--print-config does not show the default serial_us_per_prompt_token: 10:\n%s", out)
+	}
+	scen := filepath.Join(t.TempDir(), "off.yaml")
+	if err := os.WriteFile(scen, []byte(mustRunCLI(t, "run", "--print-config", "--serial-us-per-prompt-token", "0").stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := mustRunCLI(t, "run", scen, "--print-config").stdout; !strings.Contains(out, "\n  serial_us_per_prompt_token: 0\n") {
+		t.Errorf("a scenario printed with the front end off, read back:\n%s", out)
+	}
+	_, burst, _ := ttft("--requests", "20")
+	_, burstOff, _ := ttft("--requests", "20", "--serial-us-per-prompt-token", "0")
+	if burst < 200 || burst > 205 {
+		t.Errorf("burst of 20: max TTFT %.2f ms by default, want 200-205 ms (20 × 10 ms of serial tokenization, then one short step)", burst)
+	}
+	if burstOff > 10 {
+		t.Errorf("burst of 20: max TTFT %.2f ms with the front end off, want under 10 ms (three 1.8 ms prefill steps)", burstOff)
 	}
 }

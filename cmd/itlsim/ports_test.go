@@ -192,7 +192,10 @@ func TestStoryRecordThroughARouterMatchesRun(t *testing.T) {
 		// move it. On seed 1 it falls on a slope (148 to 170 ms over those ranks),
 		// where a prompt landing a step later moves it beyond 10 %.
 		w := []string{"--requests", "80", "--rate", "40", "--arrival", "gamma", "--set", "workload.cv=4", "--output-len", "lognormal:64,64,16,256",
-			"--replicas", "2", "--router", "round-robin", "--seed", "4"}
+			"--replicas", "2", "--router", "round-robin", "--seed", "4",
+			// serve's engine, fed by a live queue, models no front end (its
+			// requests have passed a real HTTP server): run without it too.
+			"--serial-us-per-prompt-token", "0"}
 		mustRunCLI(t, append([]string{"run", "--json", runJSON}, w...)...)
 		s := startServe(t, append([]string{"--time-scale", "0.5", "--exit-after", "80", "--format", "json"}, w...)...)
 		proxy := roundRobin(t, s.ports(t, 2))

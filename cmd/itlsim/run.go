@@ -64,7 +64,7 @@ var shorthands = []shorthand{
 	{"hiccup-ms", "cost.hiccup_ms", "duration of one hiccup, ms", true},
 	{"request-overhead-ms", "server.request_overhead_ms", "front end: fixed latency before the scheduler, ms per request (paid in parallel)", true},
 	{"serial-ms-per-request", "server.serial_ms_per_request", "front end: serial work per request, ms (requests queue for it)", true},
-	{"serial-us-per-prompt-token", "server.serial_us_per_prompt_token", "front end: serial tokenization per prompt token, µs (vLLM's Python server: 10, see README)", true},
+	{"serial-us-per-prompt-token", "server.serial_us_per_prompt_token", "front end: serial tokenization per prompt token, µs (default 10, vLLM's Python server as measured, see README; 0 = off)", true},
 	{"spec-decode", "spec_decode.method", "speculative decoding proposer: none, draft-model, ngram, eagle, mtp", true},
 	{"spec-k", "spec_decode.k", "draft tokens per step", true},
 	{"spec-acceptance", "spec_decode.acceptance", "acceptance model: iid:A, position-decay:A,D, beta:A,B, regime:AIN,AOUT,MEANIN,MEANOUT, ood-share:AIN,AOUT,SHARE, ood-region:AIN,AOUT,FROM,TO", false},
