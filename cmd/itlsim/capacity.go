@@ -145,40 +145,18 @@ func (o *capacityOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if o.st.k8s.emit {
-		return o.st.k8s.write(cmd.OutOrStdout(), "capacity", studyArgs(cmd, args), o.st.shardCount, o.st.dir)
-	}
-	index, count, err := o.st.shard()
-	if err != nil {
-		return err
-	}
-	workers := study.Workers(o.st.jobs)
-	if o.st.dir != "" {
-		dir := study.Dir{Path: o.st.dir}
-		if err := dir.CheckDir(); err != nil {
-			return err
-		}
-		if err := dir.PutPlan(study.Manifest{Command: "capacity", Args: studyArgs(cmd, args)}); err != nil {
-			return err
-		}
-		return computeShard(cmd.ErrOrStderr(), dir, p.keys, study.Shard(len(p.variants), index, count), workers, func(i int) (study.ConfigSearch, error) {
+	return runStudy(cmd, args, &o.st, o.temps, "capacity", "capacity searches", p.keys,
+		func(i int) (study.ConfigSearch, error) {
 			cs, err := p.compute([]scenario.Variant{p.variants[i]}, 1, nil)
 			if err != nil {
 				return study.ConfigSearch{}, err
 			}
 			return cs[0], nil
-		})
-	}
-	if err := checkOutputs(o.temps, o.st.out); err != nil {
-		return err
-	}
-	progress, done := progressETA(cmd.ErrOrStderr(), "capacity searches")
-	cs, err := p.compute(p.variants, workers, progress)
-	done()
-	if err != nil {
-		return err
-	}
-	return o.render(cmd.OutOrStdout(), p, cs, o.st.out)
+		},
+		func(workers int, progress study.Progress) ([]study.ConfigSearch, error) {
+			return p.compute(p.variants, workers, progress)
+		},
+		func(cs []study.ConfigSearch) error { return o.render(cmd.OutOrStdout(), p, cs, o.st.out) })
 }
 
 // compute searches vs: for capacity, or for the target.

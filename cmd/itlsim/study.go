@@ -214,6 +214,43 @@ func computeShard[T any](stderr io.Writer, dir study.Dir, keys []string, share [
 	return nil
 }
 
+// runStudy runs a study command whose plan has one unit per key: it
+// writes the Kubernetes Job with --emit-k8s; with --dir it computes this
+// shard's units (one(i) for unit i) into the directory; else it computes
+// every unit (all) and renders them. what names the units in progress
+// lines.
+func runStudy[T any](cmd *cobra.Command, args []string, st *studyFlags, temps *tempFiles, command, what string, keys []string,
+	one func(i int) (T, error), all func(workers int, progress study.Progress) ([]T, error), render func([]T) error) error {
+	if st.k8s.emit {
+		return st.k8s.write(cmd.OutOrStdout(), command, studyArgs(cmd, args), st.shardCount, st.dir)
+	}
+	index, count, err := st.shard()
+	if err != nil {
+		return err
+	}
+	workers := study.Workers(st.jobs)
+	if st.dir != "" {
+		dir := study.Dir{Path: st.dir}
+		if err := dir.CheckDir(); err != nil {
+			return err
+		}
+		if err := dir.PutPlan(study.Manifest{Command: command, Args: studyArgs(cmd, args)}); err != nil {
+			return err
+		}
+		return computeShard(cmd.ErrOrStderr(), dir, keys, study.Shard(len(keys), index, count), workers, one)
+	}
+	if err := checkOutputs(temps, st.out); err != nil {
+		return err
+	}
+	progress, done := progressETA(cmd.ErrOrStderr(), what)
+	units, err := all(workers, progress)
+	done()
+	if err != nil {
+		return err
+	}
+	return render(units)
+}
+
 // loadAll reads every unit from dir in order; missing ones are named.
 func loadAll[T any](dir study.Dir, keys, labels []string) ([]T, error) {
 	out := make([]T, len(keys))

@@ -108,41 +108,19 @@ func (o *sweepOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if o.st.k8s.emit {
-		return o.st.k8s.write(cmd.OutOrStdout(), "sweep", studyArgs(cmd, args), o.st.shardCount, o.st.dir)
-	}
-	index, count, err := o.st.shard()
-	if err != nil {
-		return err
-	}
 	specs := p.Points()
-	workers := study.Workers(o.st.jobs)
-	if o.st.dir != "" {
-		dir := study.Dir{Path: o.st.dir}
-		if err := dir.CheckDir(); err != nil {
-			return err
-		}
-		if err := dir.PutPlan(study.Manifest{Command: "sweep", Args: studyArgs(cmd, args)}); err != nil {
-			return err
-		}
-		return computeShard(cmd.ErrOrStderr(), dir, keys, study.Shard(len(specs), index, count), workers, func(i int) (study.Point, error) {
+	return runStudy(cmd, args, &o.st, o.temps, "sweep", "sweep", keys,
+		func(i int) (study.Point, error) {
 			pts, err := study.RunPoints(p, specs[i:i+1], 1, nil)
 			if err != nil {
 				return study.Point{}, err
 			}
 			return pts[0], nil
-		})
-	}
-	if err := checkOutputs(o.temps, o.st.out); err != nil {
-		return err
-	}
-	progress, done := progressETA(cmd.ErrOrStderr(), "sweep")
-	pts, err := study.RunPoints(p, specs, workers, progress)
-	done()
-	if err != nil {
-		return err
-	}
-	return o.render(cmd.OutOrStdout(), p, pts, o.st.out)
+		},
+		func(workers int, progress study.Progress) ([]study.Point, error) {
+			return study.RunPoints(p, specs, workers, progress)
+		},
+		func(pts []study.Point) error { return o.render(cmd.OutOrStdout(), p, pts, o.st.out) })
 }
 
 // render writes a sweep's results; a one-machine run and a merge both
