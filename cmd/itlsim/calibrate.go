@@ -77,18 +77,10 @@ func (o *calibrateOptions) calibrate(cmd *cobra.Command, args []string) error {
 	if (o.steps == "") == (len(args) == 0) {
 		return fmt.Errorf("give either --steps FILE.csv or measured run files, not both or neither")
 	}
-	var scen []string
-	if o.scenario != "" {
-		scen = []string{o.scenario}
-	}
-	variants, _, err := o.run.variants(cmd, scen)
+	base, err := oneConfig(cmd, o.run, o.scenario, "calibrate fits")
 	if err != nil {
 		return err
 	}
-	if len(variants) != 1 {
-		return fmt.Errorf("calibrate fits one configuration; %d are compared (give each flag one value)", len(variants))
-	}
-	base := variants[0].Config
 	files := newOutputs(o.run.temps)
 	defer files.discard()
 	out := files.add("--output", o.output)

@@ -85,18 +85,11 @@ func (o *validateOptions) validate(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return fmt.Errorf("--input-format: %w", err)
 	}
-	var scen []string
-	if o.scenario != "" {
-		scen = []string{o.scenario}
-	}
-	variants, _, err := o.run.variants(cmd, scen)
+	base, err := oneConfig(cmd, o.run, o.scenario, "validate simulates")
 	if err != nil {
 		return err
 	}
-	if len(variants) != 1 {
-		return fmt.Errorf("validate simulates one configuration; %d are compared (give each flag one value)", len(variants))
-	}
-	setup, err := variants[0].Config.Resolve()
+	setup, err := base.Resolve()
 	if err != nil {
 		return err
 	}
@@ -251,4 +244,23 @@ func num(v float64) string {
 		return fmt.Sprintf("%.1f", v)
 	}
 	return fmt.Sprintf("%.2f", v)
+}
+
+// oneConfig is the single configuration the scenario flags (and the
+// --scenario file, when given) describe for a command that simulates
+// measured runs; what says what the command does with it, for the error
+// a comparison gets ("validate simulates").
+func oneConfig(cmd *cobra.Command, run *runOptions, scenarioFile, what string) (sim.Config, error) {
+	var scen []string
+	if scenarioFile != "" {
+		scen = []string{scenarioFile}
+	}
+	variants, _, err := run.variants(cmd, scen)
+	if err != nil {
+		return sim.Config{}, err
+	}
+	if len(variants) != 1 {
+		return sim.Config{}, fmt.Errorf("%s one configuration; %d are compared (give each flag one value)", what, len(variants))
+	}
+	return variants[0].Config, nil
 }
