@@ -206,18 +206,7 @@ const pageHTML = `<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}: {{range $i, $n := .Names}}{{if $i}} · {{end}}{{$n}}{{end}}</title>
 <style>
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto; max-width: 1200px; padding: 0 16px 48px; color: #222; }
-h1 { margin: 20px 0 4px; }
-h2 { margin-top: 36px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
-h3 { margin: 18px 0 4px; font-size: 15px; }
-.meta { color: #555; }
-.warn { background: #fff4e5; border: 1px solid #f0a040; padding: 8px 12px; margin: 12px 0; }
-.chart { width: 100%; }
-table { border-collapse: collapse; margin: 8px 0 16px; font-variant-numeric: tabular-nums; }
-caption { text-align: left; font-weight: 600; padding: 4px 0; }
-th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
-thead th { background: #f4f4f4; }
-th.section { background: #fafafa; font-weight: 600; }
+{{template "css"}}th.section { background: #fafafa; font-weight: 600; }
 td.wrap { max-width: 700px; overflow-wrap: anywhere; font-size: 12px; }
 nav a { margin-right: 12px; }
 p.pass strong { color: #1a7f37; }
@@ -284,7 +273,18 @@ p.fail strong { color: #c62828; }
 {{template "sections" .Sections}}{{template "draw" .}}{{- if .SelfTest}}{{template "selftest-body"}}{{- end}}
 </body>
 </html>
-{{define "sections"}}{{range .}}
+{{define "css"}}body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto; max-width: 1200px; padding: 0 16px 48px; color: #222; }
+h1 { margin: 20px 0 4px; }
+h2 { margin-top: 36px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
+h3 { margin: 18px 0 4px; font-size: 15px; }
+.meta { color: #555; }
+.warn { background: #fff4e5; border: 1px solid #f0a040; padding: 8px 12px; margin: 12px 0; }
+.chart { width: 100%; }
+table { border-collapse: collapse; margin: 8px 0 16px; font-variant-numeric: tabular-nums; }
+caption { text-align: left; font-weight: 600; padding: 4px 0; }
+th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
+thead th { background: #f4f4f4; }
+{{end}}{{define "sections"}}{{range .}}
 <section id="{{.ID}}">
 <h2>{{.Title}}</h2>
 <p>{{.Intro}}</p>

@@ -367,8 +367,8 @@ func paretoITL(r *study.CapacityResult) (section, error) {
 	return sec, err
 }
 
-// studyTemplate shares the report page's sections, drawing script, table
-// template and browser-test hooks.
+// studyTemplate shares the report page's style sheet, sections, drawing
+// script, table template and browser-test hooks.
 var studyTemplate = template.Must(template.Must(pageTemplate.Clone()).New("study").Parse(studyHTML))
 
 const studyHTML = `<!DOCTYPE html>
@@ -378,18 +378,7 @@ const studyHTML = `<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
 <style>
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto; max-width: 1200px; padding: 0 16px 48px; color: #222; }
-h1 { margin: 20px 0 4px; }
-h2 { margin-top: 36px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
-h3 { margin: 18px 0 4px; font-size: 15px; }
-.meta { color: #555; }
-.warn { background: #fff4e5; border: 1px solid #f0a040; padding: 8px 12px; margin: 12px 0; }
-.chart { width: 100%; }
-table { border-collapse: collapse; margin: 8px 0 16px; font-variant-numeric: tabular-nums; }
-caption { text-align: left; font-weight: 600; padding: 4px 0; }
-th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
-thead th { background: #f4f4f4; }
-nav a { margin-right: 12px; }
+{{template "css"}}nav a { margin-right: 12px; }
 </style>
 {{- if .SelfTest}}{{template "selftest-head"}}{{- end}}
 </head>
