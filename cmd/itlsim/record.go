@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math"
 	"os"
 	"slices"
 	"strings"
@@ -80,8 +79,8 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !(o.timeScale > 0) || o.timeScale > 1e6 || math.IsInf(o.timeScale, 0) {
-		return fmt.Errorf("--time-scale: must be in (0, 1e6] simulated seconds per second, got %g", o.timeScale)
+	if err := checkTimeScale(o.timeScale); err != nil {
+		return err
 	}
 	cfg, err := o.scenario.loadOne(cmd, args[1:])
 	if err != nil {

@@ -106,8 +106,8 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !(o.timeScale > 0) || o.timeScale > 1e6 || math.IsInf(o.timeScale, 0) {
-		return fmt.Errorf("--time-scale: must be in (0, 1e6] simulated seconds per second, got %g", o.timeScale)
+	if err := checkTimeScale(o.timeScale); err != nil {
+		return err
 	}
 	if o.exitAfter < 0 {
 		return fmt.Errorf("--exit-after: must be ≥ 0 requests, got %d", o.exitAfter)
@@ -377,4 +377,13 @@ func listenAll(addrs []string, fromPorts bool) ([]net.Listener, error) {
 		lns = append(lns, ln)
 	}
 	return lns, nil
+}
+
+// checkTimeScale checks --time-scale, simulated seconds per wall second
+// (serve and record).
+func checkTimeScale(v float64) error {
+	if !(v > 0) || v > 1e6 || math.IsInf(v, 0) {
+		return fmt.Errorf("--time-scale: must be in (0, 1e6] simulated seconds per second, got %g", v)
+	}
+	return nil
 }
