@@ -35,8 +35,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	stop := removeTempsOnSignal(temps, stderr)
 	defer stop()
 	root := newRootCmd(stdout, stderr, temps)
+	var prof cpuProfile
+	prof.bind(root)
 	root.SetArgs(vllmGoodputArgs(args))
-	if err := root.Execute(); err != nil {
+	err := root.Execute()
+	if perr := prof.stop(); err == nil {
+		err = perr
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "itlsim: %v\n", err)
 		var ee *exitError
 		if errors.As(err, &ee) {
