@@ -228,7 +228,7 @@ func (m *Manager) RegisterPrefix(a *Alloc, content *Content, computed int) {
 // ReleasePrefix drops the sequence's references to its cached blocks,
 // last block first, so that a freed sequence's tail is evicted before its
 // head. Unreferenced blocks stay cached, evictable.
-func (m *Manager) ReleasePrefix(a *Alloc, content *Content) {
+func (m *Manager) ReleasePrefix(a *Alloc) {
 	c := m.prefix
 	if c == nil || a.SharedBlocks == 0 {
 		return

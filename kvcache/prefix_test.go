@@ -36,7 +36,7 @@ func TestRecomputeReusesOwnBlocks(t *testing.T) {
 	if a.SharedBlocks != 9 || a.Blocks != 1 {
 		t.Fatalf("after 150 tokens: %+v, want 9 cached blocks and 1 private", a)
 	}
-	m.ReleasePrefix(&a, &c)
+	m.ReleasePrefix(&a)
 	m.Release(&a)
 	if m.Free() != 100 || m.Cached() != 9 {
 		t.Fatalf("free %d cached %d after release, want 100 and 9", m.Free(), m.Cached())
@@ -68,7 +68,7 @@ func TestEvictionTailFirst(t *testing.T) {
 	c := Content{Prompt: 64, Key: 1}
 	var a Alloc
 	compute(t, m, &a, &c, 64)
-	m.ReleasePrefix(&a, &c)
+	m.ReleasePrefix(&a)
 	m.Release(&a)
 	var b Alloc
 	if !m.Grow(&b, 16*4) { // the four free blocks: nothing evicted
@@ -225,7 +225,7 @@ func TestRandomPrefixOperationsKeepInvariants(t *testing.T) {
 			case 3:
 				if a.Swapped == 0 {
 					shared := a.SharedBlocks
-					m.ReleasePrefix(a, c)
+					m.ReleasePrefix(a)
 					if _, ok := m.SwapOut(a, shared); !ok {
 						m.Release(a)
 						tokens[i] = 0
@@ -235,7 +235,7 @@ func TestRandomPrefixOperationsKeepInvariants(t *testing.T) {
 					tokens[i] = 0
 				}
 			case 4:
-				m.ReleasePrefix(a, c)
+				m.ReleasePrefix(a)
 				m.Release(a)
 				tokens[i] = 0
 			}
@@ -244,7 +244,7 @@ func TestRandomPrefixOperationsKeepInvariants(t *testing.T) {
 			}
 		}
 		for i := range live {
-			m.ReleasePrefix(&live[i], &contents[i])
+			m.ReleasePrefix(&live[i])
 			m.Release(&live[i])
 		}
 		if m.Free() != m.Total() || m.SwapFree() != m.SwapTotal() {
