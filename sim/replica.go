@@ -27,7 +27,7 @@ type request struct {
 	class      int16 // index into Result.ClassNames; -1 for none
 	paused     bool  // preempted and not yet resumed
 	dirty      bool  // acc holds parts of the open gap (else the gap is so far the steps it was in)
-	multi      bool  // some chunk had more than one token: chunkTok holds every chunk's
+	multi      bool  // some chunk had more than one token: chunkTok holds every chunk's (a flag here, so a token never reads chunkTok's line)
 	live       bool  // between arrival and end (a freed slot is not)
 	pauseCause Cause
 	causes     uint32 // the causes of its stalls, a bit each
