@@ -176,6 +176,7 @@ func (e *Engine) Result() *Result {
 	if e.res != nil {
 		return e.res
 	}
+	e.settle()
 	return e.merged((*Replica).Result)
 }
 
@@ -268,10 +269,40 @@ func (e *Engine) Progress() int64 { return e.rec.progress.Load() }
 func (e *Engine) Err() error { return workloads.Err(e.src) }
 
 // Run processes every event and returns the result.
+// Without a delivery path or an observer, ended streams are reduced on a
+// second goroutine while the engine simulates on (finisher), with the
+// same results.
 func (e *Engine) Run() *Result {
+	if !e.done && e.rec.fin == nil && e.async() {
+		e.rec.fin = startFinisher()
+	}
 	for e.Step() {
 	}
 	return e.Result()
+}
+
+// async reports whether ended streams may be reduced off the engine's
+// goroutine: not when the client's view (the delivery path) or a live
+// observer reads the results as streams end.
+func (e *Engine) async() bool {
+	if e.rec.observer != nil {
+		return false
+	}
+	for _, r := range e.reps {
+		if r.rec.client != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// settle reduces every ended stream handed to the finisher, which then
+// stops: the results are whole from here on.
+func (e *Engine) settle() {
+	if e.rec.fin != nil {
+		e.rec.fin.stop()
+		e.rec.fin = nil
+	}
 }
 
 func (e *Engine) finishRun() {
@@ -279,6 +310,7 @@ func (e *Engine) finishRun() {
 		return
 	}
 	e.done = true
+	e.settle()
 	for i, r := range e.reps {
 		r.finish(e.workAt)
 		if i == 0 {

@@ -41,6 +41,8 @@ type recording struct {
 	timeline Timeline     // scratch handed to the sink
 	progress atomic.Int64 // requests ended, readable from other goroutines
 	observer Observer     // sees chunks and ends as they happen (live.go); nil off
+	fin      *finisher    // reduces ended streams on its own goroutine during Engine.Run; nil: at once
+	scratch  ended        // the ended stream reduced at once when fin is nil
 }
 
 // result is the recorder's view of the run: the client's with a delivery
@@ -292,44 +294,61 @@ func (rc *recorder) reject(q *request, why scheduler.Reason) {
 		ID: q.seq.ID, Arrival: q.arrival, InputTokens: q.seq.Prompt, Status: StatusRejected, Reject: why,
 		Preemptions: q.preemptions, Class: q.class,
 	}
-	rc.res.Streams.Append(rs)
 	if rc.client != nil {
 		rc.client.res.Streams.Append(rs)
 	}
-	if rc.sink != nil {
-		rc.sinkNoChunks(q, StatusRejected, why)
-	}
+	x := rc.ending()
+	x.rc, x.s, x.reject = rc, rs, true
+	rc.reduce(x)
 }
 
 // offerTimeline hands the stream's chunks to the sink and the worst-stream
 // list before its gaps are sorted. Chunk times are rebuilt from the first
 // chunk and the gaps, so a stream stores one number per gap.
-func (rc *recorder) offerTimeline(q *request) {
-	if q.chunks == 0 || (rc.sink == nil || rc.client != nil) && rc.worstK == 0 { // no chunks: aborted while queued (live.go)
+func (rc *recorder) offerTimeline(x *ended, t *Timeline) {
+	if x.chunks == 0 || rc.sink == nil && rc.worstK == 0 { // no chunks: aborted while queued (live.go)
 		return
 	}
 	res := rc.res
+	gaps := x.gaps[:x.shown]
 	var maxGap Time
-	for _, g := range q.gaps {
+	for _, g := range gaps {
 		maxGap = max(maxGap, Time(g))
 	}
-	if (rc.sink == nil || rc.client != nil) && len(res.Worst) == rc.worstK &&
-		worstLess(&WorstStream{ID: q.seq.ID, MaxGap: maxGap}, &res.Worst[rc.worstK-1]) >= 0 {
+	if rc.sink == nil && len(res.Worst) == rc.worstK &&
+		worstLess(&WorstStream{ID: x.s.ID, MaxGap: maxGap}, &res.Worst[rc.worstK-1]) >= 0 {
 		return
 	}
-	t := &rc.timeline
-	t.ID, t.Arrival, t.InputTokens, t.OutputTokens = q.seq.ID, q.arrival, q.seq.Prompt, q.seq.Generated
-	t.Chunks = append(t.Chunks[:0], Chunk{At: q.first, Tokens: q.tokensOf(0)})
-	at := q.first
-	for i, g := range q.gaps {
+	t.ID, t.Arrival, t.InputTokens, t.OutputTokens = x.s.ID, x.s.Arrival, x.s.InputTokens, x.s.OutputTokens
+	t.Chunks = append(t.Chunks[:0], Chunk{At: x.first, Tokens: x.tokensOf(0)})
+	at := x.first
+	for i, g := range gaps {
 		at += Time(g)
-		t.Chunks = append(t.Chunks, Chunk{At: at, Tokens: q.tokensOf(i + 1)})
+		t.Chunks = append(t.Chunks, Chunk{At: at, Tokens: x.tokensOf(i + 1)})
 	}
-	t.Stalls = q.stallList
-	if rc.sink != nil && rc.client == nil { // with a delivery path the sink gets the client's view
+	t.Stalls = x.stalls
+	if rc.sink != nil {
 		rc.sink.Stream(t)
 	}
 	res.Worst = offerWorst(res.Worst, rc.worstK, t, maxGap)
+}
+
+// ending is the entry for the next ended stream: the finisher's during
+// Engine.Run, else the recorder's scratch one. reduce hands it on.
+func (rc *recorder) ending() *ended {
+	if rc.fin != nil {
+		return rc.fin.next()
+	}
+	return &rc.scratch
+}
+
+// reduce reduces x now, or hands it to the finisher.
+func (rc *recorder) reduce(x *ended) {
+	if rc.fin != nil {
+		rc.fin.commit()
+		return
+	}
+	x.reduce(&rc.timeline)
 }
 
 // end reduces, at now, a stream that finished, or was cancelled at
@@ -337,20 +356,22 @@ func (rc *recorder) offerTimeline(q *request) {
 func (rc *recorder) end(now Time, q *request, cancelAt Time) {
 	res := rc.res
 	rc.flushRun(q)
-	s := StreamSummary{
+	x := rc.ending()
+	x.rc, x.reject, x.offer = rc, false, rc.client == nil
+	x.s = StreamSummary{
 		ID: q.seq.ID, Arrival: q.arrival, InputTokens: q.seq.Prompt, OutputTokens: q.seq.Generated,
 		Status: StatusFinished, Chunks: q.chunks,
 		Stalls: q.stalls, StallTime: q.stallTime, Causes: q.causes, Preemptions: q.preemptions,
 		Class: q.class,
 	}
+	s := &x.s
 	if q.chunks > 0 {
 		s.TTFT, s.E2EL = q.first-q.arrival, q.last-q.arrival
 	}
 	if rc.client != nil {
 		rc.deliver(q, cancelAt) // the client's view holds the timelines and worst streams
-	} else {
-		rc.offerTimeline(q)
 	}
+	x.first, x.chunks, x.shown, x.multi = q.first, q.chunks, len(q.gaps), q.multi
 	if cancelAt != 0 {
 		// The server's figures count the silence a cancelled stream ended
 		// in, up to the abort, as if its next token had come then: the wait
@@ -365,15 +386,12 @@ func (rc *recorder) end(now Time, q *request, cancelAt Time) {
 			s.Chunks++                                 // the abort stands for the next chunk
 		}
 	}
-	if g := q.gaps; len(g) > 0 {
-		var sum int64
-		for _, v := range g {
-			sum += v
-		}
-		s.GapMean = float64(sum) / float64(len(g))
-		var mx int64
-		s.GapP50, s.GapP90, s.GapP99, mx = quantile.StreamStats(g)
-		s.GapMax = Time(mx)
+	if rc.fin != nil { // the request's slot is reused before the finisher reads them
+		x.gaps = append(x.gaps[:0], q.gaps...)
+		x.tok = append(x.tok[:0], q.chunkTok...)
+		x.stalls = append(x.stalls[:0], q.stallList...)
+	} else {
+		x.gaps, x.tok, x.stalls = q.gaps, q.chunkTok, q.stallList
 	}
 	for c := range NumCauses {
 		if q.causes&(1<<c) != 0 {
@@ -383,7 +401,7 @@ func (rc *recorder) end(now Time, q *request, cancelAt Time) {
 	if q.specModel != nil && q.spec.FellBack {
 		res.Spec.Fallbacks++
 	}
-	res.Streams.Append(s)
+	rc.reduce(x)
 	rc.progress.Add(1)
 	if cancelAt == 0 {
 		res.InputTokens += int64(q.seq.Prompt)

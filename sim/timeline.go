@@ -49,8 +49,8 @@ type TimelineSink interface {
 // sinkNoChunks hands the sink a request that ended without a visible
 // chunk: rejected (why), or failed before its first chunk reached the
 // client. It is called once per such request, never per token.
-func (rc *recorder) sinkNoChunks(q *request, status Status, why scheduler.Reason) {
-	rc.sink.Stream(&Timeline{ID: q.seq.ID, Arrival: q.arrival, InputTokens: q.seq.Prompt,
+func (rc *recorder) sinkNoChunks(id int, arrival Time, prompt int, status Status, why scheduler.Reason) {
+	rc.sink.Stream(&Timeline{ID: id, Arrival: arrival, InputTokens: prompt,
 		Status: status, Reject: why})
 }
 

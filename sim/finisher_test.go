@@ -1,0 +1,74 @@
+package sim_test
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/itlsim/itlsim/sim"
+)
+
+// timelineLog keeps every timeline the sink is handed, in order.
+type timelineLog []sim.Timeline
+
+func (l *timelineLog) Stream(t *sim.Timeline) {
+	c := *t
+	c.Chunks, c.Stalls = nil, nil // an empty list is no list
+	if len(t.Chunks) > 0 {
+		c.Chunks = slices.Clone(t.Chunks)
+	}
+	if len(t.Stalls) > 0 {
+		c.Stalls = slices.Clone(t.Stalls)
+	}
+	*l = append(*l, c)
+}
+
+// TestFinisherIsTheSteppedRun: Run reduces ended streams on a second
+// goroutine (the finisher) while the engine simulates on; stepping the
+// engine by hand reduces each at once. Both give the same result, worst
+// streams and timelines in the same order, on random single replicas and
+// clusters (rejections, cancellations, speculation, preemption); a delivery
+// path keeps Run on one goroutine, and its runs must agree too.
+func TestFinisherIsTheSteppedRun(t *testing.T) {
+	async := 0
+	for seed := range uint64(16) {
+		cfg, desc := randomScenario(seed + 7000)
+		if seed%2 == 1 {
+			cfg, desc = randomCluster(seed + 7000)
+		}
+		cfg.Metrics.WorstStreams = 5
+		t.Run(desc, func(t *testing.T) {
+			run := func(step bool) (*sim.Result, timelineLog, bool) {
+				e, err := sim.New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var log timelineLog
+				e.SetTimelineSink(&log)
+				if step {
+					for e.Step() {
+					}
+					return e.Result(), log, false
+				}
+				return e.Run(), log, e.ReducesAsync()
+			}
+			got, gotLog, on := run(false)
+			want, wantLog, _ := run(true)
+			if on {
+				async++
+			}
+			if got.Streams.Len() == 0 {
+				t.Fatal("no streams")
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Error("Run and a stepped run give different results")
+			}
+			if !reflect.DeepEqual(gotLog, wantLog) {
+				t.Errorf("Run and a stepped run hand the sink different timelines (%d and %d)", len(gotLog), len(wantLog))
+			}
+		})
+	}
+	if async < 4 {
+		t.Errorf("only %d of 16 scenarios ran the finisher", async)
+	}
+}
