@@ -39,6 +39,7 @@ type Engine struct {
 	reasons     [router.NumReasons]int
 	routeReq    router.Request
 	disagg      *disagg // prefill and decode pools; nil otherwise (disagg.go)
+	positions   *positions // the replicas' ITL by position, recorded in one set; nil for one replica
 
 	classIndex     map[string]int16
 	classNames     []string
@@ -79,6 +80,9 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 	src = newFrontEnd(src, c.Server, stages)
 	e := &Engine{setup: s, src: src, classIndex: map[string]int16{}}
 	e.rec = &recording{stall: FromMS(c.Metrics.StallThresholdMS), worstK: c.Metrics.WorstStreams}
+	if stages > 1 {
+		e.positions = newPositions()
+	}
 	var infos []router.Replica
 	for _, p := range pools {
 		for j := range p.Replicas {
@@ -200,6 +204,9 @@ func (e *Engine) merged(view func(*Replica) *Result) *Result {
 	m.Name, m.Delivery.On = first.Name, first.Delivery.On
 	for _, r := range e.reps {
 		m.Merge(view(r))
+	}
+	if e.positions != nil {
+		e.positions.mergeInto(m)
 	}
 	return m
 }

@@ -271,12 +271,18 @@ func (s *SpecStats) merge(o *SpecStats) {
 }
 
 func newResult(interval Time) *Result {
-	r := &Result{Pooled: quantile.NewHistogram(pooledBits), PerToken: quantile.NewHistogram(pooledBits), Series: Series{Interval: interval}}
+	r := newResultNoPositions(interval)
 	for i := range r.Position {
 		r.Position[i] = quantile.NewHistogram(seriesBits)
 		r.PositionPerToken[i] = quantile.NewHistogram(seriesBits)
 	}
 	return r
+}
+
+// newResultNoPositions is newResult without the ITL-by-position
+// histograms (nil): a cluster replica's, recorded in the engine's set.
+func newResultNoPositions(interval Time) *Result {
+	return &Result{Pooled: quantile.NewHistogram(pooledBits), PerToken: quantile.NewHistogram(pooledBits), Series: Series{Interval: interval}}
 }
 
 // bucket returns the series bucket holding t, merging pairs of buckets and
@@ -392,8 +398,10 @@ func (r *Result) Merge(o *Result) {
 		r.SpecMethod, r.SpecK = o.SpecMethod, o.SpecK
 	}
 	for i := range r.Position {
-		r.Position[i].Merge(o.Position[i])
-		r.PositionPerToken[i].Merge(o.PositionPerToken[i])
+		if o.Position[i] != nil { // nil: a cluster replica's, recorded in the engine's set
+			r.Position[i].Merge(o.Position[i])
+			r.PositionPerToken[i].Merge(o.PositionPerToken[i])
+		}
 	}
 	for i := range r.StallTime {
 		r.StallTime[i] += o.StallTime[i]

@@ -17,9 +17,17 @@ import (
 // newRecorder builds the recorder of a replica resolved as s.
 func (e *Engine) newRecorder(s *Setup) recorder {
 	c := &e.setup.Config
-	rec := recorder{res: newResult(Time(c.Metrics.TimeseriesIntervalS * 1e9)), recording: e.rec}
+	interval := Time(c.Metrics.TimeseriesIntervalS * 1e9)
+	rec := recorder{recording: e.rec}
+	if p := e.positions; p != nil {
+		rec.res = newResultNoPositions(interval)
+		rec.pos, rec.posTok = &p.gap, &p.tok
+	} else {
+		rec.res = newResult(interval)
+		rec.pos, rec.posTok = &rec.res.Position, &rec.res.PositionPerToken
+	}
 	if s.Delivery != nil {
-		rec.client = newClientView(s.Delivery, rec.res.Series.Interval)
+		rec.client = newClientView(s.Delivery, interval)
 		rec.classDelivery = s.ClassDelivery
 	}
 	res := rec.res
