@@ -38,7 +38,7 @@ type Engine struct {
 	routed      []int        // per replica: requests routed
 	reasons     [router.NumReasons]int
 	routeReq    router.Request
-	disagg      *disagg // prefill and decode pools; nil otherwise (disagg.go)
+	disagg      *disagg    // prefill and decode pools; nil otherwise (disagg.go)
 	positions   *positions // the replicas' ITL by position, recorded in one set; nil for one replica
 
 	classIndex     map[string]int16
