@@ -49,6 +49,25 @@ func BenchmarkChatCluster16(b *testing.B) {
 	}
 }
 
+// BenchmarkChatCluster16Steady is BenchmarkChatCluster16 over the same
+// simulated time as BenchmarkChatWorkload: 320,000 requests, 20,000 per
+// replica, so each replica does the single replica's work from the same
+// warm-up to the same steady state, and per-replica setup weighs the same.
+// Its tokens/s against BenchmarkChatWorkload's is the cluster's cost per
+// token (the 20,000-request BenchmarkChatCluster16 spends a sixteenth of
+// the simulated time per replica, most of it filling the batch).
+func BenchmarkChatCluster16Steady(b *testing.B) {
+	for _, name := range []string{"round-robin", "least-outstanding"} {
+		b.Run(name, func(b *testing.B) {
+			cfg := chatConfig(320_000)
+			cfg.Workload.Rate *= 16
+			cfg.Cluster.Replicas = 16
+			cfg.Cluster.Router.Policy = name
+			benchmarkChatN(b, cfg, 320_000)
+		})
+	}
+}
+
 // BenchmarkChatDisagg16 runs the chat workload on 16 replicas split 4:12
 // into prefill and decode pools over the RDMA link, at 16 times the single
 // replica's rate, 20,000 requests per iteration: the handoff's cost per

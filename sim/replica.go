@@ -106,6 +106,7 @@ type Replica struct {
 	leftOut    parts      // a step's split for a running stream left out of it
 	allIn      bool       // the plan holds every running sequence: none is left out
 	prefetch   bool       // prefetch each step's prefix-cache registrations (a cluster: engine.go)
+	speculates bool       // some request may speculate (Setup.Spec or a class's): else no token reads request.specModel, off the request's hot line
 }
 
 // newReplica builds replica index of a run seeded runSeed from its
@@ -134,6 +135,7 @@ func newReplica(index int, name, pool string, s *Setup, runSeed uint64, rec reco
 		return nil, err
 	}
 	r := &Replica{index: int32(index), name: name, pool: pool, setup: s, sched: sched, kv: kv, cost: s.Cost, rec: rec}
+	r.speculates = s.Spec != nil || slices.ContainsFunc(s.ClassSpec, func(m *specdecode.Model) bool { return m != nil })
 	r.onReject = r.rejectWaiting
 	rs := seed.Derive(runSeed, "replica", index)
 	if cv := c.Cost.NoiseCV; cv > 0 {
@@ -604,12 +606,12 @@ func (r *Replica) logStep(dur Time) {
 
 // sampled makes the one token a plain step sampled visible.
 func (r *Replica) sampled(q *request, en *scheduler.Entry, split *parts) {
-	if spec := q.specModel; spec != nil {
+	if r.speculates && q.specModel != nil {
 		if en.Decode {
 			r.rec.res.Spec.DecodeEntries++
 			r.rec.res.Spec.DecodeTokens++
 		}
-		spec.Record(q.spec, 0, 0, 1)
+		q.specModel.Record(q.spec, 0, 0, 1)
 	}
 	r.emit(q, 1, split)
 }
