@@ -201,10 +201,17 @@ func (m *Manager) prefetch(a *Alloc, content *Content, computed int) {
 // sequence's private blocks to the cache (or, when another sequence cached
 // the same content meanwhile, dropping the private copy and sharing that
 // one). It does nothing, cheaply, when no block has filled since the last call.
+//
+// It is called for every sequence of every step, and one step in sixteen
+// (the default block size) fills a block: the check is small enough to be
+// inlined into the caller, and the loop is a call of its own.
 func (m *Manager) RegisterPrefix(a *Alloc, content *Content, computed int) {
-	if !m.prefixOn {
-		return
+	if m.prefixOn && (a.SharedBlocks+1)*m.blockSize <= computed && a.Blocks > 0 {
+		m.registerPrefix(a, content, computed)
 	}
+}
+
+func (m *Manager) registerPrefix(a *Alloc, content *Content, computed int) {
 	c := m.prefix
 	for (a.SharedBlocks+1)*m.blockSize <= computed && a.Blocks > 0 {
 		id := content.Block(a.SharedBlocks, m.blockSize)

@@ -126,13 +126,6 @@ func (s *Scheduler) RecomputeStats() (tokens, cached int64) {
 	return s.recomputeTokens, s.recomputeCached
 }
 
-// CacheComputed registers the blocks q has filled since its last call in
-// the prefix cache; the engine calls it for every sequence of a step once
-// the step's tokens are computed. It costs a comparison when no block filled.
-func (s *Scheduler) CacheComputed(q *Seq) {
-	s.kv.RegisterPrefix(&q.KV, &q.Content, q.Computed)
-}
-
 // Finish releases a finished sequence's blocks and removes it from the running set.
 func (s *Scheduler) Finish(q *Seq) {
 	s.kv.ReleasePrefix(&q.KV)

@@ -528,7 +528,7 @@ func (r *Replica) endStep(now Time) {
 			reg := min(SpecRegions-1, SpecRegions*en.Seq.Generated/max(en.Seq.Output, 1))
 			n := en.Seq.Verify(a)
 			r.kv.Shrink(&en.Seq.KV, en.Seq.Computed)
-			r.sched.CacheComputed(en.Seq)
+			r.kv.RegisterPrefix(&en.Seq.KV, &en.Seq.Content, en.Seq.Computed)
 			st := &r.rec.res.Spec
 			st.Steps++
 			st.Drafted += int64(k)
@@ -548,7 +548,7 @@ func (r *Replica) endStep(now Time) {
 			r.emit(q, n, split)
 		} else {
 			sampled := en.Seq.Advance(en.Tokens)
-			r.sched.CacheComputed(en.Seq) // before a finish frees the blocks
+			r.kv.RegisterPrefix(&en.Seq.KV, &en.Seq.Content, en.Seq.Computed) // before a finish frees the blocks; inlined: a call only when a block filled
 			if sampled {
 				r.sampled(q, en, split)
 			}
