@@ -2,6 +2,8 @@ package sim
 
 import (
 	"fmt"
+	"runtime"
+	"sync/atomic"
 
 	"github.com/itlsim/itlsim/kvcache"
 	"github.com/itlsim/itlsim/scheduler/router"
@@ -40,6 +42,7 @@ type Engine struct {
 	routeReq    router.Request
 	disagg      *disagg    // prefill and decode pools; nil otherwise (disagg.go)
 	positions   *positions // the replicas' ITL by position, recorded in one set; nil for one replica
+	finished    bool       // Run reduced ended streams on the finisher
 
 	classIndex     map[string]int16
 	classNames     []string
@@ -276,17 +279,27 @@ func (e *Engine) Progress() int64 { return e.rec.progress.Load() }
 func (e *Engine) Err() error { return workloads.Err(e.src) }
 
 // Run processes every event and returns the result.
-// Without a delivery path or an observer, ended streams are reduced on a
-// second goroutine while the engine simulates on (finisher), with the
-// same results.
+// Without a delivery path or an observer, and while the process has a
+// core to spare for it, ended streams are reduced on a second goroutine
+// while the engine simulates on (finisher), with the same results.
 func (e *Engine) Run() *Result {
-	if !e.done && e.rec.fin == nil && e.async() {
+	n := running.Add(1)
+	defer running.Add(-1)
+	// Two cores per run: a sweep whose runs already keep every core busy
+	// gains nothing from the finisher and would pay for the hand-over.
+	if !e.done && e.rec.fin == nil && e.async() && 2*int(n) <= runtime.GOMAXPROCS(0) {
 		e.rec.fin = startFinisher()
+		e.finished = true
 	}
 	for e.Step() {
 	}
 	return e.Result()
 }
+
+// running counts the engines of the process inside Run, to leave the
+// finisher out when the runs have no core to spare. It decides only which
+// goroutine reduces ended streams, never a result.
+var running atomic.Int32
 
 // async reports whether ended streams may be reduced off the engine's
 // goroutine: not when the client's view (the delivery path) or a live

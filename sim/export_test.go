@@ -1,5 +1,5 @@
 package sim
 
-// ReducesAsync reports whether Run reduces ended streams on the finisher's
-// goroutine (for TestFinisherIsTheSteppedRun).
-func (e *Engine) ReducesAsync() bool { return e.async() }
+// ReducedAsync reports whether Run reduced ended streams on the
+// finisher's goroutine (for TestFinisherIsTheSteppedRun).
+func (e *Engine) ReducedAsync() bool { return e.finished }
