@@ -43,7 +43,16 @@
 // share its first cache line, its scheduler fields the next
 // (TestRequestHotLayout).
 //
-// The engine does no I/O, keeps no global state, and allocates nothing per
+// A stream that ends leaves its request slot as an ended value (finisher.go)
+// that reduce turns into its summary, timeline and worst-stream entry.
+// Engine.Run, while the process has two cores per running engine and no
+// delivery path or observer reads results as streams end, hands these to a
+// second goroutine (the finisher) that reduces them in the order they ended,
+// so the results are the same bytes as reducing each at once; stepping the
+// engine by hand reduces each at once.
+//
+// The engine does no I/O, keeps no global state but the count of engines
+// inside Run (which picks the goroutine, never a result), and allocates nothing per
 // token or per step once its buffers have grown: a finished stream leaves
 // only a fixed-size [StreamSummary] (144 bytes, in the chunks of
 // [Summaries], which never copy), so memory grows with the number of
@@ -53,7 +62,7 @@
 // kvcache) are composed here: the engine chooses each stream's drafts,
 // prices drafting and verification, draws acceptances and releases rejected
 // slots; after every step it has the scheduler cache the KV blocks the
-// step filled (automatic prefix caching).
+// step filled (automatic prefix caching, kvcache.Manager.RegisterPrefix).
 //
 // With a delivery path configured (package delivery), every finished stream
 // also goes through it (client.go): [Engine.Result] is then the client's
