@@ -345,12 +345,14 @@ func Timeseries(r *sim.Result) []Point {
 			Preemptions:      b.Preemptions,
 			Finished:         b.Finished,
 			OutputTokensPerS: float64(b.OutputTokens) / (width / 1e9),
-			ITLCount:         b.ITL.N,
+		}
+		if b.ITL != nil { // nil: a cluster replica's, whose ITL over time is the cluster's
+			p.ITLCount = b.ITL.N
 		}
 		if b.Steps > 0 {
 			p.BatchTokensPerStep = float64(b.BatchTokens) / float64(b.Steps)
 		}
-		if b.ITL.N > 0 {
+		if p.ITLCount > 0 {
 			p.ITLP50MS, p.ITLP95MS, p.ITLP99MS = ms(b.ITL.Quantile(0.5)), ms(b.ITL.Quantile(0.95)), ms(b.ITL.Quantile(0.99))
 		}
 		pts[i] = p

@@ -343,3 +343,48 @@ func TestDisaggTransferTimes(t *testing.T) {
 		t.Errorf("layerwise: transfer mean %.0f ns, Σ TTFT %d; whole: %.0f, %d: want both lower", lt.Time.Mean(), ttft(lw.Result()), tr.Time.Mean(), ttft(r))
 	}
 }
+
+// TestClusterSeriesHoldsEveryGap: a cluster's replicas record ITL over
+// time and by position into the engine's one set (no report reads a
+// replica's); merged into the cluster's result, the time series and the
+// positions hold every gap the pooled histogram holds, once, also after
+// the series halved its buckets (a run longer than 1,024 intervals).
+func TestClusterSeriesHoldsEveryGap(t *testing.T) {
+	long := sim.DefaultConfig()
+	long.Workload.Rate, long.Workload.Requests = 1.2, 2600
+	long.Cluster.Replicas = 3
+	long.Cluster.Router.Policy = "least-outstanding"
+	cfgs := []sim.Config{long}
+	for seed := range uint64(6) {
+		cfg, _ := randomCluster(seed + 9100)
+		cfg.Delivery = sim.DefaultConfig().Delivery // the server's view is the run's
+		cfgs = append(cfgs, cfg)
+	}
+	for i, cfg := range cfgs {
+		e := runEngine(t, cfg)
+		r := e.Result()
+		var n uint64
+		var sum float64
+		for _, b := range r.Series.Buckets {
+			n += b.ITL.N
+			sum += b.ITL.Sum
+		}
+		var pn uint64
+		for _, h := range r.Position {
+			pn += h.N
+		}
+		if n != r.Pooled.N || sum != r.Pooled.Sum || pn != r.Pooled.N {
+			t.Errorf("config %d (%d replicas): the series holds %d gaps summing to %g ns and the positions %d; the pooled histogram %d summing to %g",
+				i, len(e.Replicas()), n, sum, pn, r.Pooled.N, r.Pooled.Sum)
+		}
+		if i == 0 && r.Series.Interval <= sim.FromMS(1000) {
+			t.Errorf("the long run's series kept its %v interval: it never halved", r.Series.Interval)
+		}
+		for _, rep := range e.Replicas() {
+			if b := rep.Result().Series.Buckets; len(b) > 0 && b[0].ITL != nil {
+				t.Errorf("config %d: replica %s keeps ITL histograms of its own", i, rep.Name())
+				break
+			}
+		}
+	}
+}

@@ -84,7 +84,11 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 	e := &Engine{setup: s, src: src, classIndex: map[string]int16{}}
 	e.rec = &recording{stall: FromMS(c.Metrics.StallThresholdMS), worstK: c.Metrics.WorstStreams}
 	if stages > 1 {
-		e.positions = newPositions()
+		delivery := false
+		for _, p := range pools {
+			delivery = delivery || p.Setup.Delivery != nil
+		}
+		e.positions = newPositions(Time(c.Metrics.TimeseriesIntervalS*1e9), !delivery)
 	}
 	var infos []router.Replica
 	for _, p := range pools {

@@ -127,6 +127,7 @@ type Bucket struct {
 type Series struct {
 	Interval Time
 	Buckets  []Bucket
+	noITL    bool // buckets carry no ITL histogram (a cluster replica's: the engine's series holds them)
 }
 
 // Result is everything a run measured, as plain values. Results of
@@ -294,7 +295,11 @@ func (s *Series) bucket(t Time) *Bucket {
 		i = int(t / s.Interval)
 	}
 	for len(s.Buckets) <= i {
-		s.Buckets = append(s.Buckets, Bucket{Start: Time(len(s.Buckets)) * s.Interval, ITL: quantile.NewHistogram(seriesBits)})
+		b := Bucket{Start: Time(len(s.Buckets)) * s.Interval}
+		if !s.noITL {
+			b.ITL = quantile.NewHistogram(seriesBits)
+		}
+		s.Buckets = append(s.Buckets, b)
 	}
 	return &s.Buckets[i]
 }
@@ -344,7 +349,9 @@ func (b *Bucket) merge(o *Bucket) {
 	b.Preemptions += o.Preemptions
 	b.Finished += o.Finished
 	b.OutputTokens += o.OutputTokens
-	b.ITL.Merge(o.ITL)
+	if o.ITL != nil { // nil: a cluster replica's bucket
+		b.ITL.Merge(o.ITL)
+	}
 }
 
 // Merge adds o's streams and counters to r (replicas of one deployment, or

@@ -22,6 +22,10 @@ func (e *Engine) newRecorder(s *Setup) recorder {
 	if p := e.positions; p != nil {
 		rec.res = newResultNoPositions(interval)
 		rec.pos, rec.posTok = &p.gap, &p.tok
+		if p.itl != nil {
+			rec.itl = p.itl
+			rec.res.Series.noITL = true
+		}
 	} else {
 		rec.res = newResult(interval)
 		rec.pos, rec.posTok = &rec.res.Position, &rec.res.PositionPerToken
