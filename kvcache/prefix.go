@@ -316,16 +316,22 @@ func (m *Manager) evict(need int) {
 		c.spare = append(c.spare, i)
 		c.Evictions++
 		if h := c.head; h >= 0 {
-			// The next eviction takes the new head: ask for the index slot
-			// it will delete and for the entry after it, whose own slot the
-			// eviction after asks for. The eviction list is in the order
-			// blocks were freed, random in both tables; this way each
-			// eviction finds both in the CPU's cache instead of missing
-			// twice. The head itself was asked for one eviction ago.
+			// The next eviction takes the new head, the one after it the
+			// head's successor: ask for both index slots they will delete
+			// and for the entry after the successor. The eviction list is
+			// in the order blocks were freed, random in both tables; this
+			// way an eviction finds its entry and slot in the CPU's cache
+			// instead of missing twice (the entries were asked for one and
+			// two evictions ago; a list cannot be followed further ahead
+			// without waiting for each link).
 			n := &c.entries[h]
 			prefetch(unsafe.Pointer(&c.index.slots[n.id&c.index.mask]))
 			if n.next >= 0 {
-				prefetch(unsafe.Pointer(&c.entries[n.next]))
+				n2 := &c.entries[n.next]
+				prefetch(unsafe.Pointer(&c.index.slots[n2.id&c.index.mask]))
+				if n2.next >= 0 {
+					prefetch(unsafe.Pointer(&c.entries[n2.next]))
+				}
 			}
 		}
 		if len(m.tiers) > 0 {
