@@ -22,20 +22,25 @@ import (
 // (index.go) is a fixed table that allocates nothing while a run goes on.
 
 type entry struct {
-	id         uint64
-	refs       int
-	prev, next int32 // LRU list of unreferenced entries; -1 ends it
-	used       bool
+	id   uint64
+	refs int
+	pos  int64 // its place on the eviction list (ring); -1 when not on it
+	used bool
 }
 
 type prefixCache struct {
-	entries   []entry
-	spare     []int32 // indexes of unused entries
-	index     index
-	head      int32 // least recently freed unreferenced entry: evicted first
-	tail      int32
-	evictable int // unreferenced cached blocks
-	refs      int // references held, Σ over entries
+	entries []entry
+	spare   []int32 // indexes of unused entries
+	index   index
+	// The eviction list, least recently freed first, as a ring of entry
+	// indexes at places [head, tail): an entry taken off the list keeps
+	// its old place, which its pos no longer names (first skips it), so
+	// the next evictions' entries are known places ahead, not links to
+	// follow, and an eviction can ask for them several evictions early.
+	ring       []int32
+	head, tail int64
+	evictable  int // unreferenced cached blocks
+	refs       int // references held, Σ over entries
 
 	QueriedTokens int64 // tokens looked up
 	HitTokens     int64 // of which found in the cache
@@ -46,7 +51,7 @@ type prefixCache struct {
 func (m *Manager) EnablePrefixCaching() {
 	m.prefixOn = true
 	if m.prefix == nil {
-		m.prefix = &prefixCache{index: newIndex(m.total), head: -1, tail: -1,
+		m.prefix = &prefixCache{index: newIndex(m.total),
 			entries: make([]entry, 0, m.total), spare: make([]int32, 0, m.total)}
 	}
 }
@@ -71,30 +76,65 @@ func (m *Manager) Cached() int {
 	return m.prefix.index.n
 }
 
-func (c *prefixCache) unlink(i int32) {
-	e := &c.entries[i]
-	if e.prev >= 0 {
-		c.entries[e.prev].next = e.next
-	} else {
-		c.head = e.next
+// unlink takes entry i off the eviction list.
+func (c *prefixCache) unlink(i int32) { c.entries[i].pos = -1 }
+
+// pushTail puts entry i at the end of the eviction list.
+func (c *prefixCache) pushTail(i int32) {
+	if c.tail-c.head == int64(len(c.ring)) {
+		c.makeRoom()
 	}
-	if e.next >= 0 {
-		c.entries[e.next].prev = e.prev
-	} else {
-		c.tail = e.prev
-	}
-	e.prev, e.next = -1, -1
+	c.ring[c.tail&int64(len(c.ring)-1)] = i
+	c.entries[i].pos = c.tail
+	c.tail++
 }
 
-func (c *prefixCache) pushTail(i int32) {
-	e := &c.entries[i]
-	e.prev, e.next = c.tail, -1
-	if c.tail >= 0 {
-		c.entries[c.tail].next = i
-	} else {
-		c.head = i
+// at is the entry at place p of the ring and whether it is still there.
+func (c *prefixCache) at(p int64) (int32, bool) {
+	i := c.ring[p&int64(len(c.ring)-1)]
+	return i, c.entries[i].pos == p
+}
+
+// first is the entry evicted next, -1 when the list is empty; it drops
+// the places of entries taken off the list before it.
+func (c *prefixCache) first() int32 {
+	for ; c.head < c.tail; c.head++ {
+		if i, ok := c.at(c.head); ok {
+			return i
+		}
 	}
-	c.tail = i
+	return -1
+}
+
+// listed calls fn for every entry on the eviction list, in order.
+func (c *prefixCache) listed(fn func(i int32)) {
+	for p := c.head; p < c.tail; p++ {
+		if i, ok := c.at(p); ok {
+			fn(i)
+		}
+	}
+}
+
+// makeRoom makes room on a full ring: it packs the entries still listed
+// to the front, in order, and doubles the ring when they fill more than
+// half of it. The ring holds at most twice the entries ever listed at
+// once, so it grows only while the cache fills.
+func (c *prefixCache) makeRoom() {
+	live := 0
+	c.listed(func(int32) { live++ })
+	ring := c.ring
+	if 2*live >= len(ring) {
+		ring = make([]int32, max(16, 2*len(c.ring)))
+	}
+	w := c.head
+	for p := c.head; p < c.tail; p++ { // in place: w never passes p
+		if i, ok := c.at(p); ok {
+			ring[w&int64(len(ring)-1)] = i
+			c.entries[i].pos = w
+			w++
+		}
+	}
+	c.ring, c.tail = ring, w
 }
 
 // insert records block id with refs references in a spare entry (or a new
@@ -108,7 +148,7 @@ func (c *prefixCache) insert(id uint64, refs int) int32 {
 		c.entries = append(c.entries, entry{})
 		i = int32(len(c.entries) - 1)
 	}
-	c.entries[i] = entry{id: id, refs: refs, prev: -1, next: -1, used: true}
+	c.entries[i] = entry{id: id, refs: refs, pos: -1, used: true}
 	c.index.put(id, i)
 	if refs == 0 {
 		c.pushTail(i)
@@ -301,8 +341,11 @@ func (m *Manager) Warm(content *Content, tokens int) int {
 // until need blocks are free or nothing is left to evict.
 func (m *Manager) evict(need int) {
 	c := m.prefix
-	for c != nil && m.free < need && c.head >= 0 {
-		i := c.head
+	for c != nil && m.free < need {
+		i := c.first()
+		if i < 0 {
+			break
+		}
 		e := &c.entries[i]
 		if e.refs != 0 {
 			panic("kvcache: a referenced block is on the eviction list")
@@ -312,27 +355,22 @@ func (m *Manager) evict(need int) {
 		m.free++
 		id := e.id
 		c.index.del(id, c.entries)
-		*e = entry{prev: -1, next: -1}
+		*e = entry{pos: -1}
 		c.spare = append(c.spare, i)
 		c.Evictions++
-		if h := c.head; h >= 0 {
-			// The next eviction takes the new head, the one after it the
-			// head's successor: ask for both index slots they will delete
-			// and for the entry after the successor. The eviction list is
-			// in the order blocks were freed, random in both tables; this
-			// way an eviction finds its entry and slot in the CPU's cache
-			// instead of missing twice (the entries were asked for one and
-			// two evictions ago; a list cannot be followed further ahead
-			// without waiting for each link).
-			n := &c.entries[h]
-			prefetch(unsafe.Pointer(&c.index.slots[n.id&c.index.mask]))
-			if n.next >= 0 {
-				n2 := &c.entries[n.next]
-				prefetch(unsafe.Pointer(&c.index.slots[n2.id&c.index.mask]))
-				if n2.next >= 0 {
-					prefetch(unsafe.Pointer(&c.entries[n2.next]))
-				}
-			}
+		// The eviction list is in the order blocks were freed, random in
+		// both tables: ask for the entry four places ahead, and for the
+		// index slot of the one two places ahead (whose entry was asked
+		// for two evictions ago), so that an eviction finds both in the
+		// CPU's cache instead of missing twice. A place whose entry left
+		// the list only wastes its request.
+		c.head++ // i's place
+		if p := c.head + 3; p < c.tail {
+			prefetch(unsafe.Pointer(&c.entries[c.ring[p&int64(len(c.ring)-1)]]))
+		}
+		if p := c.head + 1; p < c.tail {
+			id := c.entries[c.ring[p&int64(len(c.ring)-1)]].id
+			prefetch(unsafe.Pointer(&c.index.slots[id&c.index.mask]))
 		}
 		if len(m.tiers) > 0 {
 			m.demote(0, id)
@@ -403,14 +441,15 @@ func (m *Manager) checkPrefix(live []Alloc) (cachedBlocks int, err error) {
 		return 0, fmt.Errorf("kvcache: %d cached blocks, %d indexed", cachedBlocks, c.index.n)
 	}
 	listed := 0
-	for i := c.head; i >= 0; i = c.entries[i].next {
-		if c.entries[i].refs != 0 {
-			return 0, fmt.Errorf("kvcache: referenced block %#x is evictable", c.entries[i].id)
+	var bad error
+	c.listed(func(i int32) {
+		if c.entries[i].refs != 0 && bad == nil {
+			bad = fmt.Errorf("kvcache: referenced block %#x is evictable", c.entries[i].id)
 		}
 		listed++
-		if listed > len(c.entries) {
-			return 0, fmt.Errorf("kvcache: the eviction list loops")
-		}
+	})
+	if bad != nil {
+		return 0, bad
 	}
 	if refs != shared {
 		return 0, fmt.Errorf("kvcache: cached blocks hold %d references, live sequences share %d blocks", refs, shared)

@@ -58,7 +58,7 @@ func (m *Manager) AddTier(name string, blocks int, sharesSwap bool) error {
 		return fmt.Errorf("kvcache: only the first tier can share swap space, at its size")
 	}
 	m.tiers = append(m.tiers, tier{name: name, capacity: blocks, swap: sharesSwap,
-		store: prefixCache{index: newIndex(blocks), head: -1, tail: -1}})
+		store: prefixCache{index: newIndex(blocks)}})
 	return nil
 }
 
@@ -96,7 +96,7 @@ func (m *Manager) room(t int) int {
 // stored blocks down to make room; past the last tier it is dropped.
 func (m *Manager) demote(t int, id uint64) {
 	for ; t < len(m.tiers); t++ {
-		if m.room(t) == 0 && m.tiers[t].store.head >= 0 {
+		if m.room(t) == 0 && m.tiers[t].store.first() >= 0 {
 			m.moveDown(t)
 		}
 		if m.room(t) > 0 {
@@ -118,7 +118,7 @@ func (m *Manager) demote(t int, id uint64) {
 
 // moveDown moves tier t's least recently stored block one tier down.
 func (m *Manager) moveDown(t int) {
-	id := m.take(t, m.tiers[t].store.head)
+	id := m.take(t, m.tiers[t].store.first())
 	m.tiers[t].drops++
 	m.demote(t+1, id)
 }
@@ -130,7 +130,7 @@ func (m *Manager) take(t int, i int32) uint64 {
 	id := c.entries[i].id
 	c.unlink(i)
 	c.index.del(id, c.entries)
-	c.entries[i] = entry{prev: -1, next: -1}
+	c.entries[i] = entry{pos: -1}
 	c.spare = append(c.spare, i)
 	if tr.swap {
 		m.swapFree++
@@ -186,7 +186,7 @@ func (m *Manager) makeSwapRoom(n int) {
 	if len(m.tiers) == 0 || !m.tiers[0].swap {
 		return
 	}
-	for m.swapFree < n && m.tiers[0].store.head >= 0 {
+	for m.swapFree < n && m.tiers[0].store.first() >= 0 {
 		m.moveDown(0)
 	}
 }
@@ -234,12 +234,7 @@ func (m *Manager) checkTiers() error {
 				}
 			}
 		}
-		for i := c.head; i >= 0; i = c.entries[i].next {
-			listed++
-			if listed > len(c.entries) {
-				return fmt.Errorf("kvcache: tier %s: the LRU list loops", tr.name)
-			}
-		}
+		c.listed(func(int32) { listed++ })
 		if held != c.index.n || listed != held {
 			return fmt.Errorf("kvcache: tier %s: %d blocks held, %d indexed, %d listed", tr.name, held, c.index.n, listed)
 		}
