@@ -23,8 +23,8 @@ import (
 
 type entry struct {
 	id   uint64
-	refs int
 	pos  int64 // its place on the eviction list (ring); -1 when not on it
+	refs int32
 	used bool
 }
 
@@ -148,7 +148,7 @@ func (c *prefixCache) insert(id uint64, refs int) int32 {
 		c.entries = append(c.entries, entry{})
 		i = int32(len(c.entries) - 1)
 	}
-	c.entries[i] = entry{id: id, refs: refs, pos: -1, used: true}
+	c.entries[i] = entry{id: id, refs: int32(refs), pos: -1, used: true}
 	c.index.put(id, i)
 	if refs == 0 {
 		c.pushTail(i)
@@ -432,7 +432,7 @@ func (m *Manager) checkPrefix(live []Alloc) (cachedBlocks int, err error) {
 			return 0, fmt.Errorf("kvcache: cached block %#x is not indexed at its entry", e.id)
 		}
 		cachedBlocks++
-		refs += e.refs
+		refs += int(e.refs)
 		if e.refs == 0 {
 			ev++
 		}
