@@ -2,6 +2,7 @@ package kvcache
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
 )
 
@@ -23,10 +24,18 @@ import (
 
 type entry struct {
 	id   uint64
-	pos  int64 // its place on the eviction list (ring); -1 when not on it
+	pos  int32 // its place on the eviction list (ring); notListed, or unused (a spare entry)
 	refs int32
-	used bool
 }
+
+// entry.pos of a cached entry off the eviction list (referenced), and of
+// an entry that caches nothing: places are never negative.
+const (
+	notListed = -1
+	unused    = -2
+)
+
+func (e *entry) used() bool { return e.pos != unused }
 
 type prefixCache struct {
 	entries []entry
@@ -38,7 +47,7 @@ type prefixCache struct {
 	// the next evictions' entries are known places ahead, not links to
 	// follow, and an eviction can ask for them several evictions early.
 	ring       []int32
-	head, tail int64
+	head, tail int32
 	evictable  int // unreferenced cached blocks
 	refs       int // references held, Σ over entries
 
@@ -77,21 +86,25 @@ func (m *Manager) Cached() int {
 }
 
 // unlink takes entry i off the eviction list.
-func (c *prefixCache) unlink(i int32) { c.entries[i].pos = -1 }
+func (c *prefixCache) unlink(i int32) { c.entries[i].pos = notListed }
 
 // pushTail puts entry i at the end of the eviction list.
 func (c *prefixCache) pushTail(i int32) {
-	if c.tail-c.head == int64(len(c.ring)) {
+	if c.tail-c.head == int32(len(c.ring)) || c.tail == maxPlace {
 		c.makeRoom()
 	}
-	c.ring[c.tail&int64(len(c.ring)-1)] = i
+	c.ring[c.tail&int32(len(c.ring)-1)] = i
 	c.entries[i].pos = c.tail
 	c.tail++
 }
 
+// maxPlace bounds the places, which count up with every listing: at it
+// makeRoom packs the ring from place 0 again.
+const maxPlace = 1 << 30
+
 // at is the entry at place p of the ring and whether it is still there.
-func (c *prefixCache) at(p int64) (int32, bool) {
-	i := c.ring[p&int64(len(c.ring)-1)]
+func (c *prefixCache) at(p int32) (int32, bool) {
+	i := c.ring[p&int32(len(c.ring)-1)]
 	return i, c.entries[i].pos == p
 }
 
@@ -115,26 +128,41 @@ func (c *prefixCache) listed(fn func(i int32)) {
 	}
 }
 
-// makeRoom makes room on a full ring: it packs the entries still listed
-// to the front, in order, and doubles the ring when they fill more than
-// half of it. The ring holds at most twice the entries ever listed at
-// once, so it grows only while the cache fills.
+// makeRoom makes room on a full ring, or one whose places reached
+// maxPlace: it packs the entries still listed to the front, in order,
+// from place 0, into a ring twice as long when they fill more than half
+// of it. The ring holds at most twice the entries ever listed at once, so
+// it grows only while the cache fills.
 func (c *prefixCache) makeRoom() {
 	live := 0
 	c.listed(func(int32) { live++ })
-	ring := c.ring
+	ring, inPlace := c.ring, true
 	if 2*live >= len(ring) {
-		ring = make([]int32, max(16, 2*len(c.ring)))
+		ring, inPlace = make([]int32, max(16, 2*len(c.ring))), false
 	}
-	w := c.head
-	for p := c.head; p < c.tail; p++ { // in place: w never passes p
+	var w int32
+	for p := c.head; p < c.tail; p++ {
 		if i, ok := c.at(p); ok {
-			ring[w&int64(len(ring)-1)] = i
-			c.entries[i].pos = w
+			// In place, place w's slot is one already read: the listed
+			// entries before p fill places 0..w-1, no more than p-head of them.
+			slot := w & int32(len(ring)-1)
+			if inPlace {
+				slot = (c.head + w) & int32(len(ring)-1)
+			}
+			ring[slot] = i
+			c.entries[i].pos = w // never a place at or after p: at(p) stays true only where it was
 			w++
 		}
 	}
-	c.ring, c.tail = ring, w
+	if inPlace {
+		// The packed entries sit at slots head.., places 0..: rotate the
+		// ring so that place 0 is slot 0.
+		k := int(c.head & int32(len(ring)-1))
+		slices.Reverse(ring[:k])
+		slices.Reverse(ring[k:])
+		slices.Reverse(ring)
+	}
+	c.ring, c.head, c.tail = ring, 0, w
 }
 
 // insert records block id with refs references in a spare entry (or a new
@@ -145,10 +173,10 @@ func (c *prefixCache) insert(id uint64, refs int) int32 {
 		i = c.spare[n-1]
 		c.spare = c.spare[:n-1]
 	} else {
-		c.entries = append(c.entries, entry{})
+		c.entries = append(c.entries, entry{pos: unused})
 		i = int32(len(c.entries) - 1)
 	}
-	c.entries[i] = entry{id: id, refs: int32(refs), pos: -1, used: true}
+	c.entries[i] = entry{id: id, refs: int32(refs), pos: notListed}
 	c.index.put(id, i)
 	if refs == 0 {
 		c.pushTail(i)
@@ -286,7 +314,7 @@ func (m *Manager) ReleasePrefix(a *Alloc) {
 	for j := a.SharedBlocks - 1; j >= 0; j-- {
 		i := a.shared[j]
 		e := &c.entries[i]
-		if e.refs <= 0 || !e.used {
+		if e.refs <= 0 || !e.used() {
 			panic(fmt.Sprintf("kvcache: releasing cached block %d (entry %d) that is not referenced", j, i))
 		}
 		e.refs--
@@ -355,7 +383,7 @@ func (m *Manager) evict(need int) {
 		m.free++
 		id := e.id
 		c.index.del(id, c.entries)
-		*e = entry{pos: -1}
+		*e = entry{pos: unused}
 		c.spare = append(c.spare, i)
 		c.Evictions++
 		// The eviction list is in the order blocks were freed, random in
@@ -366,10 +394,10 @@ func (m *Manager) evict(need int) {
 		// the list only wastes its request.
 		c.head++ // i's place
 		if p := c.head + 3; p < c.tail {
-			prefetch(unsafe.Pointer(&c.entries[c.ring[p&int64(len(c.ring)-1)]]))
+			prefetch(unsafe.Pointer(&c.entries[c.ring[p&int32(len(c.ring)-1)]]))
 		}
 		if p := c.head + 1; p < c.tail {
-			id := c.entries[c.ring[p&int64(len(c.ring)-1)]].id
+			id := c.entries[c.ring[p&int32(len(c.ring)-1)]].id
 			prefetch(unsafe.Pointer(&c.index.slots[id&c.index.mask]))
 		}
 		if len(m.tiers) > 0 {
@@ -408,7 +436,7 @@ func (m *Manager) checkPrefix(live []Alloc) (cachedBlocks int, err error) {
 			return 0, fmt.Errorf("kvcache: a sequence shares %d cached blocks but its block table holds %d", a.SharedBlocks, len(a.shared))
 		}
 		for _, i := range a.shared {
-			if int(i) >= len(c.entries) || !c.entries[i].used || c.entries[i].refs <= 0 {
+			if int(i) >= len(c.entries) || !c.entries[i].used() || c.entries[i].refs <= 0 {
 				return 0, fmt.Errorf("kvcache: a sequence's block table names entry %d, which is not a referenced cached block", i)
 			}
 		}
@@ -425,7 +453,7 @@ func (m *Manager) checkPrefix(live []Alloc) (cachedBlocks int, err error) {
 	refs, ev := 0, 0
 	for i := range c.entries {
 		e := &c.entries[i]
-		if !e.used {
+		if !e.used() {
 			continue
 		}
 		if j, ok := c.index.get(e.id, c.entries); !ok || j != int32(i) {

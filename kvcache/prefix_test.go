@@ -2,6 +2,7 @@ package kvcache
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -253,5 +254,61 @@ func TestRandomPrefixOperationsKeepInvariants(t *testing.T) {
 		if err := m.Check(nil); err != nil {
 			t.Fatalf("trial %d: %v", trial, err)
 		}
+	}
+}
+
+// TestEvictionRingIsAList drives the eviction ring (pushTail, unlink,
+// first, and packing at any moment, as a full ring or a place reaching
+// maxPlace would) with random operations against a plain ordered list:
+// it lists the same entries in the same order, and first is the head.
+func TestEvictionRingIsAList(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const n = 200
+	c := &prefixCache{entries: make([]entry, n)}
+	for i := range c.entries {
+		c.entries[i].pos = notListed
+	}
+	var want []int32
+	on := make([]bool, n)
+	for step := range 50000 {
+		switch k := r.IntN(10); {
+		case k < 5: // list an entry that is off the list
+			i := int32(r.IntN(n))
+			if !on[i] {
+				c.pushTail(i)
+				want, on[i] = append(want, i), true
+			}
+		case k < 7: // take a listed one off (a hit)
+			if len(want) > 0 {
+				j := r.IntN(len(want))
+				i := want[j]
+				c.unlink(i)
+				want, on[i] = slices.Delete(want, j, j+1), false
+			}
+		case k < 9: // evict the first, as evict does
+			i := c.first()
+			if len(want) == 0 {
+				if i != -1 {
+					t.Fatalf("step %d: first is %d on an empty list", step, i)
+				}
+				continue
+			}
+			if i != want[0] {
+				t.Fatalf("step %d: first is %d, want %d", step, i, want[0])
+			}
+			c.unlink(i)
+			c.head++
+			want, on[i] = want[1:], false
+		default:
+			c.makeRoom()
+		}
+		var got []int32
+		c.listed(func(i int32) { got = append(got, i) })
+		if !slices.Equal(got, want) {
+			t.Fatalf("step %d: the ring lists %v, want %v", step, got, want)
+		}
+	}
+	if len(c.ring) > 4*n {
+		t.Errorf("the ring grew to %d places for %d entries", len(c.ring), n)
 	}
 }

@@ -130,7 +130,7 @@ func (m *Manager) take(t int, i int32) uint64 {
 	id := c.entries[i].id
 	c.unlink(i)
 	c.index.del(id, c.entries)
-	c.entries[i] = entry{pos: -1}
+	c.entries[i] = entry{pos: unused}
 	c.spare = append(c.spare, i)
 	if tr.swap {
 		m.swapFree++
@@ -218,7 +218,7 @@ func (m *Manager) checkTiers() error {
 		held, listed := 0, 0
 		for i := range c.entries {
 			e := &c.entries[i]
-			if !e.used {
+			if !e.used() {
 				continue
 			}
 			held++
