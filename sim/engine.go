@@ -40,9 +40,9 @@ type Engine struct {
 	routed      []int        // per replica: requests routed
 	reasons     [router.NumReasons]int
 	routeReq    router.Request
-	disagg      *disagg    // prefill and decode pools; nil otherwise (disagg.go)
-	positions   *positions // the replicas' ITL by position, recorded in one set; nil for one replica
-	finished    bool       // Run reduced ended streams on the finisher
+	disagg      *disagg       // prefill and decode pools; nil otherwise (disagg.go)
+	shared      *clusterHists // the histograms a cluster's replicas record into (ITL by position, over time); nil for one replica
+	finished    bool          // Run reduced ended streams on the finisher
 
 	classIndex     map[string]int16
 	classNames     []string
@@ -88,7 +88,7 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 		for _, p := range pools {
 			delivery = delivery || p.Setup.Delivery != nil
 		}
-		e.positions = newPositions(Time(c.Metrics.TimeseriesIntervalS*1e9), !delivery)
+		e.shared = newClusterHists(Time(c.Metrics.TimeseriesIntervalS*1e9), !delivery)
 	}
 	var infos []router.Replica
 	for _, p := range pools {
@@ -212,8 +212,8 @@ func (e *Engine) merged(view func(*Replica) *Result) *Result {
 	for _, r := range e.reps {
 		m.Merge(view(r))
 	}
-	if e.positions != nil {
-		e.positions.mergeInto(m)
+	if e.shared != nil {
+		e.shared.mergeInto(m)
 	}
 	return m
 }

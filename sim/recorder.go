@@ -38,7 +38,8 @@ type recorder struct {
 	*recording
 }
 
-// positions is the ITL by position of every replica of a cluster. No
+// clusterHists are the histograms every replica of a cluster records
+// into: ITL by position and, without a delivery path, over time. No
 // report shows a replica's (its summary and load chart do not read them),
 // and sixteen replicas' sets of 32 histograms, each step touching a dozen,
 // kept the CPU's caches full of counters no one reads: the replicas record
@@ -46,7 +47,7 @@ type recorder struct {
 // integer number of ns and every count an integer, so the merged
 // histograms are those of separate sets merged (sums of integers are exact
 // in float64 below 2^53 ns, 104 days of summed gaps).
-type positions struct {
+type clusterHists struct {
 	gap, tok [PositionBuckets]*quantile.Histogram
 	// itl is the replicas' ITL over time, for the same reason, when no
 	// replica has a delivery path (the server view is then the run's): a
@@ -57,9 +58,9 @@ type positions struct {
 	itl *Series
 }
 
-// newPositions is an empty set; with series, it holds the ITL series too.
-func newPositions(interval Time, series bool) *positions {
-	p := &positions{}
+// newClusterHists is an empty set; with series, it holds the ITL series too.
+func newClusterHists(interval Time, series bool) *clusterHists {
+	p := &clusterHists{}
 	for i := range p.gap {
 		p.gap[i], p.tok[i] = quantile.NewHistogram(seriesBits), quantile.NewHistogram(seriesBits)
 	}
@@ -70,7 +71,7 @@ func newPositions(interval Time, series bool) *positions {
 }
 
 // mergeInto adds the set to a merged result's.
-func (p *positions) mergeInto(m *Result) {
+func (p *clusterHists) mergeInto(m *Result) {
 	for i := range p.gap {
 		m.Position[i].Merge(p.gap[i])
 		m.PositionPerToken[i].Merge(p.tok[i])

@@ -19,7 +19,7 @@ func (e *Engine) newRecorder(s *Setup) recorder {
 	c := &e.setup.Config
 	interval := Time(c.Metrics.TimeseriesIntervalS * 1e9)
 	rec := recorder{recording: e.rec}
-	if p := e.positions; p != nil {
+	if p := e.shared; p != nil {
 		rec.res = newResultNoPositions(interval)
 		rec.pos, rec.posTok = &p.gap, &p.tok
 		if p.itl != nil {
