@@ -32,7 +32,7 @@ type recorder struct {
 	logBase int64
 	// pos and posTok are where flushStep records the server's ITL by
 	// position: the replica's result's, or in a cluster the engine's one
-	// set (sharePositions).
+	// set (clusterHists).
 	pos, posTok *[PositionBuckets]*quantile.Histogram
 	itl         *Series // where ITL over time goes when not the replica's (a cluster's series); nil: its own
 	*recording
