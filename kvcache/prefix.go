@@ -2,7 +2,6 @@ package kvcache
 
 import (
 	"fmt"
-	"slices"
 	"unsafe"
 )
 
@@ -130,39 +129,29 @@ func (c *prefixCache) listed(fn func(i int32)) {
 
 // makeRoom makes room on a full ring, or one whose places reached
 // maxPlace: it packs the entries still listed to the front, in order,
-// from place 0, into a ring twice as long when they fill more than half
-// of it. The ring holds at most twice the entries ever listed at once, so
-// it grows only while the cache fills.
+// renumbering their places from below the ring's length, into a ring twice
+// as long when they fill more than half of it. The ring holds at most
+// twice the entries ever listed at once, so it grows only while the cache
+// fills.
 func (c *prefixCache) makeRoom() {
 	live := 0
 	c.listed(func(int32) { live++ })
-	ring, inPlace := c.ring, true
+	ring, base := c.ring, c.head&int32(len(c.ring)-1)
 	if 2*live >= len(ring) {
-		ring, inPlace = make([]int32, max(16, 2*len(c.ring))), false
+		ring, base = make([]int32, max(16, 2*len(c.ring))), 0
 	}
-	var w int32
+	// In place, the places base.. keep the slots head..: the slot written
+	// for the w-th listed entry is one already read (w ≤ p-head), and no
+	// renumbered place is one still to be read (base+w ≤ p).
+	w := base
 	for p := c.head; p < c.tail; p++ {
 		if i, ok := c.at(p); ok {
-			// In place, place w's slot is one already read: the listed
-			// entries before p fill places 0..w-1, no more than p-head of them.
-			slot := w & int32(len(ring)-1)
-			if inPlace {
-				slot = (c.head + w) & int32(len(ring)-1)
-			}
-			ring[slot] = i
-			c.entries[i].pos = w // never a place at or after p: at(p) stays true only where it was
+			ring[w&int32(len(ring)-1)] = i
+			c.entries[i].pos = w
 			w++
 		}
 	}
-	if inPlace {
-		// The packed entries sit at slots head.., places 0..: rotate the
-		// ring so that place 0 is slot 0.
-		k := int(c.head & int32(len(ring)-1))
-		slices.Reverse(ring[:k])
-		slices.Reverse(ring[k:])
-		slices.Reverse(ring)
-	}
-	c.ring, c.head, c.tail = ring, 0, w
+	c.ring, c.head, c.tail = ring, base, w
 }
 
 // insert records block id with refs references in a spare entry (or a new

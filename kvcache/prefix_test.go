@@ -262,6 +262,43 @@ func TestRandomPrefixOperationsKeepInvariants(t *testing.T) {
 // maxPlace would) with random operations against a plain ordered list:
 // it lists the same entries in the same order, and first is the head.
 func TestEvictionRingIsAList(t *testing.T) {
+	// Two mixes of operations: packings at random moments; and many hits
+	// between rare evictions, so the ring fills with dropped places and
+	// packs in place while its places wrap around it.
+	for _, mix := range [][4]int{{5, 7, 9, 10}, {5, 9, 10, 10}} {
+		ringAgainstList(t, mix)
+	}
+	// And one packing in place whose places wrap around the ring: 16
+	// places, the listed ones at slots 12..15 and 0..2, two of them taken
+	// off.
+	c := &prefixCache{entries: make([]entry, 20)}
+	for i := range c.entries {
+		c.entries[i].pos = notListed
+	}
+	for i := range int32(16) {
+		c.pushTail(i)
+	}
+	for range 12 {
+		c.unlink(c.first())
+		c.head++
+	}
+	for i := int32(16); i < 19; i++ {
+		c.pushTail(i)
+	}
+	c.unlink(13)
+	c.unlink(14)
+	c.makeRoom()
+	var got []int32
+	c.listed(func(i int32) { got = append(got, i) })
+	if want := []int32{12, 15, 16, 17, 18}; !slices.Equal(got, want) || len(c.ring) != 16 {
+		t.Errorf("packed in place, the ring of %d places lists %v, want %v", len(c.ring), got, want)
+	}
+}
+
+// ringAgainstList runs the ring and the list through random operations:
+// below mix[0] in ten a listing, below mix[1] a hit, below mix[2] an
+// eviction, below mix[3] a packing.
+func ringAgainstList(t *testing.T, mix [4]int) {
 	r := rand.New(rand.NewPCG(3, 4))
 	const n = 200
 	c := &prefixCache{entries: make([]entry, n)}
@@ -270,45 +307,52 @@ func TestEvictionRingIsAList(t *testing.T) {
 	}
 	var want []int32
 	on := make([]bool, n)
+	packs := 0
 	for step := range 50000 {
+		if c.tail-c.head == int32(len(c.ring)) {
+			packs++
+		}
 		switch k := r.IntN(10); {
-		case k < 5: // list an entry that is off the list
+		case k < mix[0]: // list an entry that is off the list
 			i := int32(r.IntN(n))
 			if !on[i] {
 				c.pushTail(i)
 				want, on[i] = append(want, i), true
 			}
-		case k < 7: // take a listed one off (a hit)
+		case k < mix[1]: // take a listed one off (a hit)
 			if len(want) > 0 {
 				j := r.IntN(len(want))
 				i := want[j]
 				c.unlink(i)
 				want, on[i] = slices.Delete(want, j, j+1), false
 			}
-		case k < 9: // evict the first, as evict does
+		case k < mix[2]: // evict the first, as evict does
 			i := c.first()
 			if len(want) == 0 {
 				if i != -1 {
-					t.Fatalf("step %d: first is %d on an empty list", step, i)
+					t.Fatalf("mix %v, step %d: first is %d on an empty list", mix, step, i)
 				}
 				continue
 			}
 			if i != want[0] {
-				t.Fatalf("step %d: first is %d, want %d", step, i, want[0])
+				t.Fatalf("mix %v, step %d: first is %d, want %d", mix, step, i, want[0])
 			}
 			c.unlink(i)
 			c.head++
 			want, on[i] = want[1:], false
-		default:
+		case k < mix[3]:
 			c.makeRoom()
 		}
 		var got []int32
 		c.listed(func(i int32) { got = append(got, i) })
 		if !slices.Equal(got, want) {
-			t.Fatalf("step %d: the ring lists %v, want %v", step, got, want)
+			t.Fatalf("mix %v, step %d: the ring lists %v, want %v", mix, step, got, want)
 		}
 	}
 	if len(c.ring) > 4*n {
-		t.Errorf("the ring grew to %d places for %d entries", len(c.ring), n)
+		t.Errorf("mix %v: the ring grew to %d places for %d entries", mix, len(c.ring), n)
+	}
+	if mix[3] == mix[2] && packs == 0 {
+		t.Errorf("mix %v: the ring never filled", mix)
 	}
 }
