@@ -34,26 +34,40 @@ func TestFinisherIsTheSteppedRun(t *testing.T) {
 	// The finisher runs when a core is spare: give the test two.
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
 	async := 0
-	for seed := range uint64(16) {
+	for seed := range uint64(17) {
 		cfg, desc := randomScenario(seed + 7000)
 		if seed%2 == 1 {
 			cfg, desc = randomCluster(seed + 7000)
 		}
-		cfg.Metrics.WorstStreams = 5
+		sink := true
+		if seed == 16 {
+			// Worst streams without stalls and without a sink: an empty
+			// stall list copied and a reused one must both be none.
+			cfg, desc = randomCluster(2005)
+			sink = false
+		} else {
+			cfg.Metrics.WorstStreams = 5
+		}
 		t.Run(desc, func(t *testing.T) {
+			var reps [2][]sim.ReplicaReport
 			run := func(step bool) (*sim.Result, timelineLog, bool) {
 				e, err := sim.New(cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
 				var log timelineLog
-				e.SetTimelineSink(&log)
+				if sink {
+					e.SetTimelineSink(&log)
+				}
 				if step {
 					for e.Step() {
 					}
+					reps[1] = e.ReplicaReports()
 					return e.Result(), log, false
 				}
-				return e.Run(), log, e.ReducedAsync()
+				res := e.Run()
+				reps[0] = e.ReplicaReports()
+				return res, log, e.ReducedAsync()
 			}
 			got, gotLog, on := run(false)
 			want, wantLog, _ := run(true)
@@ -66,12 +80,15 @@ func TestFinisherIsTheSteppedRun(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Error("Run and a stepped run give different results")
 			}
+			if !reflect.DeepEqual(reps[0], reps[1]) {
+				t.Error("Run and a stepped run give different replica reports")
+			}
 			if !reflect.DeepEqual(gotLog, wantLog) {
 				t.Errorf("Run and a stepped run hand the sink different timelines (%d and %d)", len(gotLog), len(wantLog))
 			}
 		})
 	}
 	if async < 4 {
-		t.Errorf("only %d of 16 scenarios ran the finisher", async)
+		t.Errorf("only %d of 17 scenarios ran the finisher", async)
 	}
 }

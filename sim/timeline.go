@@ -87,8 +87,12 @@ func offerWorst(list []WorstStream, k int, t *Timeline, maxGap Time) []WorstStre
 		return list
 	}
 	w := WorstStream{ID: t.ID, Arrival: t.Arrival, MaxGap: maxGap,
-		ChunkTimes: make([]Time, len(t.Chunks)), ChunkTokens: make([]int, len(t.Chunks)),
-		Stalls: slices.Clone(t.Stalls)}
+		ChunkTimes: make([]Time, len(t.Chunks)), ChunkTokens: make([]int, len(t.Chunks))}
+	if len(t.Stalls) > 0 {
+		// A stream without stalls holds none (nil), whether the stalls it
+		// came with were a reused empty buffer or a copy of one.
+		w.Stalls = slices.Clone(t.Stalls)
+	}
 	for i, c := range t.Chunks {
 		w.ChunkTimes[i], w.ChunkTokens[i] = c.At, c.Tokens
 	}
