@@ -21,6 +21,14 @@ package kvcache
 // per request does trivially), since a block id stands for its whole
 // prefix. Callers always set Key: sequences of equal Key share content (the
 // engine gives a request without one its own seed).
+//
+// Own says that Key and OutKey belong to this sequence alone, for the
+// manager's whole life (the engine's seed key of a request without a
+// content key): the blocks they name are private. No other sequence can
+// hit them, and the sequence itself only on a restart (a recompute, a swap
+// back in), so the manager finds them through the sequence's own block
+// table instead of its shared index (see privateBlock). Results are the
+// same either way.
 type Content struct {
 	Units        []uint64 // explicit prefix unit ids, read only
 	UnitTokens   int      // tokens per unit; 0 without units
@@ -29,6 +37,7 @@ type Content struct {
 	SharedTokens int
 	Key          uint64
 	OutKey       uint64 // 0: Key (a conversation's answers are its next prompt)
+	Own          bool
 }
 
 // mix is SplitMix64's output function, a bijection that spreads keys.
@@ -50,20 +59,27 @@ const (
 
 // Block returns the content id of block j for blocks of bs tokens.
 func (c *Content) Block(j, bs int) uint64 {
+	id, _ := c.name(j, bs)
+	return id
+}
+
+// name returns the content id of block j for blocks of bs tokens and
+// whether it is private: named by Key or OutKey of an Own content.
+func (c *Content) name(j, bs int) (uint64, bool) {
 	start, end := j*bs, (j+1)*bs
 	if end <= c.Prompt {
 		if u := c.UnitTokens; u > 0 {
 			if k := start / u; k < len(c.Units) && (end-1)/u == k {
-				return mix(mix(c.Units[k]^saltUnit) ^ uint64(start-k*u))
+				return mix(mix(c.Units[k]^saltUnit) ^ uint64(start-k*u)), false
 			}
 		}
 		if end <= c.SharedTokens {
-			return mix(mix(c.SharedKey^saltShared) ^ uint64(j))
+			return mix(mix(c.SharedKey^saltShared) ^ uint64(j)), false
 		}
-		return mix(mix(c.Key^saltOwn) ^ uint64(j))
+		return mix(mix(c.Key^saltOwn) ^ uint64(j)), c.Own
 	}
 	if end <= c.SharedTokens {
-		return mix(mix(c.SharedKey^saltShared) ^ uint64(j))
+		return mix(mix(c.SharedKey^saltShared) ^ uint64(j)), false
 	}
 	k := c.OutKey
 	if k == 0 {
@@ -72,7 +88,7 @@ func (c *Content) Block(j, bs int) uint64 {
 	if k == c.Key {
 		// One key for prompt and answer: a conversation, whose next turn's
 		// prompt holds this answer at the same positions.
-		return mix(mix(k^saltOwn) ^ uint64(j))
+		return mix(mix(k^saltOwn) ^ uint64(j)), c.Own
 	}
-	return mix(mix(k^saltOut) ^ uint64(j))
+	return mix(mix(k^saltOut) ^ uint64(j)), c.Own
 }

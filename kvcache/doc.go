@@ -14,10 +14,13 @@
 // content id ([Content], content.go, derived from a few keys per
 // sequence). [Manager.AcquirePrefix] takes the leading cached blocks when a
 // sequence (re)starts, [Manager.RegisterPrefix] caches the blocks it fills,
-// [Manager.ReleasePrefix] drops its references; unreferenced blocks stay
-// cached until [Manager.Grow] needs their blocks and evicts the least
-// recently freed. The id index (index.go) is a fixed open-addressing table
-// probed per request start and per filled or evicted block, never per token.
+// [Manager.ReleasePrefix] (a sequence preempted, to start again) and
+// [Manager.DropPrefix] (one that ended) drop its references; unreferenced
+// blocks stay cached until [Manager.Grow] needs their blocks and evicts the
+// least recently freed. The id index (index.go) is a fixed open-addressing
+// table probed per request start and per filled or evicted block, never
+// per token, and only for blocks another sequence can share: a request's
+// own blocks ([Content].Own) are found through its block table.
 //
 // Offload tiers (tier.go, [Manager.AddTier]) sit beneath the GPU: blocks
 // the prefix cache evicts move down to them, and a lookup that misses on

@@ -13,12 +13,20 @@ type Alloc struct {
 	SharedBlocks int
 	// shared holds the cache entries of the SharedBlocks, in order (vLLM's
 	// block table): a release reads them instead of hashing and looking up
-	// each block again.
+	// each block again. A private block (Content.Own) has no entry while a
+	// sequence holds it: privateBlock.
 	shared []int32
+	// past is how many leading places of shared's buffer, beyond its
+	// length, still hold the entries the sequence's blocks had when it last
+	// released them to be restarted (ReleasePrefix): a restart finds its
+	// private blocks there, checked against their ids, as others find
+	// shared blocks through the index. A block j is looked up only while
+	// len(shared) == j, before the place is written again.
+	past int
 }
 
 // Recycle returns an empty Alloc that keeps a's block-table buffer, for a
-// caller reusing the sequence's slot.
+// caller reusing the sequence's slot for another sequence.
 func (a *Alloc) Recycle() Alloc { return Alloc{shared: a.shared[:0]} }
 
 // Manager hands out GPU blocks and swap blocks. It is a plain value owned by
@@ -131,7 +139,7 @@ func (m *Manager) Release(a *Alloc) {
 	}
 	m.free += a.Blocks
 	m.swapFree += a.Swapped
-	*a = a.Recycle()
+	*a = Alloc{shared: a.shared[:0], past: a.past} // a recomputed sequence finds its private blocks again
 }
 
 // SwapOut moves a's GPU blocks to swap space, with copies of cached

@@ -20,6 +20,18 @@ import (
 // and registration per completed block (one probe per 16 tokens by
 // default), never per token of a step that completes no block; the index
 // (index.go) is a fixed table that allocates nothing while a run goes on.
+//
+// Private blocks (Content.Own: a request's own prompt and output, which
+// no other request can hit) are cached and evicted in the same order as
+// every other block, but kept out of the index: a sequence holding one
+// marks it privateBlock in its block table, with no entry; releasing it to
+// restart gives it an entry (not indexed) that the restart finds through
+// Alloc.past; a finished sequence's private blocks go on the eviction list
+// as dead places, which an eviction frees without reading anything. Most
+// blocks of a chat workload are private, and the index and entries (two
+// cache misses per block in a large cache) are then touched only by the
+// blocks requests share. Without offload tiers only: a tier is indexed
+// by id, and every block evicted goes to it.
 
 type entry struct {
 	id   uint64
@@ -33,6 +45,11 @@ const (
 	notListed = -1
 	unused    = -2
 )
+
+// privateBlock stands for an entry where there is none: in a block table,
+// a private block the sequence holds; on the eviction list, a finished
+// sequence's private block (a dead place, always still listed).
+const privateBlock int32 = -1
 
 func (e *entry) used() bool { return e.pos != unused }
 
@@ -48,7 +65,10 @@ type prefixCache struct {
 	ring       []int32
 	head, tail int32
 	evictable  int // unreferenced cached blocks
-	refs       int // references held, Σ over entries
+	refs       int // references held, Σ over entries and private blocks
+	// Private blocks cached: held or dead without an entry (marked
+	// privateBlock), and with an entry that is not indexed.
+	marked, privEntries int
 
 	QueriedTokens int64 // tokens looked up
 	HitTokens     int64 // of which found in the cache
@@ -81,8 +101,10 @@ func (m *Manager) Cached() int {
 	if m.prefix == nil {
 		return 0
 	}
-	return m.prefix.index.n
+	return m.prefix.cached()
 }
+
+func (c *prefixCache) cached() int { return c.index.n + c.marked + c.privEntries }
 
 // unlink takes entry i off the eviction list.
 func (c *prefixCache) unlink(i int32) { c.entries[i].pos = notListed }
@@ -101,21 +123,39 @@ func (c *prefixCache) pushTail(i int32) {
 // makeRoom packs the ring from place 0 again.
 const maxPlace = 1 << 30
 
-// at is the entry at place p of the ring and whether it is still there.
+// at is the entry at place p of the ring (privateBlock for a dead place)
+// and whether it is still there.
 func (c *prefixCache) at(p int32) (int32, bool) {
 	i := c.ring[p&int32(len(c.ring)-1)]
-	return i, c.entries[i].pos == p
+	return i, i == privateBlock || c.entries[i].pos == p
 }
 
-// first is the entry evicted next, -1 when the list is empty; it drops
-// the places of entries taken off the list before it.
-func (c *prefixCache) first() int32 {
+// first is the entry evicted next (privateBlock for a dead place) and
+// false when the list is empty; it drops the places of entries taken off
+// the list before it.
+func (c *prefixCache) first() (int32, bool) {
 	for ; c.head < c.tail; c.head++ {
 		if i, ok := c.at(c.head); ok {
-			return i
+			return i, true
 		}
 	}
-	return -1
+	return 0, false
+}
+
+// any reports whether the eviction list holds a block.
+func (c *prefixCache) any() bool {
+	_, ok := c.first()
+	return ok
+}
+
+// pushDead puts a finished sequence's private block at the end of the
+// eviction list.
+func (c *prefixCache) pushDead() {
+	if c.tail-c.head == int32(len(c.ring)) || c.tail == maxPlace {
+		c.makeRoom()
+	}
+	c.ring[c.tail&int32(len(c.ring)-1)] = privateBlock
+	c.tail++
 }
 
 // listed calls fn for every entry on the eviction list, in order.
@@ -147,7 +187,9 @@ func (c *prefixCache) makeRoom() {
 	for p := c.head; p < c.tail; p++ {
 		if i, ok := c.at(p); ok {
 			ring[w&int32(len(ring)-1)] = i
-			c.entries[i].pos = w
+			if i != privateBlock {
+				c.entries[i].pos = w
+			}
 			w++
 		}
 	}
@@ -157,6 +199,17 @@ func (c *prefixCache) makeRoom() {
 // insert records block id with refs references in a spare entry (or a new
 // one) and indexes it; an unreferenced block is put on the eviction list.
 func (c *prefixCache) insert(id uint64, refs int) int32 {
+	i := c.newEntry(id, refs)
+	c.index.put(id, i)
+	if refs == 0 {
+		c.pushTail(i)
+	}
+	return i
+}
+
+// newEntry records block id with refs references in a spare entry (or a
+// new one), neither indexed nor listed.
+func (c *prefixCache) newEntry(id uint64, refs int) int32 {
 	var i int32
 	if n := len(c.spare); n > 0 {
 		i = c.spare[n-1]
@@ -166,11 +219,18 @@ func (c *prefixCache) insert(id uint64, refs int) int32 {
 		i = int32(len(c.entries) - 1)
 	}
 	c.entries[i] = entry{id: id, refs: int32(refs), pos: notListed}
-	c.index.put(id, i)
-	if refs == 0 {
-		c.pushTail(i)
-	}
 	return i
+}
+
+// private reports whether block id (private, block j of a) is still cached
+// at the entry a had for it when it last released it, and returns that
+// entry.
+func (c *prefixCache) private(a *Alloc, j int, id uint64) (int32, bool) {
+	if j >= a.past {
+		return 0, false
+	}
+	i := a.shared[:a.past][j]
+	return i, i >= 0 && c.entries[i].used() && c.entries[i].id == id
 }
 
 // ref takes a reference to entry i, taking it off the eviction list.
@@ -195,7 +255,17 @@ func (m *Manager) AcquirePrefix(a *Alloc, content *Content, limit int) int {
 	}
 	m.acqTier = [MaxTiers]int{}
 	for (a.SharedBlocks+1)*m.blockSize <= limit {
-		id := content.Block(a.SharedBlocks, m.blockSize)
+		id, private := content.name(a.SharedBlocks, m.blockSize)
+		if private && len(m.tiers) == 0 {
+			i, ok := c.private(a, a.SharedBlocks, id)
+			if !ok {
+				break
+			}
+			c.ref(i)
+			a.shared = append(a.shared, i)
+			a.SharedBlocks++
+			continue
+		}
 		i, ok := c.index.get(id, c.entries)
 		if !ok {
 			// A block an offload tier holds is loaded back, referenced.
@@ -245,7 +315,11 @@ func (m *Manager) prefetch(a *Alloc, content *Content, computed int) {
 	c := m.prefix
 	x := &c.index
 	for j := a.SharedBlocks; (j+1)*m.blockSize <= computed && j < a.SharedBlocks+a.Blocks; j++ {
-		prefetch(unsafe.Pointer(&x.slots[content.Block(j, m.blockSize)&x.mask]))
+		id, private := content.name(j, m.blockSize)
+		if private && len(m.tiers) == 0 {
+			continue // no index slot, no entry (unless a restart finds one it had)
+		}
+		prefetch(unsafe.Pointer(&x.slots[id&x.mask]))
 		if k := len(c.spare) - 1 - m.prefetched; k >= 0 {
 			prefetch(unsafe.Pointer(&c.entries[c.spare[k]]))
 		}
@@ -271,8 +345,23 @@ func (m *Manager) RegisterPrefix(a *Alloc, content *Content, computed int) {
 func (m *Manager) registerPrefix(a *Alloc, content *Content, computed int) {
 	c := m.prefix
 	for (a.SharedBlocks+1)*m.blockSize <= computed && a.Blocks > 0 {
-		id := content.Block(a.SharedBlocks, m.blockSize)
+		id, private := content.name(a.SharedBlocks, m.blockSize)
 		a.Blocks--
+		if private && len(m.tiers) == 0 {
+			// Still cached from before a restart, or held without an entry.
+			i, ok := c.private(a, a.SharedBlocks, id)
+			if ok {
+				c.ref(i)
+				m.free++ // the private copy is dropped
+			} else {
+				i = privateBlock
+				c.refs++
+				c.marked++
+			}
+			a.shared = append(a.shared, i)
+			a.SharedBlocks++
+			continue
+		}
 		i, ok := c.index.get(id, c.entries)
 		if ok {
 			c.ref(i)
@@ -289,10 +378,26 @@ func (m *Manager) registerPrefix(a *Alloc, content *Content, computed int) {
 	}
 }
 
-// ReleasePrefix drops the sequence's references to its cached blocks,
-// last block first, so that a freed sequence's tail is evicted before its
-// head. Unreferenced blocks stay cached, evictable.
-func (m *Manager) ReleasePrefix(a *Alloc) {
+// ReleasePrefix drops the references of a sequence that will start again
+// (preempted, or a start undone) to its cached blocks, last block first,
+// so that a freed sequence's tail is evicted before its head.
+// Unreferenced blocks stay cached, evictable, and the sequence's restart
+// finds them (content is the sequence's, to name its private blocks). A
+// sequence that ended calls DropPrefix instead.
+func (m *Manager) ReleasePrefix(a *Alloc, content *Content) {
+	m.releasePrefix(a, content)
+}
+
+// DropPrefix drops the references of a sequence that ended (finished,
+// aborted, rejected) to its cached blocks, as ReleasePrefix does; its
+// private blocks, which nothing can find again, stay on the eviction list
+// as dead places.
+func (m *Manager) DropPrefix(a *Alloc) {
+	m.releasePrefix(a, nil)
+	a.past = 0
+}
+
+func (m *Manager) releasePrefix(a *Alloc, content *Content) {
 	c := m.prefix
 	if c == nil || a.SharedBlocks == 0 {
 		return
@@ -302,6 +407,22 @@ func (m *Manager) ReleasePrefix(a *Alloc) {
 	}
 	for j := a.SharedBlocks - 1; j >= 0; j-- {
 		i := a.shared[j]
+		if i == privateBlock {
+			c.refs--
+			c.evictable++
+			if content == nil {
+				c.pushDead()
+				continue
+			}
+			// Given an entry, so that the restart can find it (Alloc.past).
+			id, _ := content.name(j, m.blockSize)
+			i = c.newEntry(id, 0)
+			c.marked--
+			c.privEntries++
+			c.pushTail(i)
+			a.shared[j] = i
+			continue
+		}
 		e := &c.entries[i]
 		if e.refs <= 0 || !e.used() {
 			panic(fmt.Sprintf("kvcache: releasing cached block %d (entry %d) that is not referenced", j, i))
@@ -312,6 +433,9 @@ func (m *Manager) ReleasePrefix(a *Alloc) {
 			c.pushTail(i)
 			c.evictable++
 		}
+	}
+	if content != nil {
+		a.past = max(a.past, a.SharedBlocks)
 	}
 	a.shared = a.shared[:0]
 	a.SharedBlocks = 0
@@ -325,6 +449,9 @@ func (m *Manager) ReleasePrefix(a *Alloc) {
 func (m *Manager) Warm(content *Content, tokens int) int {
 	if !m.prefixOn {
 		return 0
+	}
+	if content.Own {
+		panic("kvcache: warming an Own content, whose blocks no later sequence can find")
 	}
 	c := m.prefix
 	added := 0
@@ -359,22 +486,29 @@ func (m *Manager) Warm(content *Content, tokens int) int {
 func (m *Manager) evict(need int) {
 	c := m.prefix
 	for c != nil && m.free < need {
-		i := c.first()
-		if i < 0 {
+		i, ok := c.first()
+		if !ok {
 			break
+		}
+		c.evictable--
+		m.free++
+		c.Evictions++
+		if i == privateBlock { // a dead place: nothing to read
+			c.marked--
+			c.head++
+			continue
 		}
 		e := &c.entries[i]
 		if e.refs != 0 {
 			panic("kvcache: a referenced block is on the eviction list")
 		}
 		c.unlink(i)
-		c.evictable--
-		m.free++
 		id := e.id
-		c.index.del(id, c.entries)
+		if !c.index.delIf(id, c.entries) {
+			c.privEntries-- // a private block's entry, not indexed
+		}
 		*e = entry{pos: unused}
 		c.spare = append(c.spare, i)
-		c.Evictions++
 		// The eviction list is in the order blocks were freed, random in
 		// both tables: ask for the entry four places ahead, and for the
 		// index slot of the one two places ahead (whose entry was asked
@@ -383,11 +517,14 @@ func (m *Manager) evict(need int) {
 		// the list only wastes its request.
 		c.head++ // i's place
 		if p := c.head + 3; p < c.tail {
-			prefetch(unsafe.Pointer(&c.entries[c.ring[p&int32(len(c.ring)-1)]]))
+			if j := c.ring[p&int32(len(c.ring)-1)]; j >= 0 {
+				prefetch(unsafe.Pointer(&c.entries[j]))
+			}
 		}
 		if p := c.head + 1; p < c.tail {
-			id := c.entries[c.ring[p&int32(len(c.ring)-1)]].id
-			prefetch(unsafe.Pointer(&c.index.slots[id&c.index.mask]))
+			if j := c.ring[p&int32(len(c.ring)-1)]; j >= 0 {
+				prefetch(unsafe.Pointer(&c.index.slots[c.entries[j].id&c.index.mask]))
+			}
 		}
 		if len(m.tiers) > 0 {
 			m.demote(0, id)
@@ -407,7 +544,8 @@ const fullCheckBlocks = 4096
 
 // checkPrefix verifies the cache's counters: the references held equal
 // the blocks live sequences share, every unreferenced block and only those
-// are on the eviction list, and each id is indexed once.
+// are on the eviction list, each shared block is indexed once, and the
+// private ones are counted.
 func (m *Manager) checkPrefix(live []Alloc) (cachedBlocks int, err error) {
 	c := m.prefix
 	if c == nil {
@@ -418,14 +556,21 @@ func (m *Manager) checkPrefix(live []Alloc) (cachedBlocks int, err error) {
 		}
 		return 0, nil
 	}
-	shared := 0
+	shared, held := 0, 0 // held: private blocks without an entry that sequences hold
 	for _, a := range live {
 		shared += a.SharedBlocks
 		if len(a.shared) != a.SharedBlocks {
 			return 0, fmt.Errorf("kvcache: a sequence shares %d cached blocks but its block table holds %d", a.SharedBlocks, len(a.shared))
 		}
+		if a.past > cap(a.shared) {
+			return 0, fmt.Errorf("kvcache: a sequence's past block table holds %d places of %d", a.past, cap(a.shared))
+		}
 		for _, i := range a.shared {
-			if int(i) >= len(c.entries) || !c.entries[i].used() || c.entries[i].refs <= 0 {
+			if i == privateBlock {
+				held++
+				continue
+			}
+			if i < 0 || int(i) >= len(c.entries) || !c.entries[i].used() || c.entries[i].refs <= 0 {
 				return 0, fmt.Errorf("kvcache: a sequence's block table names entry %d, which is not a referenced cached block", i)
 			}
 		}
@@ -433,46 +578,58 @@ func (m *Manager) checkPrefix(live []Alloc) (cachedBlocks int, err error) {
 	if c.refs != shared {
 		return 0, fmt.Errorf("kvcache: cached blocks hold %d references, live sequences share %d blocks", c.refs, shared)
 	}
-	if c.index.n > fullCheckBlocks {
+	if c.marked < held || c.privEntries < 0 {
+		return 0, fmt.Errorf("kvcache: %d private blocks marked, %d held, %d with entries", c.marked, held, c.privEntries)
+	}
+	if c.cached() > fullCheckBlocks {
 		// Large caches keep to the counters: tests check after every
 		// event, and the full walk below is for the small caches of the
 		// property tests.
-		return c.index.n, nil
+		return c.cached(), nil
 	}
-	refs, ev := 0, 0
+	refs, ev, indexed, private := 0, 0, 0, 0
 	for i := range c.entries {
 		e := &c.entries[i]
 		if !e.used() {
 			continue
 		}
-		if j, ok := c.index.get(e.id, c.entries); !ok || j != int32(i) {
-			return 0, fmt.Errorf("kvcache: cached block %#x is not indexed at its entry", e.id)
+		switch j, ok := c.index.get(e.id, c.entries); {
+		case !ok:
+			private++ // a private block's entry
+		case j != int32(i):
+			return 0, fmt.Errorf("kvcache: cached block %#x is indexed at entry %d, not at its entry %d", e.id, j, i)
+		default:
+			indexed++
 		}
-		cachedBlocks++
 		refs += int(e.refs)
 		if e.refs == 0 {
 			ev++
 		}
 	}
-	if cachedBlocks != c.index.n {
-		return 0, fmt.Errorf("kvcache: %d cached blocks, %d indexed", cachedBlocks, c.index.n)
+	if indexed != c.index.n || private != c.privEntries {
+		return 0, fmt.Errorf("kvcache: %d cached blocks indexed of %d, %d private entries of %d", indexed, c.index.n, private, c.privEntries)
 	}
-	listed := 0
+	listed, dead := 0, 0
 	var bad error
 	c.listed(func(i int32) {
-		if c.entries[i].refs != 0 && bad == nil {
+		listed++
+		if i == privateBlock {
+			dead++
+		} else if c.entries[i].refs != 0 && bad == nil {
 			bad = fmt.Errorf("kvcache: referenced block %#x is evictable", c.entries[i].id)
 		}
-		listed++
 	})
 	if bad != nil {
 		return 0, bad
 	}
-	if refs != shared {
-		return 0, fmt.Errorf("kvcache: cached blocks hold %d references, live sequences share %d blocks", refs, shared)
+	if held+dead != c.marked {
+		return 0, fmt.Errorf("kvcache: %d private blocks marked, %d held and %d dead", c.marked, held, dead)
 	}
-	if ev != c.evictable || listed != ev {
-		return 0, fmt.Errorf("kvcache: %d evictable blocks counted, %d unreferenced, %d listed", c.evictable, ev, listed)
+	if refs+held != shared {
+		return 0, fmt.Errorf("kvcache: cached blocks hold %d references, live sequences share %d blocks", refs+held, shared)
 	}
-	return cachedBlocks, nil
+	if ev+dead != c.evictable || listed != ev+dead {
+		return 0, fmt.Errorf("kvcache: %d evictable blocks counted, %d unreferenced, %d listed", c.evictable, ev+dead, listed)
+	}
+	return indexed + private + held + dead, nil
 }

@@ -37,7 +37,7 @@ func TestRecomputeReusesOwnBlocks(t *testing.T) {
 	if a.SharedBlocks != 9 || a.Blocks != 1 {
 		t.Fatalf("after 150 tokens: %+v, want 9 cached blocks and 1 private", a)
 	}
-	m.ReleasePrefix(&a)
+	m.ReleasePrefix(&a, &c)
 	m.Release(&a)
 	if m.Free() != 100 || m.Cached() != 9 {
 		t.Fatalf("free %d cached %d after release, want 100 and 9", m.Free(), m.Cached())
@@ -69,7 +69,7 @@ func TestEvictionTailFirst(t *testing.T) {
 	c := Content{Prompt: 64, Key: 1}
 	var a Alloc
 	compute(t, m, &a, &c, 64)
-	m.ReleasePrefix(&a)
+	m.ReleasePrefix(&a, &c)
 	m.Release(&a)
 	var b Alloc
 	if !m.Grow(&b, 16*4) { // the four free blocks: nothing evicted
@@ -212,6 +212,7 @@ func TestRandomPrefixOperationsKeepInvariants(t *testing.T) {
 			switch rng.IntN(5) {
 			case 0: // (re)start: take what is cached
 				if a.Blocks == 0 && a.SharedBlocks == 0 && a.Swapped == 0 {
+					*a = a.Recycle() // another sequence
 					newContent(i)
 					tokens[i] = m.AcquirePrefix(a, c, c.Prompt+40)
 				}
@@ -226,7 +227,7 @@ func TestRandomPrefixOperationsKeepInvariants(t *testing.T) {
 			case 3:
 				if a.Swapped == 0 {
 					shared := a.SharedBlocks
-					m.ReleasePrefix(a)
+					m.ReleasePrefix(a, c)
 					if _, ok := m.SwapOut(a, shared); !ok {
 						m.Release(a)
 						tokens[i] = 0
@@ -236,7 +237,7 @@ func TestRandomPrefixOperationsKeepInvariants(t *testing.T) {
 					tokens[i] = 0
 				}
 			case 4:
-				m.ReleasePrefix(a)
+				m.DropPrefix(a)
 				m.Release(a)
 				tokens[i] = 0
 			}
@@ -245,7 +246,7 @@ func TestRandomPrefixOperationsKeepInvariants(t *testing.T) {
 			}
 		}
 		for i := range live {
-			m.ReleasePrefix(&live[i])
+			m.DropPrefix(&live[i])
 			m.Release(&live[i])
 		}
 		if m.Free() != m.Total() || m.SwapFree() != m.SwapTotal() {
@@ -279,7 +280,8 @@ func TestEvictionRingIsAList(t *testing.T) {
 		c.pushTail(i)
 	}
 	for range 12 {
-		c.unlink(c.first())
+		i, _ := c.first()
+		c.unlink(i)
 		c.head++
 	}
 	for i := int32(16); i < 19; i++ {
@@ -327,9 +329,9 @@ func ringAgainstList(t *testing.T, mix [4]int) {
 				want, on[i] = slices.Delete(want, j, j+1), false
 			}
 		case k < mix[2]: // evict the first, as evict does
-			i := c.first()
+			i, ok := c.first()
 			if len(want) == 0 {
-				if i != -1 {
+				if ok {
 					t.Fatalf("mix %v, step %d: first is %d on an empty list", mix, step, i)
 				}
 				continue
@@ -354,5 +356,161 @@ func ringAgainstList(t *testing.T, mix [4]int) {
 	}
 	if mix[3] == mix[2] && packs == 0 {
 		t.Errorf("mix %v: the ring never filled", mix)
+	}
+}
+
+// TestPrivateBlocksChangeNothing runs the same random starts, steps,
+// preemptions (swap and recompute, restarted with the same content) and
+// finishes on two managers, one told that each sequence's own key is its
+// alone (Content.Own) and one not: every result — hits, growths, swaps,
+// free and cached blocks, evictions — is the same, and both stay
+// consistent. Requests share a system prompt and prefix units, so private
+// and indexed blocks mix on the eviction list.
+func TestPrivateBlocksChangeNothing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	units := []uint64{71, 72, 73}
+	restartHits := 0
+	for trial := range 300 {
+		blocks, swap := 8+rng.IntN(100), rng.IntN(40)
+		var ms [2]*Manager
+		for k := range ms {
+			ms[k], _ = New(blocks, 16, swap)
+			ms[k].EnablePrefixCaching()
+		}
+		const (
+			idle = iota
+			running
+			swapped
+			evicted // preempted for recompute: restarts with its content
+		)
+		type seq struct {
+			c     [2]Content
+			a     [2]Alloc
+			state int
+			len   int // tokens: prompt and generated
+			comp  int // of which computed (in the cache)
+		}
+		const n = 6
+		seqs := make([]seq, n)
+		key := uint64(1000)
+		fresh := func(s *seq) {
+			key++
+			c := Content{Prompt: 16 * (1 + rng.IntN(8)), Key: key}
+			switch rng.IntN(3) {
+			case 0:
+				c.SharedKey, c.SharedTokens = 99, 16*rng.IntN(4)
+			case 1:
+				c.Units, c.UnitTokens = units[:1+rng.IntN(3)], 32
+			}
+			s.c[0], s.c[1] = c, c
+			s.c[1].Own = true
+			for k := range s.a {
+				s.a[k] = s.a[k].Recycle()
+			}
+			s.state, s.len, s.comp = idle, c.Prompt, 0
+		}
+		for i := range seqs {
+			fresh(&seqs[i])
+		}
+		same := func(step int, what string, x, y any) {
+			t.Helper()
+			if x != y {
+				t.Fatalf("trial %d, step %d: %s: %v without private blocks, %v with", trial, step, what, x, y)
+			}
+		}
+		for step := range 500 {
+			s := &seqs[rng.IntN(n)]
+			switch op := rng.IntN(5); {
+			case op == 0 && (s.state == idle || s.state == evicted): // a start or a restart, as startWaiting does
+				var hit [2]int
+				var ok [2]bool
+				chunk := 1 + rng.IntN(64) // a chunked prefill's first chunk
+				for k, m := range ms {
+					a, c := &s.a[k], &s.c[k]
+					hit[k] = m.AcquirePrefix(a, c, s.len-1)
+					to := min(s.len, hit[k]+chunk)
+					if ok[k] = m.Grow(a, to); ok[k] {
+						m.RegisterPrefix(a, c, to)
+					} else {
+						m.ReleasePrefix(a, c)
+					}
+				}
+				same(step, "hit", hit[0], hit[1])
+				same(step, "start", ok[0], ok[1])
+				if ok[0] {
+					if s.state == evicted && hit[0] > 0 {
+						restartHits++
+					}
+					s.state, s.comp = running, min(s.len, hit[0]+chunk)
+				}
+			case op == 1 && s.state == running: // a step: the prefill's next chunk, or decodes
+				want := min(s.len, s.comp+1+rng.IntN(64))
+				if s.comp == s.len {
+					want = s.len + 1 + rng.IntN(40)
+				}
+				var ok [2]bool
+				for k, m := range ms {
+					if ok[k] = m.Grow(&s.a[k], want); ok[k] {
+						m.RegisterPrefix(&s.a[k], &s.c[k], want)
+					}
+				}
+				same(step, "grow", ok[0], ok[1])
+				if ok[0] {
+					s.comp, s.len = want, max(s.len, want)
+				}
+			case op == 2 && s.state == running: // preempted: swapped out, else recomputed
+				var ok [2]bool
+				for k, m := range ms {
+					cached := s.a[k].SharedBlocks
+					m.ReleasePrefix(&s.a[k], &s.c[k])
+					if _, ok[k] = m.SwapOut(&s.a[k], cached); !ok[k] {
+						m.Release(&s.a[k])
+					}
+				}
+				same(step, "swap out", ok[0], ok[1])
+				s.state = swapped
+				if !ok[0] {
+					s.state = evicted
+				}
+			case op == 2 && s.state == swapped: // swapped back in, registered again
+				var ok [2]bool
+				for k, m := range ms {
+					if _, ok[k] = m.SwapIn(&s.a[k]); ok[k] {
+						m.RegisterPrefix(&s.a[k], &s.c[k], s.comp)
+					}
+				}
+				same(step, "swap in", ok[0], ok[1])
+				if ok[0] {
+					s.state = running
+				}
+			case op == 3 && s.state != idle: // finished, aborted or rejected
+				for k, m := range ms {
+					m.DropPrefix(&s.a[k])
+					m.Release(&s.a[k])
+				}
+				fresh(s)
+			}
+			a0, a1 := &s.a[0], &s.a[1]
+			same(step, "shared blocks", a0.SharedBlocks, a1.SharedBlocks)
+			same(step, "private blocks", a0.Blocks, a1.Blocks)
+			same(step, "swapped blocks", a0.Swapped, a1.Swapped)
+			same(step, "free", ms[0].Free(), ms[1].Free())
+			same(step, "cached", ms[0].Cached(), ms[1].Cached())
+			_, _, e0 := ms[0].PrefixStats()
+			_, _, e1 := ms[1].PrefixStats()
+			same(step, "evictions", e0, e1)
+			for k, m := range ms {
+				live := make([]Alloc, n)
+				for i := range seqs {
+					live[i] = seqs[i].a[k]
+				}
+				if err := m.Check(live); err != nil {
+					t.Fatalf("trial %d, step %d, manager %d: %v", trial, step, k, err)
+				}
+			}
+		}
+	}
+	if restartHits < 100 {
+		t.Errorf("only %d restarts found blocks of their own still cached: the test does not reach Alloc.past", restartHits)
 	}
 }

@@ -45,11 +45,14 @@ type TierStats struct {
 
 // AddTier adds an offload tier of blocks blocks below the existing ones.
 // sharesSwap makes it share swap space's blocks (then blocks must equal the
-// swap space, and it must be the first tier). Prefix caching must be on.
+// swap space, and it must be the first tier). Prefix caching must be on,
+// and no private block cached yet (with tiers every block is indexed).
 func (m *Manager) AddTier(name string, blocks int, sharesSwap bool) error {
 	switch {
 	case m.prefix == nil:
 		return fmt.Errorf("kvcache: offload tier %q needs prefix caching on", name)
+	case m.prefix.marked+m.prefix.privEntries > 0:
+		return fmt.Errorf("kvcache: offload tier %q added after private blocks were cached", name)
 	case len(m.tiers) >= MaxTiers:
 		return fmt.Errorf("kvcache: at most %d offload tiers", MaxTiers)
 	case blocks < 1:
@@ -96,7 +99,7 @@ func (m *Manager) room(t int) int {
 // stored blocks down to make room; past the last tier it is dropped.
 func (m *Manager) demote(t int, id uint64) {
 	for ; t < len(m.tiers); t++ {
-		if m.room(t) == 0 && m.tiers[t].store.first() >= 0 {
+		if _, ok := m.tiers[t].store.first(); ok && m.room(t) == 0 {
 			m.moveDown(t)
 		}
 		if m.room(t) > 0 {
@@ -118,7 +121,8 @@ func (m *Manager) demote(t int, id uint64) {
 
 // moveDown moves tier t's least recently stored block one tier down.
 func (m *Manager) moveDown(t int) {
-	id := m.take(t, m.tiers[t].store.first())
+	i, _ := m.tiers[t].store.first() // a tier holds entries only
+	id := m.take(t, i)
 	m.tiers[t].drops++
 	m.demote(t+1, id)
 }
@@ -186,7 +190,7 @@ func (m *Manager) makeSwapRoom(n int) {
 	if len(m.tiers) == 0 || !m.tiers[0].swap {
 		return
 	}
-	for m.swapFree < n && m.tiers[0].store.first() >= 0 {
+	for m.swapFree < n && m.tiers[0].store.any() {
 		m.moveDown(0)
 	}
 }

@@ -23,7 +23,7 @@ func TestTiersCatchEvictionsAndLoadBack(t *testing.T) {
 	a := Content{Prompt: 128, Key: 1}
 	var x Alloc
 	compute(t, m, &x, &a, 128) // 8 blocks, all cached
-	m.ReleasePrefix(&x)
+	m.ReleasePrefix(&x, &a)
 	m.Release(&x)
 	// Another prompt of 8 blocks evicts all 8 of a's: 4 go to the CPU tier,
 	// and as it fills, its oldest 4 move to the SSD tier, which keeps 2.
@@ -40,7 +40,7 @@ func TestTiersCatchEvictionsAndLoadBack(t *testing.T) {
 	// a's evicted tail (released last block first, so evicted first) was
 	// dropped or moved down; its head blocks 0..1 were dropped first from
 	// the SSD tier... the lookup stops at the first block no tier holds.
-	m.ReleasePrefix(&y)
+	m.DropPrefix(&y)
 	m.Release(&y)
 	got := m.AcquirePrefix(&x, &a, 127)
 	loads := m.TakeTierLoads()
@@ -71,7 +71,7 @@ func TestTierSharesSwapSpace(t *testing.T) {
 	a := Content{Prompt: 64, Key: 1}
 	var x Alloc
 	compute(t, m, &x, &a, 64)
-	m.ReleasePrefix(&x)
+	m.ReleasePrefix(&x, &a)
 	m.Release(&x)
 	var y Alloc
 	if !m.Grow(&y, 128) { // evicts a's 4 cached blocks into the CPU tier
@@ -123,7 +123,7 @@ func TestTiersConserveBlocksRandomly(t *testing.T) {
 				loaded += l
 			}
 			if !m.Grow(&s.a, s.c.Prompt) {
-				m.ReleasePrefix(&s.a)
+				m.ReleasePrefix(&s.a, &s.c)
 				break
 			}
 			m.CountPrefixLookup(s.c.Prompt, hit)
@@ -147,7 +147,7 @@ func TestTiersConserveBlocksRandomly(t *testing.T) {
 			s := live[rng.IntN(len(live))]
 			if s.a.Swapped == 0 {
 				cached := s.a.SharedBlocks
-				m.ReleasePrefix(&s.a)
+				m.ReleasePrefix(&s.a, &s.c)
 				if _, ok := m.SwapOut(&s.a, cached); !ok {
 					m.Release(&s.a)
 					live = remove(live, s)
@@ -155,7 +155,7 @@ func TestTiersConserveBlocksRandomly(t *testing.T) {
 			}
 		case op == 3 && len(live) > 0:
 			s := live[rng.IntN(len(live))]
-			m.ReleasePrefix(&s.a)
+			m.DropPrefix(&s.a)
 			m.Release(&s.a)
 			live = remove(live, s)
 		}

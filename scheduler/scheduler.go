@@ -128,7 +128,7 @@ func (s *Scheduler) RecomputeStats() (tokens, cached int64) {
 
 // Finish releases a finished sequence's blocks and removes it from the running set.
 func (s *Scheduler) Finish(q *Seq) {
-	s.kv.ReleasePrefix(&q.KV)
+	s.kv.DropPrefix(&q.KV)
 	s.kv.Release(&q.KV)
 	s.admission.Released(q)
 	if q.State == Running {
@@ -153,7 +153,7 @@ func (s *Scheduler) Abort(q *Seq) {
 	default:
 		return
 	}
-	s.kv.ReleasePrefix(&q.KV)
+	s.kv.DropPrefix(&q.KV)
 	s.kv.Release(&q.KV)
 	s.admission.Released(q)
 	q.Sched, q.Spec = 0, 0
@@ -225,7 +225,7 @@ func (s *Scheduler) schedule(now int64, rejected func(*Seq, Reason)) *Plan {
 			panic(fmt.Sprintf("scheduler: preempted request %d cannot restart although nothing runs", head.ID))
 		}
 		s.popWaiting(head)
-		s.kv.ReleasePrefix(&head.KV)
+		s.kv.DropPrefix(&head.KV)
 		s.kv.Release(&head.KV)
 		s.admission.Released(head)
 		head.State = Rejected
@@ -319,7 +319,7 @@ func (s *Scheduler) preemptOne(swap bool) *Seq {
 		// Its cached blocks are copied out too and stay cached on the GPU,
 		// unreferenced: a swapped-out sequence pins nothing there.
 		cached := v.KV.SharedBlocks
-		s.kv.ReleasePrefix(&v.KV)
+		s.kv.ReleasePrefix(&v.KV, &v.Content)
 		if n, ok := s.kv.SwapOut(&v.KV, cached); ok {
 			p.Mode, p.Blocks = Swap, n
 			s.plan.SwapOutBlocks += n
@@ -328,7 +328,7 @@ func (s *Scheduler) preemptOne(swap bool) *Seq {
 		}
 	}
 	if p.Mode == Recompute {
-		s.kv.ReleasePrefix(&v.KV)
+		s.kv.ReleasePrefix(&v.KV, &v.Content)
 		s.kv.Release(&v.KV)
 		v.Computed = 0
 		v.State = Evicted
@@ -409,7 +409,7 @@ func (s *Scheduler) startWaiting(r *Seq, n int) bool {
 	}
 	undo := func() {
 		if hit > 0 || r.KV.SharedBlocks > 0 {
-			s.kv.ReleasePrefix(&r.KV)
+			s.kv.ReleasePrefix(&r.KV, &r.Content)
 			r.Computed = 0
 		}
 	}

@@ -388,7 +388,8 @@ func (e *Engine) arrive() {
 	q.seq.ID, q.seq.Arrival, q.seq.Priority = p.ID, p.Arrival, p.Priority
 	q.seq.Prompt, q.seq.Output = p.InputTokens, p.OutputTokens
 	q.seq.Content = kvcache.Content{Units: p.PrefixBlocks, UnitTokens: p.PrefixBlockTokens, Prompt: p.InputTokens,
-		SharedKey: p.SharedKey, SharedTokens: p.SharedTokens, Key: p.Key(), OutKey: p.OutputKey}
+		SharedKey: p.SharedKey, SharedTokens: p.SharedTokens, Key: p.Key(), OutKey: p.OutputKey,
+		Own: p.ContentKey == 0 && p.OutputKey == 0} // the seed key: unique per request ID, and IDs per run
 	q.class = e.classOf(p.Class)
 	q.output = p.OutputTokens
 	if r.handoff != nil { // a prefill replica computes the prompt and samples one token
