@@ -3,7 +3,6 @@ package reports
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -226,26 +225,21 @@ func WriteJSON(w io.Writer, doc Document) error {
 		}
 		bw.Write(b[:j+len(key)-2]) // through `"streams": `
 		b = b[j+len(key):]
-		first := true
-		var raw []byte // one row, reused
-		err := doc.Runs[i].EachStream(func(row *StreamRow) error {
-			if first {
-				bw.WriteString("[\n" + rowIndent)
-				first = false
+		n, err := doc.Runs[i].formatRows(func(dst []byte, i int, row *StreamRow) ([]byte, error) {
+			if i == 0 {
+				dst = append(dst, "[\n"+rowIndent...)
 			} else {
-				bw.WriteString(",\n" + rowIndent)
+				dst = append(dst, ",\n"+rowIndent...)
 			}
-			var err error
-			if raw, err = appendRowJSON(raw[:0], row, rowIndent); err != nil {
-				return err
-			}
-			_, err = bw.Write(raw)
+			return appendRowJSON(dst, row, rowIndent)
+		}, func(b []byte) error {
+			_, err := bw.Write(b)
 			return err
 		})
 		if err != nil {
 			return err
 		}
-		if first {
+		if n == 0 {
 			bw.WriteString("[]")
 		} else {
 			bw.WriteString("\n      ]")
@@ -280,42 +274,10 @@ func StreamRows(r *sim.Result) []StreamRow {
 // requests' rows without holding them. The row is valid only during the
 // call.
 func EachStreamRow(r *sim.Result, fn func(*StreamRow) error) error {
-	order := make([]int32, r.Streams.Len())
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(r.Streams.At(int(a)).ID, r.Streams.At(int(b)).ID) })
-	causes := []string{} // reused row to row; never nil, so an empty list is [] in JSON
-	for _, k32 := range order {
-		k := int(k32)
-		st := r.Streams.At(k)
-		row := StreamRow{
-			ID: st.ID, Status: st.Status.String(), ArrivalS: st.Arrival.Seconds(),
-			InputTokens: st.InputTokens, OutputTokens: st.OutputTokens,
-			Preemptions: st.Preemptions, StallCauses: causes[:0],
-		}
-		if st.Status == sim.StatusRejected {
-			row.RejectReason = st.Reject.String()
-		} else {
-			t := timesOf(r, k)
-			row.TTFTMS, row.TPOTMS, row.E2ELMS = ms(t.ttft), ms(t.tpot), ms(t.e2el)
-			row.Chunks = st.Chunks
-			row.ITLMeanMS, row.ITLP50MS, row.ITLP90MS, row.ITLP99MS = ms(st.GapMean), ms(st.GapP50), ms(st.GapP90), ms(st.GapP99)
-			row.MaxGapMS, row.JitterRatio = ms(t.maxGap), st.Jitter()
-			row.Stalls, row.StallMS = st.Stalls, ms(float64(st.StallTime))
-			if st.Scored {
-				q, f, fr := float64(st.QoE), float64(st.Fluidity), float64(st.FluidRate)
-				row.QoE, row.Fluidity, row.FluidRate = &q, &f, &fr
-			}
-			for _, c := range sim.Causes() {
-				if st.Causes&(1<<c) != 0 {
-					row.StallCauses = append(row.StallCauses, c.String())
-				}
-			}
-		}
-		if c := int(st.Class); c >= 0 && c < len(r.ClassNames) {
-			row.Class = r.ClassNames[c]
-		}
+	causes := []string{} // reused row to row
+	var row StreamRow
+	for _, k := range streamOrder(r) {
+		streamRow(r, int(k), &row, causes)
 		if err := fn(&row); err != nil {
 			return err
 		}

@@ -2,12 +2,14 @@ package reports
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -450,20 +452,34 @@ func WriteStreamsCSV(w io.Writer, runs []Run) error {
 	_ = cw.Write([]string{"run", "id", "status", "reject_reason", "arrival_s", "input_tokens", "output_tokens",
 		"ttft_ms", "tpot_ms", "e2el_ms", "chunks", "itl_mean_ms", "itl_p50_ms", "itl_p90_ms", "itl_p99_ms",
 		"max_gap_ms", "jitter_ratio", "stalls", "stall_ms", "stall_causes", "preemptions"})
+	cw.Flush()
+	// Row by row (a million rows are never held), each formatted by a CSV
+	// writer of its own goroutine's (formatRows).
+	type rowCSV struct {
+		buf bytes.Buffer
+		cw  *csv.Writer
+	}
+	pool := sync.Pool{New: func() any { x := &rowCSV{}; x.cw = csv.NewWriter(&x.buf); return x }}
 	for i := range runs {
 		r := &runs[i]
-		err := r.EachStream(func(s *StreamRow) error { // row by row: a million rows are never held
-			_ = cw.Write([]string{r.Name, strconv.Itoa(s.ID), s.Status, s.RejectReason, g(s.ArrivalS),
+		_, err := r.formatRows(func(dst []byte, _ int, s *StreamRow) ([]byte, error) {
+			x := pool.Get().(*rowCSV)
+			defer pool.Put(x)
+			x.buf.Reset()
+			_ = x.cw.Write([]string{r.Name, strconv.Itoa(s.ID), s.Status, s.RejectReason, g(s.ArrivalS),
 				strconv.Itoa(s.InputTokens), strconv.Itoa(s.OutputTokens), g(s.TTFTMS), g(s.TPOTMS), g(s.E2ELMS),
 				strconv.Itoa(s.Chunks), g(s.ITLMeanMS), g(s.ITLP50MS), g(s.ITLP90MS), g(s.ITLP99MS),
 				g(s.MaxGapMS), g(s.JitterRatio), strconv.Itoa(s.Stalls), g(s.StallMS), strings.Join(s.StallCauses, ";"), strconv.Itoa(s.Preemptions)})
-			return cw.Error()
+			x.cw.Flush()
+			return append(dst, x.buf.Bytes()...), x.cw.Error()
+		}, func(b []byte) error {
+			_, err := bw.Write(b)
+			return err
 		})
 		if err != nil {
 			return err
 		}
 	}
-	cw.Flush()
 	if err := cw.Error(); err != nil {
 		return err
 	}
