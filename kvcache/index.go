@@ -61,19 +61,12 @@ func (x *index) put(id uint64, e int32) {
 // del removes id, shifting later entries of its probe run back so that
 // every lookup still finds them.
 func (x *index) del(id uint64, entries []entry) {
-	if !x.delIf(id, entries) {
-		panic("kvcache: removing a block id that is not indexed")
-	}
-}
-
-// delIf removes id as del does, when it is indexed, and reports whether it was.
-func (x *index) delIf(id uint64, entries []entry) bool {
 	i := id & x.mask
 	tag := uint32(id)
 	for {
 		s := x.slots[i]
 		if s == 0 {
-			return false
+			panic("kvcache: removing a block id that is not indexed")
 		}
 		if uint32(s>>32) == tag && entries[slotEntry(s)].id == id {
 			break
@@ -90,5 +83,4 @@ func (x *index) delIf(id uint64, entries []entry) bool {
 	}
 	x.slots[i] = 0
 	x.n--
-	return true
 }

@@ -67,8 +67,10 @@ type prefixCache struct {
 	evictable  int // unreferenced cached blocks
 	refs       int // references held, Σ over entries and private blocks
 	// Private blocks cached: held or dead without an entry (marked
-	// privateBlock), and with an entry that is not indexed.
+	// privateBlock), and with an entry that is not indexed, whose bit is
+	// set in private (one per entry: an eviction reads it, not the index).
 	marked, privEntries int
+	private             []uint64
 
 	QueriedTokens int64 // tokens looked up
 	HitTokens     int64 // of which found in the cache
@@ -79,7 +81,7 @@ type prefixCache struct {
 func (m *Manager) EnablePrefixCaching() {
 	m.prefixOn = true
 	if m.prefix == nil {
-		m.prefix = &prefixCache{index: newIndex(m.total),
+		m.prefix = &prefixCache{index: newIndex(m.total), private: make([]uint64, (m.total+63)/64),
 			entries: make([]entry, 0, m.total), spare: make([]int32, 0, m.total)}
 	}
 }
@@ -222,15 +224,27 @@ func (c *prefixCache) newEntry(id uint64, refs int) int32 {
 	return i
 }
 
-// private reports whether block id (private, block j of a) is still cached
+// isPrivate reports whether entry i is a private block's (not indexed).
+func (c *prefixCache) isPrivate(i int32) bool { return c.private[i>>6]&(1<<(i&63)) != 0 }
+
+// setPrivate marks entry i as a private block's, or not.
+func (c *prefixCache) setPrivate(i int32, on bool) {
+	if on {
+		c.private[i>>6] |= 1 << (i & 63)
+	} else {
+		c.private[i>>6] &^= 1 << (i & 63)
+	}
+}
+
+// past reports whether block id (private, block j of a) is still cached
 // at the entry a had for it when it last released it, and returns that
 // entry.
-func (c *prefixCache) private(a *Alloc, j int, id uint64) (int32, bool) {
+func (c *prefixCache) past(a *Alloc, j int, id uint64) (int32, bool) {
 	if j >= a.past {
 		return 0, false
 	}
 	i := a.shared[:a.past][j]
-	return i, i >= 0 && c.entries[i].used() && c.entries[i].id == id
+	return i, i >= 0 && c.entries[i].used() && c.entries[i].id == id && c.isPrivate(i)
 }
 
 // ref takes a reference to entry i, taking it off the eviction list.
@@ -257,7 +271,7 @@ func (m *Manager) AcquirePrefix(a *Alloc, content *Content, limit int) int {
 	for (a.SharedBlocks+1)*m.blockSize <= limit {
 		id, private := content.name(a.SharedBlocks, m.blockSize)
 		if private && len(m.tiers) == 0 {
-			i, ok := c.private(a, a.SharedBlocks, id)
+			i, ok := c.past(a, a.SharedBlocks, id)
 			if !ok {
 				break
 			}
@@ -349,7 +363,7 @@ func (m *Manager) registerPrefix(a *Alloc, content *Content, computed int) {
 		a.Blocks--
 		if private && len(m.tiers) == 0 {
 			// Still cached from before a restart, or held without an entry.
-			i, ok := c.private(a, a.SharedBlocks, id)
+			i, ok := c.past(a, a.SharedBlocks, id)
 			if ok {
 				c.ref(i)
 				m.free++ // the private copy is dropped
@@ -417,6 +431,7 @@ func (m *Manager) releasePrefix(a *Alloc, content *Content) {
 			// Given an entry, so that the restart can find it (Alloc.past).
 			id, _ := content.name(j, m.blockSize)
 			i = c.newEntry(id, 0)
+			c.setPrivate(i, true)
 			c.marked--
 			c.privEntries++
 			c.pushTail(i)
@@ -504,8 +519,11 @@ func (m *Manager) evict(need int) {
 		}
 		c.unlink(i)
 		id := e.id
-		if !c.index.delIf(id, c.entries) {
-			c.privEntries-- // a private block's entry, not indexed
+		if c.isPrivate(i) { // a private block's entry, not indexed
+			c.setPrivate(i, false)
+			c.privEntries--
+		} else {
+			c.index.del(id, c.entries)
 		}
 		*e = entry{pos: unused}
 		c.spare = append(c.spare, i)
@@ -594,10 +612,12 @@ func (m *Manager) checkPrefix(live []Alloc) (cachedBlocks int, err error) {
 			continue
 		}
 		switch j, ok := c.index.get(e.id, c.entries); {
-		case !ok:
-			private++ // a private block's entry
-		case j != int32(i):
-			return 0, fmt.Errorf("kvcache: cached block %#x is indexed at entry %d, not at its entry %d", e.id, j, i)
+		case c.isPrivate(int32(i)) && ok:
+			return 0, fmt.Errorf("kvcache: private block %#x is indexed", e.id)
+		case c.isPrivate(int32(i)):
+			private++
+		case !ok || j != int32(i):
+			return 0, fmt.Errorf("kvcache: cached block %#x is not indexed at its entry %d", e.id, i)
 		default:
 			indexed++
 		}

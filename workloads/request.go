@@ -7,7 +7,11 @@ import (
 // Request is one generated request. Times are integer nanoseconds from the
 // start of the run.
 type Request struct {
-	// ID numbers the requests 0, 1, 2, ... in arrival order.
+	// ID numbers the requests 0, 1, 2, ... in arrival order. Ids are
+	// unique within a run: a request without a ContentKey owns the key its
+	// Seed and ID derive (Key), and the engine's prefix cache finds that
+	// key's blocks only through the request's own block table
+	// (kvcache.Content.Own).
 	ID int
 	// Arrival is when the request reaches the server, in ns.
 	Arrival int64
