@@ -145,15 +145,8 @@ func (rc *recorder) chunk(now Time, q *request, n int, split *parts) (done bool)
 				panic(fmt.Sprintf("sim: request %d: gap %d ns but its parts sum to %d ns (%v)", q.seq.ID, gap, s, q.acc))
 			}
 		}
-		if cur := rc.logBase + int64(len(rc.log)) - 1; split != nil && n <= maxStepChunk {
-			if q.runLen > 0 && q.runFrom+int64(q.runLen) != cur {
-				rc.flushRun(q)
-			}
-			if q.runLen == 0 {
-				q.runFrom = cur
-			}
-			q.runLen++
-			rc.step.count(q, n, rc.client == nil)
+		if split != nil && n <= maxStepChunk {
+			rc.wholeStep(q, n)
 		} else {
 			rc.flushRun(q)
 			q.gaps = append(q.gaps, int64(gap))
@@ -183,6 +176,22 @@ func (rc *recorder) chunk(now Time, q *request, n int, split *parts) (done bool)
 		return true
 	}
 	return false
+}
+
+// wholeStep records a chunk of n tokens whose gap was the step that just
+// ended, and nothing else: q's open run of whole-step gaps grows by one
+// (a run that broke is flushed first), and the chunk is counted in the
+// step's histograms (flushStep).
+func (rc *recorder) wholeStep(q *request, n int) {
+	cur := rc.logBase + int64(len(rc.log)) - 1
+	if q.runLen > 0 && q.runFrom+int64(q.runLen) != cur {
+		rc.flushRun(q)
+	}
+	if q.runLen == 0 {
+		q.runFrom = cur
+	}
+	q.runLen++
+	rc.step.count(q, n, rc.client == nil)
 }
 
 // flushRun appends q's open run of whole-step gaps to q.gaps.

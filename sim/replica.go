@@ -474,6 +474,9 @@ func (r *Replica) endStep(now Time) {
 	}
 	r.logStep(dur)
 	fastOK := r.watchNS == 0
+	// A whole-step token needs recorder.chunk only to see a stall (the
+	// step was one), speculation, a handoff, an observer or a client view.
+	plain := dur <= r.rec.stall && !r.speculates && r.handoff == nil && r.rec.observer == nil && r.rec.client == nil
 	if r.prefetch {
 		r.kv.PrefetchStart()
 		for i := range plan.Entries {
@@ -549,7 +552,16 @@ func (r *Replica) endStep(now Time) {
 		} else {
 			sampled := en.Seq.Advance(en.Tokens)
 			r.kv.RegisterPrefix(&en.Seq.KV, &en.Seq.Content, en.Seq.Computed) // before a finish frees the blocks; inlined: a call only when a block filled
-			if sampled {
+			switch {
+			case !sampled:
+			case split != nil && plain && !q.multi && !en.Seq.Done():
+				// A token whose gap is the step, not the stream's last, on a
+				// replica with nothing else to tell (recorder.chunk's
+				// whole-step case, without its calls).
+				q.chunks++
+				r.rec.wholeStep(q, 1)
+				q.last = now
+			default:
 				r.sampled(q, en, split)
 			}
 		}
