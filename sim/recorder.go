@@ -179,19 +179,27 @@ func (rc *recorder) chunk(now Time, q *request, n int, split *parts) (done bool)
 }
 
 // wholeStep records a chunk of n tokens whose gap was the step that just
-// ended, and nothing else: q's open run of whole-step gaps grows by one
-// (a run that broke is flushed first), and the chunk is counted in the
-// step's histograms (flushStep).
+// ended, and nothing else: q's run of whole-step gaps grows by one, and
+// the chunk is counted in the step's histograms (flushStep).
 func (rc *recorder) wholeStep(q *request, n int) {
-	cur := rc.logBase + int64(len(rc.log)) - 1
-	if q.runLen > 0 && q.runFrom+int64(q.runLen) != cur {
-		rc.flushRun(q)
-	}
-	if q.runLen == 0 {
-		q.runFrom = cur
+	rc.extendRun(q)
+	rc.step.count(q, n, rc.client == nil)
+}
+
+// extendRun adds the step that just ended to q's open run of whole-step
+// gaps (opening one, after flushing a run that broke, when it does not
+// end at the step before). Small enough to inline into the step loop.
+func (rc *recorder) extendRun(q *request) {
+	if cur := rc.logBase + int64(len(rc.log)) - 1; q.runLen == 0 || q.runFrom+int64(q.runLen) != cur {
+		rc.openRun(q, cur)
 	}
 	q.runLen++
-	rc.step.count(q, n, rc.client == nil)
+}
+
+// openRun flushes q's open run, if any, and opens an empty one at step cur.
+func (rc *recorder) openRun(q *request, cur int64) {
+	rc.flushRun(q)
+	q.runFrom = cur
 }
 
 // flushRun appends q's open run of whole-step gaps to q.gaps.
@@ -243,6 +251,14 @@ type stepCounts struct {
 // maxStepChunk bounds the chunks counted per step; a larger one is
 // recorded by itself.
 const maxStepChunk = 16
+
+// countOne is count(q, 1, true) for a stream without a class, small
+// enough to inline into the step loop.
+func (st *stepCounts) countOne(q *request) {
+	st.total++
+	st.tokens++
+	st.pos[positionOf(q.seq.Generated-1)]++
+}
 
 func (st *stepCounts) count(q *request, n int, positions bool) {
 	st.total++

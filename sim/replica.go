@@ -554,12 +554,13 @@ func (r *Replica) endStep(now Time) {
 			r.kv.RegisterPrefix(&en.Seq.KV, &en.Seq.Content, en.Seq.Computed) // before a finish frees the blocks; inlined: a call only when a block filled
 			switch {
 			case !sampled:
-			case split != nil && plain && !q.multi && !en.Seq.Done():
+			case split != nil && plain && !q.multi && q.class < 0 && !en.Seq.Done():
 				// A token whose gap is the step, not the stream's last, on a
 				// replica with nothing else to tell (recorder.chunk's
-				// whole-step case, without its calls).
+				// whole-step case, inlined).
 				q.chunks++
-				r.rec.wholeStep(q, 1)
+				r.rec.extendRun(q)
+				r.rec.step.countOne(q)
 				q.last = now
 			default:
 				r.sampled(q, en, split)
