@@ -180,18 +180,32 @@ func FluidRate(ttft float64, at []float64, tokens []int) float64 {
 		n += max(k, 1)
 	}
 	budget := float64(n) * (1 - FluidTarget) / FluidTarget
-	ok := func(rate float64) bool { return fluidity(ttft, 1e9/rate, at, tokens, budget) >= FluidTarget }
+	var maxGap float64 // the largest interval between chunks
+	toks := 0
+	for k := 1; k < len(at); k++ {
+		// Not max(): its NaN and signed-zero rules make a slow chain of
+		// the loop, and intervals between finite times are neither.
+		if g := at[k] - at[k-1]; g > maxGap {
+			maxGap = g
+		}
+		toks += max(tokens[k], 1)
+	}
+	pass := func(period float64) float64 { return fluidity(ttft, period, at, tokens, budget) }
 	if n == len(tokens) { // every chunk one token: the common case, without the chunk-size terms
-		ok = func(rate float64) bool { return fluidityOnes(ttft, 1e9/rate, at, budget) >= FluidTarget }
+		pass = func(period float64) float64 { return fluidityOnes(ttft, period, at, budget) }
+	}
+	ok := func(rate float64) bool {
+		period := 1e9 / rate
+		if len(at) > 0 && at[0] <= ttft && maxGap <= period {
+			// The first chunk by its deadline and no interval longer
+			// than a period: every deadline is met, the index is 1,
+			// without a pass (the bracket's lower end, usually).
+			return true
+		}
+		return pass(period) >= FluidTarget
 	}
 	lo, hi := math.Log(0.01), math.Log(1e5)
 	if m := len(at); m >= 2 {
-		var maxGap float64
-		toks := 0
-		for k := 1; k < m; k++ {
-			maxGap = max(maxGap, at[k]-at[k-1])
-			toks += max(tokens[k], 1)
-		}
 		if maxGap > 0 {
 			lo = max(lo, min(hi, math.Log(1e9/maxGap)))
 		}
