@@ -173,7 +173,6 @@ func fluidRateEveryPass(ttft float64, at []float64, tokens []int) float64 {
 	return math.Exp(lo)
 }
 
-
 // TestFluidRateSkipsOnlyWhatItKnows: FluidRate, which answers a probe
 // without a pass when no interval is longer than the period, gives the
 // result of running every pass bit for bit, over random streams (one-token
