@@ -84,6 +84,8 @@ func (p *clusterHists) mergeInto(m *Result) {
 			b := &p.itl.Buckets[i]
 			m.Series.bucket(b.Start).ITL.Merge(b.ITL)
 		}
+		p.itl.settle()
+		m.Series.settle()
 	}
 }
 

@@ -693,6 +693,7 @@ func (r *Replica) draftTime(plan *scheduler.Plan, maxK int) Time {
 func (r *Replica) finish(now Time) {
 	res := r.rec.res
 	res.Duration = now
+	res.Series.settle()
 	res.PrefixQueried, res.PrefixHits, res.PrefixEvictions = r.kv.PrefixStats()
 	if r.kv.Tiers() > 0 {
 		res.Tiers = res.Tiers[:0]

@@ -128,7 +128,15 @@ type Series struct {
 	Interval Time
 	Buckets  []Bucket
 	noITL    bool // buckets carry no ITL histogram (a cluster replica's: the engine's series holds them)
+	// spare holds the ITL histograms of buckets a halving merged away,
+	// for the buckets created next: a long run halves its series every
+	// time it doubles, and would otherwise allocate (and collect) a
+	// 20 KB histogram for every new bucket. settle drops them.
+	spare []*quantile.Histogram
 }
+
+// settle drops the spare histograms once the series takes no more samples.
+func (s *Series) settle() { s.spare = nil }
 
 // Result is everything a run measured, as plain values. Results of
 // separate runs of one configuration (shards, replicas) merge with Merge.
@@ -296,7 +304,11 @@ func (s *Series) bucket(t Time) *Bucket {
 	}
 	for len(s.Buckets) <= i {
 		b := Bucket{Start: Time(len(s.Buckets)) * s.Interval}
-		if !s.noITL {
+		if n := len(s.spare); n > 0 && !s.noITL {
+			b.ITL = s.spare[n-1]
+			s.spare = s.spare[:n-1]
+			b.ITL.Reset()
+		} else if !s.noITL {
 			b.ITL = quantile.NewHistogram(seriesBits)
 		}
 		s.Buckets = append(s.Buckets, b)
@@ -328,7 +340,11 @@ func (s *Series) halve() {
 	for i := range n {
 		a := &s.Buckets[2*i]
 		if 2*i+1 < len(s.Buckets) {
-			a.merge(&s.Buckets[2*i+1])
+			o := &s.Buckets[2*i+1]
+			a.merge(o)
+			if o.ITL != nil {
+				s.spare = append(s.spare, o.ITL)
+			}
 		}
 		a.Start = Time(i) * 2 * s.Interval
 		s.Buckets[i] = *a
@@ -438,6 +454,7 @@ func (r *Result) Merge(o *Result) {
 		ob := o.Series.Buckets[i]
 		r.Series.bucket(ob.Start).merge(&ob)
 	}
+	r.Series.settle()
 }
 
 // RejectedTotal is the number of rejected requests.
