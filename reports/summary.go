@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/itlsim/itlsim/scheduler"
 	"github.com/itlsim/itlsim/sim"
@@ -415,34 +418,55 @@ func summarize(r *sim.Result, set streamSet, m sim.MetricsConfig, o Options) Sum
 	if o.FromResult {
 		pp.set = set
 	}
-	var buf []float64
-	sorted := func(p Population) []float64 {
-		buf = set.fill(p, gapless, buf[:0])
-		slices.Sort(buf)
-		v := buf
-		if p < numPops {
-			pp.dists[p], pp.std[p] = distOf(v, ps), stdOf(v)
-			if !o.FromResult && len(v) > 0 {
-				pp.sorted[p] = slices.Clip(v)
-				buf = nil // kept: the next population takes a new buffer
+	var rateP10, rateP50 float64
+	drawn := []struct {
+		p   Population
+		use func(sorted []float64)
+	}{
+		{PopTTFT, func(v []float64) { s.TTFT = distOf(v, ps) }},
+		{PopTPOT, func(v []float64) { s.TPOT = distOf(v, ps) }},
+		{PopE2EL, func(v []float64) { s.E2EL = distOf(v, ps) }},
+		{popStreamP50ITL, func(v []float64) { s.StreamP50ITL = distOf(v, ps) }},
+		{PopStreamP99ITL, func(v []float64) { s.StreamP99ITL = distOf(v, ps) }},
+		{PopStreamMaxGap, func(v []float64) { s.StreamMaxGap = distOf(v, ps) }},
+		{PopJitter, func(v []float64) { s.StreamJitter = distOf(v, ps) }},
+		{PopTokensPerSPerUser, func(v []float64) { s.TokensPerSPerUser = distOf(v, ps) }},
+		{PopQoE, func(v []float64) { s.QoE = scoreSummary(v) }},
+		{PopFluidity, func(v []float64) { s.Fluidity = scoreSummary(v) }},
+		{popFluidRate, func(v []float64) {
+			if len(v) > 0 {
+				d := distOf(v, []float64{10, 50})
+				rateP10, rateP50 = d.Q[0].V, d.Q[1].V
 			}
-		}
-		return v
+		}},
 	}
-	s.TTFT = distOf(sorted(PopTTFT), ps)
-	s.TPOT = distOf(sorted(PopTPOT), ps)
-	s.E2EL = distOf(sorted(PopE2EL), ps)
-	s.StreamP50ITL = distOf(sorted(popStreamP50ITL), ps)
-	s.StreamP99ITL = distOf(sorted(PopStreamP99ITL), ps)
-	s.StreamMaxGap = distOf(sorted(PopStreamMaxGap), ps)
-	s.StreamJitter = distOf(sorted(PopJitter), ps)
-	s.TokensPerSPerUser = distOf(sorted(PopTokensPerSPerUser), ps)
-	s.QoE = scoreSummary(sorted(PopQoE))
-	s.Fluidity = scoreSummary(sorted(PopFluidity)) // its fluid rates next, in the same buffer
-	if rates := sorted(popFluidRate); len(rates) > 0 {
-		d := distOf(rates, []float64{10, 50})
-		s.Fluidity.FluidRateP10, s.Fluidity.FluidRateP50 = d.Q[0].V, d.Q[1].V
+	// Each population is drawn, sorted and summarized by one of as many
+	// goroutines as there are cores, each through a buffer of its own
+	// (with o.FromResult one population at a time per goroutine; else
+	// each is kept sorted). Each writes its own fields: the same summary.
+	workers := min(runtime.GOMAXPROCS(0), len(drawn))
+	var next atomic.Int32
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			var buf []float64
+			for j := int(next.Add(1)) - 1; j < len(drawn); j = int(next.Add(1)) - 1 {
+				p := drawn[j].p
+				buf = set.fill(p, gapless, buf[:0])
+				slices.Sort(buf)
+				if p < numPops {
+					pp.dists[p], pp.std[p] = distOf(buf, ps), stdOf(buf)
+				}
+				drawn[j].use(buf)
+				if p < numPops && !o.FromResult && len(buf) > 0 {
+					pp.sorted[p] = slices.Clip(buf)
+					buf = nil // kept: the next population takes a new buffer
+				}
+			}
+		})
 	}
+	wg.Wait()
+	s.Fluidity.FluidRateP10, s.Fluidity.FluidRateP50 = rateP10, rateP50
 	pp.single = s.SingleChunkStreams
 	if r.Measured != nil {
 		var gaps []float64
