@@ -1,5 +1,7 @@
 package kvcache
 
+import "math"
+
 // Content names what a sequence's tokens are, so that every full KV block
 // has a content identity: two blocks with the same id hold the same tokens
 // after the same prefix, as vLLM V1's block hashes (a hash of the block's
@@ -61,6 +63,21 @@ const (
 func (c *Content) Block(j, bs int) uint64 {
 	id, _ := c.name(j, bs)
 	return id
+}
+
+// privateFrom is the first block from which every block of an Own
+// content is private, for blocks of bs tokens: past the shared prefix and
+// past the prompt's prefix units. A content that is not Own has none
+// (math.MaxInt32).
+func (c *Content) privateFrom(bs int) int32 {
+	if !c.Own {
+		return math.MaxInt32
+	}
+	from := c.SharedTokens
+	if c.UnitTokens > 0 {
+		from = max(from, min(c.Prompt, len(c.Units)*c.UnitTokens))
+	}
+	return int32((from + bs - 1) / bs)
 }
 
 // name returns the content id of block j for blocks of bs tokens and

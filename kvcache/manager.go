@@ -1,6 +1,9 @@
 package kvcache
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Alloc is one sequence's share of the cache: how many GPU blocks it holds
 // and how many of its blocks sit in swap space. The caller stores it with the
@@ -22,12 +25,25 @@ type Alloc struct {
 	// private blocks there, checked against their ids, as others find
 	// shared blocks through the index. A block j is looked up only while
 	// len(shared) == j, before the place is written again.
-	past int
+	past int32
+	// privFrom, once known, is 1 + the first block from which all of the
+	// sequence's blocks are private (Content.privateFrom): those are
+	// registered without reading the content or hashing an id. 0: not yet.
+	privFrom int32
 }
 
 // Recycle returns an empty Alloc that keeps a's block-table buffer, for a
 // caller reusing the sequence's slot for another sequence.
 func (a *Alloc) Recycle() Alloc { return Alloc{shared: a.shared[:0]} }
+
+// privateFrom is the first block from which all of a's blocks are
+// private (content is a's sequence's).
+func (a *Alloc) privateFrom(content *Content, bs int) int {
+	if a.privFrom == 0 {
+		a.privFrom = min(content.privateFrom(bs), math.MaxInt32-1) + 1
+	}
+	return int(a.privFrom - 1)
+}
 
 // Manager hands out GPU blocks and swap blocks. It is a plain value owned by
 // one replica; it is not safe for concurrent use.
@@ -139,7 +155,7 @@ func (m *Manager) Release(a *Alloc) {
 	}
 	m.free += a.Blocks
 	m.swapFree += a.Swapped
-	*a = Alloc{shared: a.shared[:0], past: a.past} // a recomputed sequence finds its private blocks again
+	*a = Alloc{shared: a.shared[:0], past: a.past, privFrom: a.privFrom} // a recomputed sequence finds its private blocks again
 }
 
 // SwapOut moves a's GPU blocks to swap space, with copies of cached

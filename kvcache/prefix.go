@@ -240,7 +240,7 @@ func (c *prefixCache) setPrivate(i int32, on bool) {
 // at the entry a had for it when it last released it, and returns that
 // entry.
 func (c *prefixCache) past(a *Alloc, j int, id uint64) (int32, bool) {
-	if j >= a.past {
+	if j >= int(a.past) {
 		return 0, false
 	}
 	i := a.shared[:a.past][j]
@@ -328,7 +328,11 @@ func (m *Manager) Prefetch(a *Alloc, content *Content, computed int) {
 func (m *Manager) prefetch(a *Alloc, content *Content, computed int) {
 	c := m.prefix
 	x := &c.index
-	for j := a.SharedBlocks; (j+1)*m.blockSize <= computed && j < a.SharedBlocks+a.Blocks; j++ {
+	end := a.SharedBlocks + a.Blocks
+	if len(m.tiers) == 0 {
+		end = min(end, a.privateFrom(content, m.blockSize)) // no index slot, no entry beyond
+	}
+	for j := a.SharedBlocks; (j+1)*m.blockSize <= computed && j < end; j++ {
 		id, private := content.name(j, m.blockSize)
 		if private && len(m.tiers) == 0 {
 			continue // no index slot, no entry (unless a restart finds one it had)
@@ -359,6 +363,16 @@ func (m *Manager) RegisterPrefix(a *Alloc, content *Content, computed int) {
 func (m *Manager) registerPrefix(a *Alloc, content *Content, computed int) {
 	c := m.prefix
 	for (a.SharedBlocks+1)*m.blockSize <= computed && a.Blocks > 0 {
+		if j := a.SharedBlocks; j >= int(a.past) && len(m.tiers) == 0 && j >= a.privateFrom(content, m.blockSize) {
+			// Private, and no entry of a restart to look for: held
+			// without an entry, named without reading the content.
+			a.Blocks--
+			c.refs++
+			c.marked++
+			a.shared = append(a.shared, privateBlock)
+			a.SharedBlocks++
+			continue
+		}
 		id, private := content.name(a.SharedBlocks, m.blockSize)
 		a.Blocks--
 		if private && len(m.tiers) == 0 {
@@ -450,7 +464,7 @@ func (m *Manager) releasePrefix(a *Alloc, content *Content) {
 		}
 	}
 	if content != nil {
-		a.past = max(a.past, a.SharedBlocks)
+		a.past = max(a.past, int32(a.SharedBlocks))
 	}
 	a.shared = a.shared[:0]
 	a.SharedBlocks = 0
@@ -580,7 +594,7 @@ func (m *Manager) checkPrefix(live []Alloc) (cachedBlocks int, err error) {
 		if len(a.shared) != a.SharedBlocks {
 			return 0, fmt.Errorf("kvcache: a sequence shares %d cached blocks but its block table holds %d", a.SharedBlocks, len(a.shared))
 		}
-		if a.past > cap(a.shared) {
+		if int(a.past) > cap(a.shared) {
 			return 0, fmt.Errorf("kvcache: a sequence's past block table holds %d places of %d", a.past, cap(a.shared))
 		}
 		for _, i := range a.shared {

@@ -1,6 +1,7 @@
 package kvcache
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -512,5 +513,32 @@ func TestPrivateBlocksChangeNothing(t *testing.T) {
 	}
 	if restartHits < 100 {
 		t.Errorf("only %d restarts found blocks of their own still cached: the test does not reach Alloc.past", restartHits)
+	}
+}
+
+// TestPrivateFromIsPrivate: every block from Content.privateFrom on is
+// private by Content.name's rules, over random contents with prefix units
+// and shared prefixes of any size; a content that is not Own has none.
+func TestPrivateFromIsPrivate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	units := []uint64{5, 6, 7, 8}
+	for trial := range 2000 {
+		bs := 1 + rng.IntN(32)
+		c := Content{Prompt: 1 + rng.IntN(400), Key: 9, Own: trial%5 != 0, SharedKey: 3, SharedTokens: rng.IntN(300)}
+		if rng.IntN(2) == 0 {
+			c.Units, c.UnitTokens = units[:1+rng.IntN(4)], 1+rng.IntN(100)
+		}
+		from := int(c.privateFrom(bs))
+		if !c.Own {
+			if from != math.MaxInt32 {
+				t.Fatalf("trial %d: a content that is not Own is private from block %d", trial, from)
+			}
+			continue
+		}
+		for j := from; j < from+40; j++ {
+			if _, private := c.name(j, bs); !private {
+				t.Fatalf("trial %d: %+v, blocks of %d: block %d is not private, though private from %d", trial, c, bs, j, from)
+			}
+		}
 	}
 }
