@@ -18,14 +18,7 @@ import (
 // need escaping, and a run whose rows were built (read from a file).
 func TestWriteJSONIsTheEncodersBytes(t *testing.T) {
 	mk := func(name string, requests int, blocks int) Run {
-		cfg := sim.DefaultConfig()
-		cfg.Workload.Requests = requests
-		cfg.Workload.Rate = 40
-		cfg.Workload.OutputLen = workloads.MustParseDist("uniform:1,40")
-		cfg.KVCache.NumGPUBlocks = blocks
-		cfg.Scheduler.Admission.Rule = "max-queue"
-		cfg.Scheduler.Admission.MaxQueue = 3
-		e, err := sim.New(cfg)
+		e, err := sim.New(queueingConfig(requests, blocks))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,6 +61,20 @@ func TestWriteJSONIsTheEncodersBytes(t *testing.T) {
 	}
 }
 
+// queueingConfig is the default scenario with requests short outputs at
+// 40 req/s, a cache of blocks GPU blocks (0: the default) and a queue of
+// three, so that some requests are rejected.
+func queueingConfig(requests, blocks int) sim.Config {
+	cfg := sim.DefaultConfig()
+	cfg.Workload.Requests = requests
+	cfg.Workload.Rate = 40
+	cfg.Workload.OutputLen = workloads.MustParseDist("uniform:1,40")
+	cfg.KVCache.NumGPUBlocks = blocks
+	cfg.Scheduler.Admission.Rule = "max-queue"
+	cfg.Scheduler.Admission.MaxQueue = 3
+	return cfg
+}
+
 // TestRowsInChunksAreTheSameBytes: the JSON document and the streams CSV
 // are the same bytes whether rows are formatted one after another or in
 // chunks on several goroutines (formatRows), for chunks of one row, of a
@@ -75,14 +82,7 @@ func TestWriteJSONIsTheEncodersBytes(t *testing.T) {
 // ids are not 0..n-1 (the sort's path) as when they are.
 func TestRowsInChunksAreTheSameBytes(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
-	cfg := sim.DefaultConfig()
-	cfg.Workload.Requests = 300
-	cfg.Workload.Rate = 40
-	cfg.Workload.OutputLen = workloads.MustParseDist("uniform:1,40")
-	cfg.KVCache.NumGPUBlocks = 60
-	cfg.Scheduler.Admission.Rule = "max-queue"
-	cfg.Scheduler.Admission.MaxQueue = 3
-	e, err := sim.New(cfg)
+	e, err := sim.New(queueingConfig(300, 60))
 	if err != nil {
 		t.Fatal(err)
 	}

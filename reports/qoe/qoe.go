@@ -172,6 +172,12 @@ func fluidityOnes(ttft, period float64, at []float64, budget float64) float64 {
 // deadline is missed, and above one token per mean gap the deadlines
 // outrun the stream.
 func FluidRate(ttft float64, at []float64, tokens []int) float64 {
+	return fluidRate(ttft, at, tokens, true)
+}
+
+// fluidRate is FluidRate; skip answers a probe at which no deadline can be
+// missed without a pass (tests compare it with every pass run).
+func fluidRate(ttft float64, at []float64, tokens []int, skip bool) float64 {
 	// A pass stops once it has missed more deadlines than the target
 	// allows: met ≤ tokens, and the index is ≥ FluidTarget only while
 	// missed ≤ met·(1 − FluidTarget)/FluidTarget.
@@ -196,7 +202,7 @@ func FluidRate(ttft float64, at []float64, tokens []int) float64 {
 	}
 	ok := func(rate float64) bool {
 		period := 1e9 / rate
-		if len(at) > 0 && at[0] <= ttft && maxGap <= period {
+		if skip && len(at) > 0 && at[0] <= ttft && maxGap <= period {
 			// The first chunk by its deadline and no interval longer
 			// than a period: every deadline is met, the index is 1,
 			// without a pass (the bracket's lower end, usually).

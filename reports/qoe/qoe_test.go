@@ -93,22 +93,28 @@ func TestScoreRejectsEmpty(t *testing.T) {
 	}
 }
 
+// randomStream is n one-token chunks from a random start, 5 to 45 ms
+// apart, with a stall of up to 2 s one time in forty.
+func randomStream(rng *rand.Rand, n int) (at []float64, tokens []int) {
+	at, tokens = make([]float64, n), make([]int, n)
+	tm := rng.Float64() * 5e8
+	for k := range at {
+		tm += 5e6 + rng.Float64()*4e7
+		if rng.IntN(40) == 0 {
+			tm += rng.Float64() * 2e9
+		}
+		at[k], tokens[k] = tm, 1
+	}
+	return at, tokens
+}
+
 // TestFluidityOnesIsFluidity: the one-token-chunk pass gives fluidity's
 // result bit for bit, over random streams, rates and budgets.
 func TestFluidityOnesIsFluidity(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for trial := range 3000 {
 		n := 1 + rng.IntN(300)
-		at := make([]float64, n)
-		ones := make([]int, n)
-		tm := rng.Float64() * 5e8
-		for k := range at {
-			tm += 5e6 + rng.Float64()*4e7
-			if rng.IntN(40) == 0 {
-				tm += rng.Float64() * 2e9
-			}
-			at[k], ones[k] = tm, 1
-		}
+		at, ones := randomStream(rng, n)
 		period := 1e9 / (1 + rng.Float64()*200)
 		ttft := rng.Float64() * 1e9
 		budget := math.Inf(1)
@@ -121,58 +127,6 @@ func TestFluidityOnesIsFluidity(t *testing.T) {
 	}
 }
 
-// fluidRateEveryPass is FluidRate as it was before it skipped the passes
-// whose every deadline is met: each probe runs a pass.
-func fluidRateEveryPass(ttft float64, at []float64, tokens []int) float64 {
-	// A pass stops once it has missed more deadlines than the target
-	// allows: met ≤ tokens, and the index is ≥ FluidTarget only while
-	// missed ≤ met·(1 − FluidTarget)/FluidTarget.
-	n := 0
-	for _, k := range tokens {
-		n += max(k, 1)
-	}
-	budget := float64(n) * (1 - FluidTarget) / FluidTarget
-	ok := func(rate float64) bool { return fluidity(ttft, 1e9/rate, at, tokens, budget) >= FluidTarget }
-	if n == len(tokens) { // every chunk one token: the common case, without the chunk-size terms
-		ok = func(rate float64) bool { return fluidityOnes(ttft, 1e9/rate, at, budget) >= FluidTarget }
-	}
-	lo, hi := math.Log(0.01), math.Log(1e5)
-	if m := len(at); m >= 2 {
-		var maxGap float64
-		toks := 0
-		for k := 1; k < m; k++ {
-			maxGap = max(maxGap, at[k]-at[k-1])
-			toks += max(tokens[k], 1)
-		}
-		if maxGap > 0 {
-			lo = max(lo, min(hi, math.Log(1e9/maxGap)))
-		}
-		if span := at[m-1] - at[0]; span > 0 {
-			hi = min(hi, max(lo, math.Log(1.05*1e9*float64(toks)/span)))
-		}
-	}
-	if !ok(math.Exp(lo)) {
-		lo = math.Log(0.01)
-		if !ok(math.Exp(lo)) {
-			return 0
-		}
-	}
-	if ok(math.Exp(hi)) {
-		if hi = math.Log(1e5); ok(math.Exp(hi)) {
-			return math.Exp(hi)
-		}
-	}
-	for hi-lo > 0.05 {
-		mid := (lo + hi) / 2
-		if ok(math.Exp(mid)) {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return math.Exp(lo)
-}
-
 // TestFluidRateSkipsOnlyWhatItKnows: FluidRate, which answers a probe
 // without a pass when no interval is longer than the period, gives the
 // result of running every pass bit for bit, over random streams (one-token
@@ -181,22 +135,14 @@ func TestFluidRateSkipsOnlyWhatItKnows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	skipped := 0
 	for trial := range 4000 {
-		n := 1 + rng.IntN(300)
-		at := make([]float64, n)
-		tokens := make([]int, n)
-		tm := rng.Float64() * 5e8
-		for k := range at {
-			tm += 5e6 + rng.Float64()*4e7
-			if rng.IntN(40) == 0 {
-				tm += rng.Float64() * 2e9
-			}
-			at[k], tokens[k] = tm, 1
+		at, tokens := randomStream(rng, 1+rng.IntN(300))
+		for k := range tokens {
 			if trial%3 == 0 && rng.IntN(8) == 0 {
 				tokens[k] = 2 + rng.IntN(4)
 			}
 		}
 		ttft := rng.Float64() * 1e9
-		if got, want := FluidRate(ttft, at, tokens), fluidRateEveryPass(ttft, at, tokens); got != want {
+		if got, want := FluidRate(ttft, at, tokens), fluidRate(ttft, at, tokens, false); got != want {
 			t.Fatalf("trial %d: %v, want %v", trial, got, want)
 		}
 		if at[0] <= ttft {
