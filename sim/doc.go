@@ -37,7 +37,10 @@
 // step), extends the stream's run of indexes into the replica's step log
 // instead of a gap list of its own, and is counted per step by position,
 // class and chunk size, the histograms taking each step's counts in a few
-// records (flushStep). Other gaps (a stream left out, paused, swapped,
+// records (flushStep). endStep does this itself, inline, for a one-token
+// chunk that does not end its stream on a replica with nothing else to tell
+// (recorder.extendRun, stepCounts.countOne); recorder.chunk takes every
+// other chunk. Other gaps (a stream left out, paused, swapped,
 // recomputed, handed over, or watched for failover) accumulate their split
 // in request.acc and are recorded one by one. A request's per-token fields
 // share its first cache line, its scheduler fields the next
