@@ -373,16 +373,24 @@ func (sf *singleScenario) bind(cmd *cobra.Command, compares bool) { sf.o.bindFie
 // loadOne builds the one configuration the command line describes; a
 // comparison is an error.
 func (sf *singleScenario) loadOne(cmd *cobra.Command, args []string) (sim.Config, error) {
-	vs, _, err := sf.o.variants(cmd, args)
-	if err != nil {
-		return sim.Config{}, err
-	}
-	if len(vs) != 1 {
+	return singleConfig(cmd, &sf.o, args, func(vs []scenario.Variant) error {
 		what := fmt.Sprintf("%d runs", len(vs))
 		if len(vs[0].Overrides) > 0 {
 			what = vs[0].Overrides[0].Path
 		}
-		return sim.Config{}, fmt.Errorf("%s compares configurations; %s runs one (give each flag one value)", what, cmd.Name())
+		return fmt.Errorf("%s compares configurations; %s runs one (give each flag one value)", what, cmd.Name())
+	})
+}
+
+// singleConfig is the one configuration o and args describe; compared is
+// the error when they describe several.
+func singleConfig(cmd *cobra.Command, o *runOptions, args []string, compared func([]scenario.Variant) error) (sim.Config, error) {
+	vs, _, err := o.variants(cmd, args)
+	if err != nil {
+		return sim.Config{}, err
+	}
+	if len(vs) != 1 {
+		return sim.Config{}, compared(vs)
 	}
 	return vs[0].Config, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/itlsim/itlsim/reports/ingest"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/calibrate"
+	"github.com/itlsim/itlsim/sim/scenario"
 )
 
 type validateOptions struct {
@@ -255,12 +256,7 @@ func oneConfig(cmd *cobra.Command, run *runOptions, scenarioFile, what string) (
 	if scenarioFile != "" {
 		scen = []string{scenarioFile}
 	}
-	variants, _, err := run.variants(cmd, scen)
-	if err != nil {
-		return sim.Config{}, err
-	}
-	if len(variants) != 1 {
-		return sim.Config{}, fmt.Errorf("%s one configuration; %d are compared (give each flag one value)", what, len(variants))
-	}
-	return variants[0].Config, nil
+	return singleConfig(cmd, run, scen, func(vs []scenario.Variant) error {
+		return fmt.Errorf("%s one configuration; %d are compared (give each flag one value)", what, len(vs))
+	})
 }
