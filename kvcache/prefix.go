@@ -112,13 +112,21 @@ func (c *prefixCache) cached() int { return c.index.n + c.marked + c.privEntries
 func (c *prefixCache) unlink(i int32) { c.entries[i].pos = notListed }
 
 // pushTail puts entry i at the end of the eviction list.
-func (c *prefixCache) pushTail(i int32) {
+func (c *prefixCache) pushTail(i int32) { c.entries[i].pos = c.push(i) }
+
+// pushDead puts a finished sequence's private block at the end of the
+// eviction list.
+func (c *prefixCache) pushDead() { c.push(privateBlock) }
+
+// push writes i (an entry, or privateBlock) at the ring's tail and returns
+// its place.
+func (c *prefixCache) push(i int32) int32 {
 	if c.tail-c.head == int32(len(c.ring)) || c.tail == maxPlace {
 		c.makeRoom()
 	}
 	c.ring[c.tail&int32(len(c.ring)-1)] = i
-	c.entries[i].pos = c.tail
 	c.tail++
+	return c.tail - 1
 }
 
 // maxPlace bounds the places, which count up with every listing: at it
@@ -148,16 +156,6 @@ func (c *prefixCache) first() (int32, bool) {
 func (c *prefixCache) any() bool {
 	_, ok := c.first()
 	return ok
-}
-
-// pushDead puts a finished sequence's private block at the end of the
-// eviction list.
-func (c *prefixCache) pushDead() {
-	if c.tail-c.head == int32(len(c.ring)) || c.tail == maxPlace {
-		c.makeRoom()
-	}
-	c.ring[c.tail&int32(len(c.ring)-1)] = privateBlock
-	c.tail++
 }
 
 // listed calls fn for every entry on the eviction list, in order.
@@ -363,38 +361,34 @@ func (m *Manager) RegisterPrefix(a *Alloc, content *Content, computed int) {
 func (m *Manager) registerPrefix(a *Alloc, content *Content, computed int) {
 	c := m.prefix
 	for (a.SharedBlocks+1)*m.blockSize <= computed && a.Blocks > 0 {
-		if j := a.SharedBlocks; j >= int(a.past) && len(m.tiers) == 0 && j >= a.privateFrom(content, m.blockSize) {
-			// Private, and no entry of a restart to look for: held
-			// without an entry, named without reading the content.
-			a.Blocks--
-			c.refs++
-			c.marked++
-			a.shared = append(a.shared, privateBlock)
-			a.SharedBlocks++
-			continue
-		}
-		id, private := content.name(a.SharedBlocks, m.blockSize)
+		j := a.SharedBlocks
 		a.Blocks--
-		if private && len(m.tiers) == 0 {
-			// Still cached from before a restart, or held without an entry.
-			i, ok := c.past(a, a.SharedBlocks, id)
-			if ok {
-				c.ref(i)
-				m.free++ // the private copy is dropped
-			} else {
-				i = privateBlock
-				c.refs++
-				c.marked++
-			}
-			a.shared = append(a.shared, i)
-			a.SharedBlocks++
-			continue
+		// From privFrom on a block is private without reading the content;
+		// its id is needed only to check an entry a restart may find.
+		var id uint64
+		private := len(m.tiers) == 0 && j >= a.privateFrom(content, m.blockSize)
+		if !private || j < int(a.past) {
+			id, private = content.name(j, m.blockSize)
+			private = private && len(m.tiers) == 0
 		}
-		i, ok := c.index.get(id, c.entries)
-		if ok {
+		// A private block is found only where a restart left it, a shared
+		// one through the index.
+		var i int32
+		var ok bool
+		if private {
+			i, ok = c.past(a, j, id)
+		} else {
+			i, ok = c.index.get(id, c.entries)
+		}
+		switch {
+		case ok:
 			c.ref(i)
 			m.free++ // the private copy is dropped
-		} else {
+		case private: // held without an entry
+			i = privateBlock
+			c.refs++
+			c.marked++
+		default:
 			i = c.insert(id, 1)
 			c.refs++
 			if len(m.tiers) > 0 {

@@ -99,7 +99,7 @@ func (m *Manager) room(t int) int {
 // stored blocks down to make room; past the last tier it is dropped.
 func (m *Manager) demote(t int, id uint64) {
 	for ; t < len(m.tiers); t++ {
-		if _, ok := m.tiers[t].store.first(); ok && m.room(t) == 0 {
+		if m.room(t) == 0 && m.tiers[t].store.any() {
 			m.moveDown(t)
 		}
 		if m.room(t) > 0 {
