@@ -421,19 +421,19 @@ func summarize(r *sim.Result, set streamSet, m sim.MetricsConfig, o Options) Sum
 	var rateP10, rateP50 float64
 	drawn := []struct {
 		p   Population
-		use func(sorted []float64)
+		use func(sorted []float64, d Dist) // d: the population at the summary's percentiles
 	}{
-		{PopTTFT, func(v []float64) { s.TTFT = distOf(v, ps) }},
-		{PopTPOT, func(v []float64) { s.TPOT = distOf(v, ps) }},
-		{PopE2EL, func(v []float64) { s.E2EL = distOf(v, ps) }},
-		{popStreamP50ITL, func(v []float64) { s.StreamP50ITL = distOf(v, ps) }},
-		{PopStreamP99ITL, func(v []float64) { s.StreamP99ITL = distOf(v, ps) }},
-		{PopStreamMaxGap, func(v []float64) { s.StreamMaxGap = distOf(v, ps) }},
-		{PopJitter, func(v []float64) { s.StreamJitter = distOf(v, ps) }},
-		{PopTokensPerSPerUser, func(v []float64) { s.TokensPerSPerUser = distOf(v, ps) }},
-		{PopQoE, func(v []float64) { s.QoE = scoreSummary(v) }},
-		{PopFluidity, func(v []float64) { s.Fluidity = scoreSummary(v) }},
-		{popFluidRate, func(v []float64) {
+		{PopTTFT, func(_ []float64, d Dist) { s.TTFT = d }},
+		{PopTPOT, func(_ []float64, d Dist) { s.TPOT = d }},
+		{PopE2EL, func(_ []float64, d Dist) { s.E2EL = d }},
+		{popStreamP50ITL, func(_ []float64, d Dist) { s.StreamP50ITL = d }},
+		{PopStreamP99ITL, func(_ []float64, d Dist) { s.StreamP99ITL = d }},
+		{PopStreamMaxGap, func(_ []float64, d Dist) { s.StreamMaxGap = d }},
+		{PopJitter, func(_ []float64, d Dist) { s.StreamJitter = d }},
+		{PopTokensPerSPerUser, func(_ []float64, d Dist) { s.TokensPerSPerUser = d }},
+		{PopQoE, func(v []float64, _ Dist) { s.QoE = scoreSummary(v) }},
+		{PopFluidity, func(v []float64, _ Dist) { s.Fluidity = scoreSummary(v) }},
+		{popFluidRate, func(v []float64, _ Dist) {
 			if len(v) > 0 {
 				d := distOf(v, []float64{10, 50})
 				rateP10, rateP50 = d.Q[0].V, d.Q[1].V
@@ -454,10 +454,11 @@ func summarize(r *sim.Result, set streamSet, m sim.MetricsConfig, o Options) Sum
 				p := drawn[j].p
 				buf = set.fill(p, gapless, buf[:0])
 				slices.Sort(buf)
+				d := distOf(buf, ps)
 				if p < numPops {
-					pp.dists[p], pp.std[p] = distOf(buf, ps), stdOf(buf)
+					pp.dists[p], pp.std[p] = d, stdOf(buf)
 				}
-				drawn[j].use(buf)
+				drawn[j].use(buf, d)
 				if p < numPops && !o.FromResult && len(buf) > 0 {
 					pp.sorted[p] = slices.Clip(buf)
 					buf = nil // kept: the next population takes a new buffer
