@@ -52,10 +52,20 @@ type Plan struct {
 	// tier (kvcache.tiers) before the step.
 	TierLoads  [kvcache.MaxTiers]int
 	DecodeSeqs int // number of decode entries
+	// The decode entries' sums a step's price needs, added up as they are
+	// planned so the engine does not read every entry again: DecodeContext
+	// is Σ (Start + 1), the KV each decode attends over with its new token;
+	// DecodeDrafts is Σ (Tokens − 1), the draft tokens verified, and
+	// DraftContext Σ (Tokens − 1)·(Start + 1); MaxDrafts the most drafts
+	// one entry verifies.
+	DecodeContext, DecodeDrafts, DraftContext int64
+	MaxDrafts                                 int
 }
 
+// reset empties the plan. The entries are not cleared: the sequences they
+// point to outlive the plan (the engine's request slots), and clearing
+// pointers costs write barriers while the collector runs.
 func (p *Plan) reset() {
-	clear(p.Entries)
 	p.Entries = p.Entries[:0]
 	clear(p.Preempted)
 	p.Preempted = p.Preempted[:0]
@@ -64,6 +74,7 @@ func (p *Plan) reset() {
 	clear(p.Paused)
 	p.Paused = p.Paused[:0]
 	p.SwapOutBlocks, p.SwapInBlocks, p.PrefillTokens, p.DecodeSeqs, p.PauseStarts = 0, 0, 0, 0, 0
+	p.DecodeContext, p.DecodeDrafts, p.DraftContext, p.MaxDrafts = 0, 0, 0, 0
 }
 
 // Empty reports whether the plan has no work.

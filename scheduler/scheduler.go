@@ -41,9 +41,16 @@ type Scheduler struct {
 	// again and how many of those the prefix cache still held.
 	recomputeTokens, recomputeCached int64
 	forced                           []Preemption // preemptions that broke a pause deadlock, kept across replanning
-	snap                             []*Seq       // scratch: running set at the start of planning
-	cand                             []*Seq       // scratch: preemption candidates
-	view                             View
+	// snap is the running set as planning began, which the batchers
+	// iterate while preemptions leave it and new sequences join. It is
+	// s.running itself until a preemption changes the running set
+	// (snapShared): the running set then moves to runSpare's array, and
+	// snap keeps the old one. New sequences are appended past its length.
+	snap       []*Seq
+	snapShared bool
+	runSpare   []*Seq
+	cand       []*Seq // scratch: preemption candidates
+	view       View
 }
 
 // New builds a scheduler over kv for a model of maxModelLen tokens of context.
@@ -181,9 +188,24 @@ func (s *Scheduler) Schedule(now int64, rejected func(*Seq, Reason)) *Plan {
 }
 
 func (s *Scheduler) schedule(now int64, rejected func(*Seq, Reason)) *Plan {
-	s.compact()
-	for _, r := range s.running {
-		r.wasPaused, r.Paused, r.Sched = r.Paused, false, 0
+	// compact, and each running sequence's per-plan fields reset, in one
+	// pass over the set.
+	if s.ended {
+		s.ended = false
+		j := 0
+		for _, r := range s.running {
+			if r.State == Running {
+				r.wasPaused, r.Paused, r.Sched = r.Paused, false, 0
+				s.running[j] = r
+				j++
+			}
+		}
+		clear(s.running[j:])
+		s.running = s.running[:j]
+	} else {
+		for _, r := range s.running {
+			r.wasPaused, r.Paused, r.Sched = r.Paused, false, 0
+		}
 	}
 	clear(s.forced)
 	s.forced = s.forced[:0]
@@ -199,9 +221,9 @@ func (s *Scheduler) schedule(now int64, rejected func(*Seq, Reason)) *Plan {
 			}
 		}
 		s.setView(now)
-		s.snap = append(s.snap[:0], s.running...)
+		s.snap, s.snapShared = s.running, true
 		s.batcher.Plan(s)
-		clear(s.snap)
+		s.snapShared = false
 		if s.plan.Empty() && len(s.plan.Paused) > 0 {
 			// Every sequence that could run is paused: no step would free
 			// a block. The victim rule's sequence is recomputed, as vLLM
@@ -260,7 +282,15 @@ func (s *Scheduler) add(r *Seq, n int) {
 	s.plan.Entries = append(s.plan.Entries, Entry{Seq: r, Start: r.Computed, Tokens: n, Decode: dec})
 	s.budget -= n
 	if dec {
-		s.plan.DecodeSeqs++
+		p := &s.plan
+		p.DecodeSeqs++
+		ctx := int64(max(r.Computed+1, 0))
+		p.DecodeContext += ctx
+		if k := n - 1; k > 0 {
+			p.DecodeDrafts += int64(k)
+			p.DraftContext += int64(k) * ctx
+			p.MaxDrafts = max(p.MaxDrafts, k)
+		}
 	} else {
 		s.plan.PrefillTokens += n
 	}
@@ -311,7 +341,13 @@ func (s *Scheduler) preemptOne(swap bool) *Seq {
 	clear(s.cand)
 	s.preempted = true
 	if i := slices.Index(s.running, v); i >= 0 {
-		s.running = slices.Delete(s.running, i, i+1)
+		if s.snapShared {
+			// The plan's snapshot is this array: the running set moves.
+			moved := append(append(s.runSpare[:0], s.running[:i]...), s.running[i+1:]...)
+			s.running, s.runSpare, s.snapShared = moved, s.running, false
+		} else {
+			s.running = slices.Delete(s.running, i, i+1)
+		}
 	}
 	v.Spec = 0
 	p := Preemption{Seq: v, Mode: Recompute, Blocks: v.KV.Blocks}

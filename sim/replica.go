@@ -325,14 +325,16 @@ func (r *Replica) startStep(now Time) (dur Time, ok bool) {
 func (r *Replica) priceStep(plan *scheduler.Plan) Time {
 	b := &r.batch
 	b.Reset()
-	maxK := 0
-	for i := range plan.Entries {
-		en := &plan.Entries[i]
-		if en.Decode {
-			b.AddVerify(en.Start+1, en.Tokens)
-			maxK = max(maxK, en.Tokens-1)
-		} else {
-			b.AddPrefill(en.Start, en.Tokens)
+	// The decodes' terms are the plan's sums (AddVerify's, entry by entry);
+	// only prefill chunks are read one by one.
+	b.DecodeSeqs, b.DecodeContext = plan.DecodeSeqs, plan.DecodeContext
+	b.DecodeExtraTokens, b.DecodeExtraPairs = plan.DecodeDrafts, plan.DraftContext
+	maxK := plan.MaxDrafts
+	if plan.PrefillTokens > 0 {
+		for i := range plan.Entries {
+			if en := &plan.Entries[i]; !en.Decode {
+				b.AddPrefill(en.Start, en.Tokens)
+			}
 		}
 	}
 	// A step's time splits into plain decode work, speculative work beyond
