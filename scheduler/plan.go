@@ -9,6 +9,10 @@ type Entry struct {
 	Start  int
 	Tokens int
 	Decode bool // a one-token decode, not a prefill chunk or a recompute
+	// Slot is Seq.Slot, copied while the scheduler has the sequence at
+	// hand: the engine finds its own state for the entry without first
+	// waiting on a load from the sequence.
+	Slot int32
 }
 
 // Mode is how a preempted sequence gave up its blocks.

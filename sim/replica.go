@@ -458,7 +458,7 @@ func (r *Replica) endStep(now Time) {
 			en := &plan.Entries[i]
 			a := 0
 			if k := en.Tokens - 1; en.Decode && k > 0 {
-				qq := r.slots[en.Seq.Slot]
+				qq := r.slots[en.Slot]
 				a = qq.specModel.Draw(qq.spec, k)
 				drafted += k
 				rejected += k - a
@@ -486,9 +486,97 @@ func (r *Replica) endStep(now Time) {
 			r.kv.Prefetch(&en.Seq.KV, &en.Seq.Content, en.Start+en.Tokens)
 		}
 	}
+	if fastOK && r.extraNS == 0 && plan.MaxDrafts == 0 {
+		r.endPlain(plan, now, plain)
+	} else {
+		r.endEntries(plan, now, fastOK, plain, drafted, rejected)
+	}
+	r.rec.flushStep(now, dur)
+	if r.allIn {
+		return
+	}
+	var paused parts
+	if len(plan.Paused) > 0 {
+		// A stream that could not grow waited for blocks, whatever the
+		// step ran: its compute share is kv-pause.
+		paused = r.leftOut
+		paused[CauseKVPause] = paused[CausePrefillInterference] + paused[CauseBatchFull]
+		paused[CausePrefillInterference], paused[CauseBatchFull] = 0, 0
+	}
+	for _, s := range r.sched.Running() {
+		if s.Sched == 0 {
+			if q := r.slots[s.Slot]; !q.paused {
+				if s.Paused {
+					q.acc.add(&paused)
+				} else {
+					q.acc.add(&r.leftOut)
+				}
+				q.dirty = true
+			}
+		}
+	}
+}
+
+// endPlain is endEntries for the step most of a run is made of: no
+// watchdog, no speculation (no entry verifies drafts, no step time is
+// speculative), so every running stream's share of the step is r.common.
+// It does endEntries' work in its order with those branches gone and the
+// replica's fields it reads held in locals (the loop's stores through
+// pointers would otherwise make the compiler load them again for every
+// entry).
+func (r *Replica) endPlain(plan *scheduler.Plan, now Time, plain bool) {
+	slots, common, stepAt, kv, rec := r.slots, &r.common, r.stepAt, r.kv, &r.rec
+	entries, pos := plan.Entries, &rec.step.pos
+	cur := rec.logBase + int64(len(rec.log)) - 1 // the step just logged: the whole-step tokens' runs end at it
+	ones := uint64(0)                            // whole-step tokens, counted for the step at the end
+	for i := range entries {
+		en := &entries[i]
+		q := slots[en.Slot]
+		if q.paused && q.pauseCause == CauseKVTransfer { // its first step here ends the handoff
+			q.acc[CauseKVTransfer] += stepAt - q.pauseStart
+			q.paused, q.dirty = false, true
+		}
+		var split *parts // the gap's parts when this step is the whole gap
+		if !q.paused {
+			if en.Decode && !q.dirty && q.chunks > 0 && q.last == stepAt {
+				split = common
+			} else {
+				q.acc.add(common)
+				q.dirty = true
+			}
+		}
+		seq := en.Seq
+		sampled := seq.Advance(en.Tokens)
+		kv.RegisterPrefix(&seq.KV, &seq.Content, seq.Computed) // before a finish frees the blocks
+		switch {
+		case !sampled:
+		case split != nil && plain && !q.multi && q.class < 0 && !seq.Done():
+			// recorder.chunk's whole-step case: the stream's run grows
+			// by the step (extendRun) and the token is counted
+			// (countOne), inline.
+			q.chunks++
+			if q.runLen == 0 || q.runFrom+int64(q.runLen) != cur {
+				rec.openRun(q, cur)
+			}
+			q.runLen++
+			pos[positionOf(seq.Generated-1)]++
+			ones++
+			q.last = now
+		default:
+			r.sampled(q, en, split)
+		}
+	}
+	rec.step.total += ones
+	rec.step.tokens += ones
+}
+
+// endEntries makes each entry's tokens visible and charges its stream its
+// share of the step (endStep); drafted and rejected are the step's
+// verified and rejected drafts.
+func (r *Replica) endEntries(plan *scheduler.Plan, now Time, fastOK, plain bool, drafted, rejected int) {
 	for i := range plan.Entries {
 		en := &plan.Entries[i]
-		q := r.slots[en.Seq.Slot]
+		q := r.slots[en.Slot]
 		k := 0
 		if en.Decode {
 			k = en.Tokens - 1
@@ -566,30 +654,6 @@ func (r *Replica) endStep(now Time) {
 				q.last = now
 			default:
 				r.sampled(q, en, split)
-			}
-		}
-	}
-	r.rec.flushStep(now, dur)
-	if r.allIn {
-		return
-	}
-	var paused parts
-	if len(plan.Paused) > 0 {
-		// A stream that could not grow waited for blocks, whatever the
-		// step ran: its compute share is kv-pause.
-		paused = r.leftOut
-		paused[CauseKVPause] = paused[CausePrefillInterference] + paused[CauseBatchFull]
-		paused[CausePrefillInterference], paused[CauseBatchFull] = 0, 0
-	}
-	for _, s := range r.sched.Running() {
-		if s.Sched == 0 {
-			if q := r.slots[s.Slot]; !q.paused {
-				if s.Paused {
-					q.acc.add(&paused)
-				} else {
-					q.acc.add(&r.leftOut)
-				}
-				q.dirty = true
 			}
 		}
 	}
