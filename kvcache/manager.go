@@ -114,10 +114,16 @@ func (m *Manager) Need(a *Alloc, tokens int) int {
 // Grow makes a hold enough GPU blocks for tokens tokens. It allocates all
 // the blocks needed or none, and reports whether it did.
 func (m *Manager) Grow(a *Alloc, tokens int) bool {
-	if tokens <= (a.Blocks+a.SharedBlocks)*m.blockSize {
+	if m.Fits(a, tokens) {
 		return true // the blocks held have room: most steps of a decode
 	}
 	return m.grow(a, tokens)
+}
+
+// Fits reports whether the blocks a holds have room for tokens tokens:
+// Grow would then change nothing.
+func (m *Manager) Fits(a *Alloc, tokens int) bool {
+	return tokens <= (a.Blocks+a.SharedBlocks)*m.blockSize
 }
 
 func (m *Manager) grow(a *Alloc, tokens int) bool {

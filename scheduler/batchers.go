@@ -27,6 +27,7 @@ func (c chunked) chunk(r *Seq, budget int) int {
 
 func (c chunked) Plan(s *Scheduler) {
 	prefills := 0 // running sequences with a prefill or recompute to go on with
+	kv := s.kv
 	for _, r := range s.snap {
 		if r.State != Running || r.Sched > 0 {
 			continue
@@ -41,7 +42,11 @@ func (c chunked) Plan(s *Scheduler) {
 		if s.budget < 1+r.Spec {
 			r.Spec = 0 // no room for its drafts: a plain decode
 		}
-		s.scheduleRunning(r, 1+r.Spec)
+		if n := 1 + r.Spec; kv.Fits(&r.KV, r.Computed+n) {
+			s.addDecode(r, n) // scheduleRunning's case when its blocks have room
+		} else {
+			s.scheduleRunning(r, n)
+		}
 	}
 	for _, r := range s.snap {
 		if prefills == 0 {

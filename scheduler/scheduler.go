@@ -276,16 +276,44 @@ func (s *Scheduler) compact() {
 	s.running = s.running[:j]
 }
 
+// add plans n tokens of r.
 func (s *Scheduler) add(r *Seq, n int) {
+	if r.Decoding() {
+		s.addDecode(r, n)
+		return
+	}
 	r.Sched = n
-	dec := r.Decoding()
-	// The entry is written in place, over the one the plan before had
-	// there (reset keeps them): in a steady batch that was the same
-	// sequence, and not storing its pointer again spares the collector's
-	// write barrier, which is on for a tenth of the run. (Appending a
-	// composite literal instead builds it on the stack, copies it with
-	// wide loads that wait for the narrow stores before them, and
-	// barriers the whole entry.)
+	s.entry(r, n, false)
+	s.budget -= n
+	s.plan.PrefillTokens += n
+}
+
+// addDecode plans r's decode of n tokens (1 + its drafts): add for a
+// sequence known to be decoding, which the batchers' decode loops call
+// directly when its blocks have room.
+func (s *Scheduler) addDecode(r *Seq, n int) {
+	r.Sched = n
+	s.entry(r, n, true)
+	s.budget -= n
+	p := &s.plan
+	p.DecodeSeqs++
+	ctx := int64(max(r.Computed+1, 0))
+	p.DecodeContext += ctx
+	if k := n - 1; k > 0 {
+		p.DecodeDrafts += int64(k)
+		p.DraftContext += int64(k) * ctx
+		p.MaxDrafts = max(p.MaxDrafts, k)
+	}
+}
+
+// entry appends r's entry to the plan. It is written in place, over the
+// one the plan before had there (reset keeps them): in a steady batch
+// that was the same sequence, and not storing its pointer again spares
+// the collector's write barrier, which is on for a tenth of the run.
+// (Appending a composite literal instead builds it on the stack, copies
+// it with wide loads that wait for the narrow stores before them, and
+// barriers the whole entry.)
+func (s *Scheduler) entry(r *Seq, n int, dec bool) {
 	if k := len(s.plan.Entries); k < cap(s.plan.Entries) {
 		s.plan.Entries = s.plan.Entries[:k+1]
 	} else {
@@ -296,20 +324,6 @@ func (s *Scheduler) add(r *Seq, n int) {
 		e.Seq = r
 	}
 	e.Start, e.Tokens, e.Decode, e.Slot = r.Computed, n, dec, int32(r.Slot)
-	s.budget -= n
-	if dec {
-		p := &s.plan
-		p.DecodeSeqs++
-		ctx := int64(max(r.Computed+1, 0))
-		p.DecodeContext += ctx
-		if k := n - 1; k > 0 {
-			p.DecodeDrafts += int64(k)
-			p.DraftContext += int64(k) * ctx
-			p.MaxDrafts = max(p.MaxDrafts, k)
-		}
-	} else {
-		s.plan.PrefillTokens += n
-	}
 }
 
 // scheduleRunning schedules n tokens of running sequence r, preempting
