@@ -28,6 +28,17 @@ func (c chunked) chunk(r *Seq, budget int) int {
 func (c chunked) Plan(s *Scheduler) {
 	prefills := 0 // running sequences with a prefill or recompute to go on with
 	kv := s.kv
+	// A plain decode whose blocks have room (most of them) is planned
+	// here, addDecode's work with the budget, the entries and the plan's
+	// sums in locals, which go back to s before any other planning call.
+	budget, decodes, context, es := s.budget, 0, int64(0), s.plan.Entries
+	sync := func() {
+		s.budget = budget
+		s.plan.DecodeSeqs += decodes
+		s.plan.DecodeContext += context
+		s.plan.Entries = es
+		decodes, context = 0, 0
+	}
 	for _, r := range s.snap {
 		if r.State != Running || r.Sched > 0 {
 			continue
@@ -36,18 +47,39 @@ func (c chunked) Plan(s *Scheduler) {
 			prefills++
 			continue
 		}
-		if s.budget < 1 {
+		if budget < 1 {
 			break // the prefills below get no budget either
 		}
-		if s.budget < 1+r.Spec {
+		if budget < 1+r.Spec {
 			r.Spec = 0 // no room for its drafts: a plain decode
 		}
-		if n := 1 + r.Spec; kv.Fits(&r.KV, r.Computed+n) {
+		n := 1 + r.Spec
+		if n == 1 && kv.Fits(&r.KV, r.Computed+1) {
+			r.Sched = 1
+			if k := len(es); k < cap(es) { // as Scheduler.entry
+				es = es[:k+1]
+			} else {
+				es = append(es, Entry{})
+			}
+			e := &es[len(es)-1]
+			if e.Seq != r {
+				e.Seq = r
+			}
+			e.Start, e.Tokens, e.Decode, e.Slot = r.Computed, 1, true, int32(r.Slot)
+			budget--
+			decodes++
+			context += int64(r.Computed + 1) // Computed ≥ 0: addDecode's max(·, 0) is the same
+			continue
+		}
+		sync()
+		if kv.Fits(&r.KV, r.Computed+n) {
 			s.addDecode(r, n) // scheduleRunning's case when its blocks have room
 		} else {
 			s.scheduleRunning(r, n)
 		}
+		budget, es = s.budget, s.plan.Entries
 	}
+	sync()
 	for _, r := range s.snap {
 		if prefills == 0 {
 			break
