@@ -30,7 +30,11 @@ func Score(e Expectation, at []float64, tokens []int) (s Scores, ok bool) {
 	}
 	s.QoE = Andes(e, at, tokens)
 	period := 1e9 / e.TokensPerS
-	s.Fluidity = Fluidity(e.TTFT, period, at, tokens)
+	if ones(tokens) {
+		s.Fluidity = fluidityOnes(e.TTFT, period, at, math.Inf(1)) // Fluidity's result, without the chunk-size terms
+	} else {
+		s.Fluidity = Fluidity(e.TTFT, period, at, tokens)
+	}
 	s.FluidRate = FluidRate(e.TTFT, at, tokens)
 	return s, true
 }
@@ -242,3 +246,14 @@ func fluidRate(ttft float64, at []float64, tokens []int, skip bool) float64 {
 }
 
 func clamp01(x float64) float64 { return min(1, max(0, x)) }
+
+// ones reports whether every chunk carries one token (or, as counted
+// everywhere here, fewer).
+func ones(tokens []int) bool {
+	for _, k := range tokens {
+		if k > 1 {
+			return false
+		}
+	}
+	return true
+}

@@ -153,3 +153,61 @@ func TestFluidRateSkipsOnlyWhatItKnows(t *testing.T) {
 		t.Errorf("only %d streams had their first token by its deadline: the skip is hardly tested", skipped)
 	}
 }
+
+// chatStreams are 64 streams of 256 one-token chunks shaped like a busy
+// replica's: 11–13 ms steps, one in eight stretched to 30–60 ms by a
+// prefill, the first token at 50–150 ms.
+func chatStreams() (streams [][]float64, ones []int) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	streams = make([][]float64, 64)
+	for i := range streams {
+		at := make([]float64, 256)
+		tm := 5e7 + rng.Float64()*1e8
+		for k := range at {
+			at[k] = tm
+			tm += 11e6 + rng.Float64()*2e6
+			if rng.IntN(8) == 0 {
+				tm += 2e7 + rng.Float64()*3e7
+			}
+		}
+		streams[i] = at
+	}
+	ones = make([]int, 256)
+	for k := range ones {
+		ones[k] = 1
+	}
+	return streams, ones
+}
+
+// BenchmarkScore scores chatStreams against the run's default
+// expectation (1 s, 6 tokens/s): Andes QoE, fluidity and the fluid token
+// rate.
+func BenchmarkScore(b *testing.B) {
+	streams, ones := chatStreams()
+	e := Expectation{TTFT: 1e9, TokensPerS: 6}
+	var sum float64
+	i := 0
+	for b.Loop() {
+		s, _ := Score(e, streams[i%len(streams)], ones)
+		sum += s.QoE + s.Fluidity + s.FluidRate
+		i++
+	}
+	if !(sum > 0) {
+		b.Fatal("no scores")
+	}
+}
+
+// BenchmarkFluidRate searches the fluid token rate of chatStreams with
+// the run's default expected first-token time (1 s).
+func BenchmarkFluidRate(b *testing.B) {
+	streams, ones := chatStreams()
+	var sum float64
+	i := 0
+	for b.Loop() {
+		sum += FluidRate(1e9, streams[i%len(streams)], ones)
+		i++
+	}
+	if !(sum > 0) {
+		b.Fatal("no rate")
+	}
+}
