@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"sync/atomic"
 
 	"github.com/itlsim/itlsim/scheduler"
@@ -410,11 +411,22 @@ func (rc *recorder) offerTimeline(x *ended, t *Timeline) {
 		return
 	}
 	t.ID, t.Arrival, t.InputTokens, t.OutputTokens = x.s.ID, x.s.Arrival, x.s.InputTokens, x.s.OutputTokens
-	t.Chunks = append(t.Chunks[:0], Chunk{At: x.first, Tokens: x.tokensOf(0)})
+	// The chunks are written in place (a sized slice, no append per
+	// chunk), one token each unless some chunk had more.
+	t.Chunks = slices.Grow(t.Chunks[:0], len(gaps)+1)[:len(gaps)+1]
+	cs := t.Chunks
 	at := x.first
-	for i, g := range gaps {
-		at += Time(g)
-		t.Chunks = append(t.Chunks, Chunk{At: at, Tokens: x.tokensOf(i + 1)})
+	cs[0] = Chunk{At: at, Tokens: x.tokensOf(0)}
+	if x.multi {
+		for i, g := range gaps {
+			at += Time(g)
+			cs[i+1] = Chunk{At: at, Tokens: int(x.tok[i+1])}
+		}
+	} else {
+		for i, g := range gaps {
+			at += Time(g)
+			cs[i+1] = Chunk{At: at, Tokens: 1}
+		}
 	}
 	t.Stalls = x.stalls
 	if rc.sink != nil {

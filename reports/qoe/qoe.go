@@ -54,20 +54,33 @@ func Andes(e Expectation, at []float64, tokens []int) float64 {
 	t0 := e.TTFT
 	tf := t0 + n/v // the expected curve reaches n
 	end := max(tf, at[len(at)-1])
-	// lag integrates max(0, E(t) − c) over [a, b].
+	// lag integrates max(0, E(t) − c) over [a, b]. Its minima and
+	// maxima are comparisons, not min() and max(), whose NaN and
+	// signed-zero rules cost instructions for every chunk: every time
+	// here is finite and none is −0, so the results are the same.
 	lag := func(a, b, c float64) float64 {
 		if c >= n || b <= a {
 			return 0
 		}
-		a = max(a, t0+c/v) // E(t) ≥ c from here
+		if x := t0 + c/v; x > a { // E(t) ≥ c from here
+			a = x
+		}
 		if b <= a {
 			return 0
 		}
 		var area float64
-		if r := min(b, tf); r > a { // on the ramp: E = (t − t0)·v
+		r := b
+		if tf < r {
+			r = tf
+		}
+		if r > a { // on the ramp: E = (t − t0)·v
 			area += v/2*((r-t0)*(r-t0)-(a-t0)*(a-t0)) - c*(r-a)
 		}
-		if l := max(a, tf); b > l { // flat at n
+		l := a
+		if tf > l {
+			l = tf
+		}
+		if b > l { // flat at n
 			area += (n - c) * (b - l)
 		}
 		return area
@@ -110,7 +123,7 @@ func fluidity(ttft, period float64, at []float64, tokens []int, budget float64) 
 			slack += d - interval
 			total++
 		} else {
-			misses := math.Floor((interval-slack-d)/period) + 1
+			misses := floor((interval-slack-d)/period) + 1
 			missed += misses
 			total += misses
 			slack = 0
@@ -133,34 +146,45 @@ func fluidity(ttft, period float64, at []float64, tokens []int, budget float64) 
 // fluidityOnes is fluidity for a stream whose every chunk is one token,
 // with the same operations in the same order (so the same result), less
 // the per-chunk terms that are then zero: FluidRate runs it a dozen times
-// a stream.
+// a stream. The loop carries only the slack in a float register: met
+// deadlines are an integer count (the total, met plus missed, is a sum of
+// whole numbers below 2^53, the same added in any order) and each
+// interval is read from the times, not carried.
 func fluidityOnes(ttft, period float64, at []float64, budget float64) float64 {
-	var total, missed, slack float64
-	step := func(interval, d float64) bool {
-		if interval <= d+slack {
-			slack += d - interval
-			total++
-			return true
-		}
-		misses := math.Floor((interval-slack-d)/period) + 1
-		missed += misses
-		total += misses
-		slack = 0
-		return missed <= budget
+	if len(at) == 0 {
+		return 1
 	}
-	if len(at) > 0 && step(at[0], ttft) {
-		prev := at[0]
-		for _, t := range at[1:] {
-			interval := t - prev
-			if interval <= period+slack {
-				slack += period - interval
-				total++
-			} else if !step(interval, period) {
+	var missed, slack float64
+	met := 0
+	// The first chunk's deadline is ttft.
+	if t := at[0]; t <= ttft+slack {
+		slack += ttft - t
+		met++
+	} else {
+		missed += floor((t-slack-ttft)/period) + 1
+		slack = 0
+	}
+	// next[j] follows prev[j]: chunk j+1 and the one before it.
+	next := at[1:]
+	prev := at[:len(next)]
+	for j := 0; j < len(next) && missed <= budget; j++ {
+		// The deadlines met, in a loop of their own: the compiler keeps
+		// its few values in registers without moving them about.
+		for ; j < len(next); j++ {
+			interval := next[j] - prev[j]
+			if !(interval <= period+slack) {
 				break
 			}
-			prev = t
+			slack += period - interval
+			met++
 		}
+		if j == len(next) {
+			break
+		}
+		missed += floor((next[j]-prev[j]-slack-period)/period) + 1
+		slack = 0
 	}
+	total := float64(met) + missed
 	if total == 0 {
 		return 1
 	}
@@ -246,6 +270,22 @@ func fluidRate(ttft float64, at []float64, tokens []int, skip bool) float64 {
 }
 
 func clamp01(x float64) float64 { return min(1, max(0, x)) }
+
+// floor is math.Floor for a finite x, without a call: math.Floor's
+// fallback call in a pass's miss branch made the compiler keep the pass's
+// values in memory for the whole loop (every register is the caller's to
+// save in Go's calling convention), reloading the period on every chunk.
+// From 2^52 on every float64 is an integer.
+func floor(x float64) float64 {
+	if !(x > -(1<<52) && x < 1<<52) {
+		return x
+	}
+	f := float64(int64(x))
+	if f > x {
+		f--
+	}
+	return f
+}
 
 // ones reports whether every chunk carries one token (or, as counted
 // everywhere here, fewer).

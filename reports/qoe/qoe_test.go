@@ -211,3 +211,85 @@ func BenchmarkFluidRate(b *testing.B) {
 		b.Fatal("no rate")
 	}
 }
+
+// andesMinMax is Andes as first written, with min() and max(): the
+// reference TestAndesComparesAsMinMax holds Andes to.
+func andesMinMax(e Expectation, at []float64, tokens []int) float64 {
+	n := 0.0
+	for _, k := range tokens {
+		n += float64(max(k, 1))
+	}
+	v := e.TokensPerS / 1e9
+	t0 := e.TTFT
+	tf := t0 + n/v
+	end := max(tf, at[len(at)-1])
+	lag := func(a, b, c float64) float64 {
+		if c >= n || b <= a {
+			return 0
+		}
+		a = max(a, t0+c/v)
+		if b <= a {
+			return 0
+		}
+		var area float64
+		if r := min(b, tf); r > a {
+			area += v/2*((r-t0)*(r-t0)-(a-t0)*(a-t0)) - c*(r-a)
+		}
+		if l := max(a, tf); b > l {
+			area += (n - c) * (b - l)
+		}
+		return area
+	}
+	delay := lag(0, at[0], 0)
+	cum := 0.0
+	for k := range at {
+		cum += float64(max(tokens[k], 1))
+		next := end
+		if k+1 < len(at) {
+			next = at[k+1]
+		}
+		delay += lag(at[k], next, cum)
+	}
+	expected := n*n/(2*v) + n*(end-tf)
+	if !(expected > 0) {
+		return 1
+	}
+	return clamp01(1 - delay/expected)
+}
+
+// TestAndesComparesAsMinMax: Andes with comparisons for its minima and
+// maxima gives min() and max()'s result bit for bit over random streams
+// and expectations (early and late, slow and fast, zero first-token
+// times).
+func TestAndesComparesAsMinMax(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	for trial := range 4000 {
+		at, tokens := randomStream(rng, 1+rng.IntN(300))
+		if trial%3 == 0 {
+			tokens[rng.IntN(len(tokens))] = 2 + rng.IntN(4)
+		}
+		e := Expectation{TTFT: rng.Float64() * 2e9, TokensPerS: 0.5 + rng.Float64()*100}
+		if trial%7 == 0 {
+			e.TTFT = 0
+		}
+		if got, want := Andes(e, at, tokens), andesMinMax(e, at, tokens); got != want {
+			t.Fatalf("trial %d: %v, want %v", trial, got, want)
+		}
+	}
+}
+
+// TestFloorIsMathFloor: the passes' floor is math.Floor over random,
+// integral, negative, tiny and huge values.
+func TestFloorIsMathFloor(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 30))
+	xs := []float64{0, math.Copysign(0, -1), 1, -1, 0.5, -0.5, 1e-300, -1e-300, 1 << 52, -(1 << 52), 1<<52 + 1, 1<<52 - 0.5, -(1<<52 - 0.5), 1 << 62, 1 << 63, -(1 << 63), 1e300, -1e300, math.Inf(1), math.Inf(-1)}
+	for range 100000 {
+		xs = append(xs[:20], (rng.Float64()-0.5)*math.Pow(2, float64(rng.IntN(70))))
+		xs = append(xs, math.Trunc(xs[20]))
+		for _, x := range xs {
+			if got, want := floor(x), math.Floor(x); got != want || math.Signbit(got) != math.Signbit(want) && want != 0 {
+				t.Fatalf("floor(%v) = %v, want %v", x, got, want)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package qoe
 
 import (
 	"math"
+	"slices"
 
 	"github.com/itlsim/itlsim/sim"
 )
@@ -87,10 +88,11 @@ func NewSink(run sim.QoE, classes []sim.QoE, next sim.TimelineSink) *Sink {
 
 // Stream scores one timeline.
 func (s *Sink) Stream(t *sim.Timeline) {
-	s.at, s.tokens = s.at[:0], s.tokens[:0]
-	for _, c := range t.Chunks {
-		s.at = append(s.at, float64(c.At-t.Arrival))
-		s.tokens = append(s.tokens, c.Tokens)
+	n := len(t.Chunks)
+	s.at, s.tokens = slices.Grow(s.at[:0], n)[:n], slices.Grow(s.tokens[:0], n)[:n]
+	at, tokens := s.at, s.tokens
+	for i, c := range t.Chunks {
+		at[i], tokens[i] = float64(c.At-t.Arrival), c.Tokens
 	}
 	if len(s.at) > 0 {
 		s.put(t.ID, s.nScores)
