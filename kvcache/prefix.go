@@ -353,9 +353,15 @@ func (m *Manager) prefetch(a *Alloc, content *Content, computed int) {
 // (the default block size) fills a block: the check is small enough to be
 // inlined into the caller, and the loop is a call of its own.
 func (m *Manager) RegisterPrefix(a *Alloc, content *Content, computed int) {
-	if m.prefixOn && (a.SharedBlocks+1)*m.blockSize <= computed && a.Blocks > 0 {
+	if m.Registers(a, computed) {
 		m.registerPrefix(a, content, computed)
 	}
+}
+
+// Registers reports whether RegisterPrefix(a, ·, computed) would register
+// a block: whether a block of a's has filled since its last call.
+func (m *Manager) Registers(a *Alloc, computed int) bool {
+	return m.prefixOn && (a.SharedBlocks+1)*m.blockSize <= computed && a.Blocks > 0
 }
 
 func (m *Manager) registerPrefix(a *Alloc, content *Content, computed int) {

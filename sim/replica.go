@@ -529,7 +529,37 @@ func (r *Replica) endPlain(plan *scheduler.Plan, now Time, plain bool) {
 	entries, pos := plan.Entries, &rec.step.pos
 	cur := rec.logBase + int64(len(rec.log)) - 1 // the step just logged: the whole-step tokens' runs end at it
 	ones := uint64(0)                            // whole-step tokens, counted for the step at the end
-	for i := range entries {
+	for i := 0; i < len(entries); i++ {
+		if plain {
+			// The token most of a run is made of, in a loop without a
+			// call (each would have the compiler keep the loop's values
+			// in memory): a decode of a stream that was in the step
+			// before and has nothing to account but the step, whose
+			// token is not its last and fills no KV block, and whose
+			// run of whole-step gaps ends at the step before. It does
+			// what the general case below does for such an entry; any
+			// other entry leaves the loop for it.
+			for ; i < len(entries); i++ {
+				en := &entries[i]
+				q := slots[en.Slot]
+				seq := en.Seq
+				c, g := seq.Computed+1, seq.Generated
+				if q.paused || !en.Decode || en.Tokens != 1 || q.dirty || q.chunks <= 0 || q.last != stepAt ||
+					c != seq.Prompt+g || g+1 >= seq.Output || q.multi || q.class >= 0 ||
+					q.runLen == 0 || q.runFrom+int64(q.runLen) != cur || kv.Registers(&seq.KV, c) {
+					break
+				}
+				seq.Computed, seq.Generated = c, g+1 // Advance(1), which sampled
+				q.chunks++
+				q.runLen++
+				pos[positionOf(g)]++
+				ones++
+				q.last = now
+			}
+			if i == len(entries) {
+				break
+			}
+		}
 		en := &entries[i]
 		q := slots[en.Slot]
 		if q.paused && q.pauseCause == CauseKVTransfer { // its first step here ends the handoff
