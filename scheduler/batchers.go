@@ -28,39 +28,36 @@ func (c chunked) chunk(r *Seq, budget int) int {
 func (c chunked) Plan(s *Scheduler) {
 	prefills := 0 // running sequences with a prefill or recompute to go on with
 	kv := s.kv
-	// A plain decode whose blocks have room (most of them) is planned
-	// here, addDecode's work with the budget, the entries and the plan's
-	// sums in locals, which go back to s before any other planning call.
+	// A plain decode whose blocks have room (most of them) is planned in
+	// an inner loop without a call (each would have the compiler keep the
+	// loop's values in memory), addDecode's work with the budget, the
+	// entries and the plan's sums in locals; they go back to s before the
+	// outer loop plans any other decode.
 	budget, decodes, context, es := s.budget, 0, int64(0), s.plan.Entries
-	sync := func() {
-		s.budget = budget
-		s.plan.DecodeSeqs += decodes
-		s.plan.DecodeContext += context
-		s.plan.Entries = es
-		decodes, context = 0, 0
-	}
-	for _, r := range s.snap {
-		if r.State != Running || r.Sched > 0 {
-			continue
-		}
-		if !r.Decoding() {
-			prefills++
-			continue
-		}
-		if budget < 1 {
-			break // the prefills below get no budget either
-		}
-		if budget < 1+r.Spec {
-			r.Spec = 0 // no room for its drafts: a plain decode
-		}
-		n := 1 + r.Spec
-		if n == 1 && kv.Fits(&r.KV, r.Computed+1) {
-			r.Sched = 1
-			if k := len(es); k < cap(es) { // as Scheduler.entry
-				es = es[:k+1]
-			} else {
-				es = append(es, Entry{})
+	snap := s.snap
+decodes:
+	for i := 0; i < len(snap); i++ {
+		var r *Seq
+		for ; i < len(snap); i++ {
+			r = snap[i]
+			if r.State != Running || r.Sched > 0 {
+				continue
 			}
+			if !r.Decoding() {
+				prefills++
+				continue
+			}
+			if budget < 1 {
+				break decodes // the prefills below get no budget either
+			}
+			if budget < 1+r.Spec {
+				r.Spec = 0 // no room for its drafts: a plain decode
+			}
+			if r.Spec != 0 || len(es) == cap(es) || !kv.Fits(&r.KV, r.Computed+1) {
+				break
+			}
+			r.Sched = 1
+			es = es[:len(es)+1] // as Scheduler.entry
 			e := &es[len(es)-1]
 			if e.Seq != r {
 				e.Seq = r
@@ -69,17 +66,24 @@ func (c chunked) Plan(s *Scheduler) {
 			budget--
 			decodes++
 			context += int64(r.Computed + 1) // Computed ≥ 0: addDecode's max(·, 0) is the same
-			continue
 		}
-		sync()
-		if kv.Fits(&r.KV, r.Computed+n) {
+		if i == len(snap) {
+			break
+		}
+		s.budget, s.plan.Entries = budget, es
+		s.plan.DecodeSeqs += decodes
+		s.plan.DecodeContext += context
+		decodes, context = 0, 0
+		if n := 1 + r.Spec; kv.Fits(&r.KV, r.Computed+n) {
 			s.addDecode(r, n) // scheduleRunning's case when its blocks have room
 		} else {
 			s.scheduleRunning(r, n)
 		}
 		budget, es = s.budget, s.plan.Entries
 	}
-	sync()
+	s.budget, s.plan.Entries = budget, es
+	s.plan.DecodeSeqs += decodes
+	s.plan.DecodeContext += context
 	for _, r := range s.snap {
 		if prefills == 0 {
 			break
