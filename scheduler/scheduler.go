@@ -193,10 +193,12 @@ func (s *Scheduler) schedule(now int64, rejected func(*Seq, Reason)) *Plan {
 	if s.ended {
 		s.ended = false
 		j := 0
-		for _, r := range s.running {
+		for i, r := range s.running {
 			if r.State == Running {
 				r.wasPaused, r.Paused, r.Sched = r.Paused, false, 0
-				s.running[j] = r
+				if j != i { // a pointer stored only where the set moved (a write barrier while the collector runs)
+					s.running[j] = r
+				}
 				j++
 			}
 		}
