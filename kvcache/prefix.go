@@ -353,7 +353,7 @@ func (m *Manager) prefetch(a *Alloc, content *Content, computed int) {
 // (the default block size) fills a block: the check is small enough to be
 // inlined into the caller, and the loop is a call of its own.
 func (m *Manager) RegisterPrefix(a *Alloc, content *Content, computed int) {
-	if m.Registers(a, computed) {
+	if m.prefixOn && (a.SharedBlocks+1)*m.blockSize <= computed && a.Blocks > 0 { // Registers, written out: inlined, the check costs no call
 		m.registerPrefix(a, content, computed)
 	}
 }
