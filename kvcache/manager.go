@@ -55,6 +55,7 @@ type Manager struct {
 	swapFree   int
 	prefixOn   bool
 	prefetched int          // blocks Prefetch has asked for this step, for the spare entries they will take
+	indexed    uint64       // registrations that went through the index (Indexed)
 	prefix     *prefixCache // nil while prefix caching is off
 	tiers      []tier       // offload tiers, top first (tier.go)
 	tierLoads  [MaxTiers]int

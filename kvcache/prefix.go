@@ -311,6 +311,11 @@ func (m *Manager) CountPrefixLookup(queried, hit int) {
 // PrefetchStart begins a step's prefetches (Prefetch).
 func (m *Manager) PrefetchStart() { m.prefetched = 0 }
 
+// Indexed counts the registrations so far that went through the index
+// (blocks other sequences could share): a caller prefetches only while it
+// grows, since a private block's registration touches no index slot.
+func (m *Manager) Indexed() uint64 { return m.indexed }
+
 // Prefetch asks the CPU for the index slots and spare entries that
 // RegisterPrefix(a, content, computed) will touch, and changes nothing. A
 // step registers blocks of many sequences, each a cache miss in a large
@@ -385,6 +390,7 @@ func (m *Manager) registerPrefix(a *Alloc, content *Content, computed int) {
 			i, ok = c.past(a, j, id)
 		} else {
 			i, ok = c.index.get(id, c.entries)
+			m.indexed++
 		}
 		switch {
 		case ok:

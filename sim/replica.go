@@ -106,6 +106,7 @@ type Replica struct {
 	leftOut    parts      // a step's split for a running stream left out of it
 	allIn      bool       // the plan holds every running sequence: none is left out
 	prefetch   bool       // prefetch each step's prefix-cache registrations (a cluster: engine.go)
+	indexed    uint64     // the KV cache's indexed registrations when a step last ended (kvcache.Manager.Indexed)
 	speculates bool       // some request may speculate (Setup.Spec or a class's): else no token reads request.specModel, off the request's hot line
 }
 
@@ -479,7 +480,13 @@ func (r *Replica) endStep(now Time) {
 	// A whole-step token needs recorder.chunk only to see a stall (the
 	// step was one), speculation, a handoff, an observer or a client view.
 	plain := dur <= r.rec.stall && !r.speculates && r.handoff == nil && r.rec.observer == nil && r.rec.client == nil
-	if r.prefetch {
+	// Only while the replica's registrations go through the index (blocks
+	// others can share) does the prefetch pass pay for itself: a private
+	// block's registration touches no index slot, and a pass over every
+	// entry for nothing cost a cluster of chat streams 8-34 % of its
+	// speed (four runs of BenchmarkChatCluster16Steady/round-robin).
+	if n := r.kv.Indexed(); r.prefetch && n != r.indexed {
+		r.indexed = n
 		r.kv.PrefetchStart()
 		for i := range plan.Entries {
 			en := &plan.Entries[i]
