@@ -92,3 +92,64 @@ func TestFinisherIsTheSteppedRun(t *testing.T) {
 		t.Errorf("only %d of 17 scenarios ran the finisher", async)
 	}
 }
+
+// TestPlainLoopIsGeneral: the step end's loop for the whole-step token
+// does what the general path does for those tokens — random scenarios and
+// clusters (preemption, prefix caching, classes, speculation, noise) give
+// the same results, replica reports and timelines with it on and off, and
+// it takes a good share of their tokens.
+func TestPlainLoopIsGeneral(t *testing.T) {
+	var total, plain int64
+	defer func() {
+		if plain < total/4 {
+			t.Errorf("the loop took %d of %d tokens: it is hardly tested", plain, total)
+		}
+	}()
+	for seed := range uint64(14) {
+		cfg, desc := randomScenario(seed + 9100)
+		switch {
+		case seed == 12: // the chat benchmark's workload, where the loop takes most tokens
+			cfg, desc = chatConfig(400), "chat"
+		case seed == 13:
+			cfg, desc = chatConfig(800), "chat-cluster"
+			cfg.Workload.Rate *= 4
+			cfg.Cluster.Replicas = 4
+		case seed%3 == 2:
+			cfg, desc = randomCluster(seed + 9100)
+		}
+		t.Run(desc, func(t *testing.T) {
+			var took int64
+			run := func(on bool) (*sim.Result, []sim.ReplicaReport, timelineLog) {
+				defer sim.SetPlainLoop(on)()
+				e, err := sim.New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var log timelineLog
+				e.SetTimelineSink(&log)
+				for e.Step() {
+				}
+				if on {
+					took = e.PlainRun()
+				}
+				return e.Result(), e.ReplicaReports(), log
+			}
+			got, gotReps, gotLog := run(true)
+			want, wantReps, wantLog := run(false)
+			if got.Streams.Len() == 0 {
+				t.Fatal("no streams")
+			}
+			total += got.OutputTokens
+			plain += took
+			if !reflect.DeepEqual(got, want) {
+				t.Error("the results differ with the loop on and off")
+			}
+			if !reflect.DeepEqual(gotReps, wantReps) {
+				t.Error("the replica reports differ with the loop on and off")
+			}
+			if !reflect.DeepEqual(gotLog, wantLog) {
+				t.Error("the timelines differ with the loop on and off")
+			}
+		})
+	}
+}

@@ -107,6 +107,7 @@ type Replica struct {
 	allIn      bool       // the plan holds every running sequence: none is left out
 	prefetch   bool       // prefetch each step's prefix-cache registrations (a cluster: engine.go)
 	indexed    uint64     // the KV cache's indexed registrations when a step last ended (kvcache.Manager.Indexed)
+	plainRun   int64      // tokens endPlain's loop took (tests hold it to the general path)
 	speculates bool       // some request may speculate (Setup.Spec or a class's): else no token reads request.specModel, off the request's hot line
 }
 
@@ -524,6 +525,10 @@ func (r *Replica) endStep(now Time) {
 	}
 }
 
+// plainLoop turns endPlain's loop for the whole-step token on; tests turn
+// it off to hold it to the general path (TestPlainLoopIsGeneral).
+var plainLoop = true
+
 // endPlain is endEntries for the step most of a run is made of: no
 // watchdog, no speculation (no entry verifies drafts, no step time is
 // speculative), so every running stream's share of the step is r.common.
@@ -537,7 +542,7 @@ func (r *Replica) endPlain(plan *scheduler.Plan, now Time, plain bool) {
 	cur := rec.logBase + int64(len(rec.log)) - 1 // the step just logged: the whole-step tokens' runs end at it
 	ones := uint64(0)                            // whole-step tokens, counted for the step at the end
 	for i := 0; i < len(entries); i++ {
-		if plain {
+		if plain && plainLoop {
 			// The token most of a run is made of, in a loop without a
 			// call (each would have the compiler keep the loop's values
 			// in memory): a decode of a stream that was in the step
@@ -546,6 +551,7 @@ func (r *Replica) endPlain(plan *scheduler.Plan, now Time, plain bool) {
 			// run of whole-step gaps ends at the step before. It does
 			// what the general case below does for such an entry; any
 			// other entry leaves the loop for it.
+			from := i
 			for ; i < len(entries); i++ {
 				en := &entries[i]
 				q := slots[en.Slot]
@@ -563,6 +569,7 @@ func (r *Replica) endPlain(plan *scheduler.Plan, now Time, plain bool) {
 				ones++
 				q.last = now
 			}
+			r.plainRun += int64(i - from)
 			if i == len(entries) {
 				break
 			}
