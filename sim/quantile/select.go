@@ -49,13 +49,15 @@ func selectK(xs []int64, lo, hi, k int) {
 		mid := lo + (hi-lo)/2
 		a, b, c := xs[lo], xs[mid], xs[hi]
 		pivot := max(min(a, b), min(max(a, b), c)) // the median of the three
-		lt := lo
-		for j := lo; j <= hi; j++ {
-			v := xs[j]
-			xs[j] = xs[lt]
-			xs[lt] = v
+		// Over a subslice, so that ranging over it leaves one bounds check
+		// (the boundary's) per value.
+		part, lt := xs[lo:hi+1], 0
+		for j, v := range part {
+			part[j] = part[lt]
+			part[lt] = v
 			lt += less(v, pivot)
 		}
+		lt += lo
 		// xs[lo..lt) < pivot ≤ xs[lt..hi]; the pivot is in the range, so lt ≤ hi.
 		switch {
 		case k < lt:
