@@ -79,9 +79,10 @@ func selectK(xs []int64, lo, hi, k int) {
 			lo = eq
 		}
 	}
-	for i := lo + 1; i <= hi; i++ {
-		for j := i; j > lo && xs[j] < xs[j-1]; j-- {
-			xs[j], xs[j-1] = xs[j-1], xs[j]
+	rest := xs[lo : hi+1]
+	for i := 1; i < len(rest); i++ {
+		for j := i; j > 0 && rest[j] < rest[j-1]; j-- {
+			rest[j], rest[j-1] = rest[j-1], rest[j]
 		}
 	}
 }
