@@ -38,7 +38,7 @@ func (c chunked) Plan(s *Scheduler) {
 decodes:
 	for i := 0; i < len(snap); i++ {
 		var r *Seq
-		for ; i < len(snap); i++ {
+		for ; uint(i) < uint(len(snap)); i++ { // unsigned: the compiler then drops snap[i]'s bounds check
 			r = snap[i]
 			if r.State != Running || r.Sched > 0 {
 				continue

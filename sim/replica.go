@@ -552,7 +552,7 @@ func (r *Replica) endPlain(plan *scheduler.Plan, now Time, plain bool) {
 			// what the general case below does for such an entry; any
 			// other entry leaves the loop for it.
 			from := i
-			for ; i < len(entries); i++ {
+			for ; uint(i) < uint(len(entries)); i++ { // unsigned: the compiler then drops entries[i]'s bounds check
 				en := &entries[i]
 				q := slots[en.Slot]
 				seq := en.Seq

@@ -170,7 +170,7 @@ func fluidityOnes(ttft, period float64, at []float64, budget float64) float64 {
 	for j := 0; j < len(next) && missed <= budget; j++ {
 		// The deadlines met, in a loop of their own: the compiler keeps
 		// its few values in registers without moving them about.
-		for ; j < len(next); j++ {
+		for ; uint(j) < uint(len(next)); j++ { // unsigned: no bounds checks
 			interval := next[j] - prev[j]
 			if !(interval <= period+slack) {
 				break
