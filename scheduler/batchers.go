@@ -58,11 +58,7 @@ decodes:
 			}
 			r.Sched = 1
 			es = es[:len(es)+1] // as Scheduler.entry
-			e := &es[len(es)-1]
-			if e.Seq != r {
-				e.Seq = r
-			}
-			e.Start, e.Tokens, e.Decode, e.Slot = r.Computed, 1, true, int32(r.Slot)
+			es[len(es)-1].set(r, 1, true)
 			budget--
 			decodes++
 			context += int64(r.Computed + 1) // Computed ≥ 0: addDecode's max(·, 0) is the same

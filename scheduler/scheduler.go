@@ -84,7 +84,7 @@ func New(cfg Config, kv *kvcache.Manager, maxModelLen int) (*Scheduler, error) {
 func (s *Scheduler) Config() Config { return s.cfg }
 
 // Running returns the running set (prefilling and decoding sequences).
-func (s *Scheduler) Running() []*Seq { s.compact(); return s.running }
+func (s *Scheduler) Running() []*Seq { s.compact(false); return s.running }
 
 // Waiting is the number of requests waiting to start, preempted ones included.
 func (s *Scheduler) Waiting() int { return s.waiting.Len() + len(s.resume) }
@@ -168,7 +168,7 @@ func (s *Scheduler) Abort(q *Seq) {
 		s.ended = true
 	}
 	q.State = Aborted
-	s.compact()
+	s.compact(false)
 }
 
 // Schedule forms the next step at time now. The plan is empty when nothing
@@ -188,27 +188,7 @@ func (s *Scheduler) Schedule(now int64, rejected func(*Seq, Reason)) *Plan {
 }
 
 func (s *Scheduler) schedule(now int64, rejected func(*Seq, Reason)) *Plan {
-	// compact, and each running sequence's per-plan fields reset, in one
-	// pass over the set.
-	if s.ended {
-		s.ended = false
-		j := 0
-		for i, r := range s.running {
-			if r.State == Running {
-				r.wasPaused, r.Paused, r.Sched = r.Paused, false, 0
-				if j != i { // a pointer stored only where the set moved (a write barrier while the collector runs)
-					s.running[j] = r
-				}
-				j++
-			}
-		}
-		clear(s.running[j:])
-		s.running = s.running[:j]
-	} else {
-		for _, r := range s.running {
-			r.wasPaused, r.Paused, r.Sched = r.Paused, false, 0
-		}
-	}
+	s.compact(true)
 	clear(s.forced)
 	s.forced = s.forced[:0]
 	for again := false; ; again = true {
@@ -261,18 +241,30 @@ func (s *Scheduler) schedule(now int64, rejected func(*Seq, Reason)) *Plan {
 	}
 }
 
-// compact drops sequences that left the running set.
-func (s *Scheduler) compact() {
+// compact drops sequences that left the running set; with reset it also
+// clears each running sequence's per-plan fields, in the same pass.
+func (s *Scheduler) compact(reset bool) {
 	if !s.ended {
+		if reset {
+			for _, r := range s.running {
+				r.wasPaused, r.Paused, r.Sched = r.Paused, false, 0
+			}
+		}
 		return
 	}
 	s.ended = false
 	j := 0
-	for _, r := range s.running {
-		if r.State == Running {
-			s.running[j] = r
-			j++
+	for i, r := range s.running {
+		if r.State != Running {
+			continue
 		}
+		if reset {
+			r.wasPaused, r.Paused, r.Sched = r.Paused, false, 0
+		}
+		if j != i { // a pointer stored only where the set moved (a write barrier while the collector runs)
+			s.running[j] = r
+		}
+		j++
 	}
 	clear(s.running[j:])
 	s.running = s.running[:j]
@@ -321,7 +313,12 @@ func (s *Scheduler) entry(r *Seq, n int, dec bool) {
 	} else {
 		s.plan.Entries = append(s.plan.Entries, Entry{})
 	}
-	e := &s.plan.Entries[len(s.plan.Entries)-1]
+	s.plan.Entries[len(s.plan.Entries)-1].set(r, n, dec)
+}
+
+// set makes e r's entry of n tokens, storing r only if e held another
+// sequence (see entry).
+func (e *Entry) set(r *Seq, n int, dec bool) {
 	if e.Seq != r {
 		e.Seq = r
 	}
