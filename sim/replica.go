@@ -595,16 +595,11 @@ func (r *Replica) endPlain(plan *scheduler.Plan, now Time, plain bool) {
 		switch {
 		case !sampled:
 		case split != nil && plain && !q.multi && q.class < 0 && !seq.Done():
-			// recorder.chunk's whole-step case: the stream's run grows
-			// by the step (extendRun) and the token is counted
-			// (countOne), inline.
+			// recorder.chunk's whole-step case for a token the loop above
+			// left (its run opens, or its block filled).
 			q.chunks++
-			if q.runLen == 0 || q.runFrom+int64(q.runLen) != cur {
-				rec.openRun(q, cur)
-			}
-			q.runLen++
-			pos[positionOf(seq.Generated-1)]++
-			ones++
+			rec.extendRun(q)
+			rec.step.countOne(q)
 			q.last = now
 		default:
 			r.sampled(q, en, split)
