@@ -123,7 +123,7 @@ func fluidity(ttft, period float64, at []float64, tokens []int, budget float64) 
 			slack += d - interval
 			total++
 		} else {
-			misses := floor((interval-slack-d)/period) + 1
+			misses := math.Floor((interval-slack-d)/period) + 1
 			missed += misses
 			total += misses
 			slack = 0
@@ -161,7 +161,7 @@ func fluidityOnes(ttft, period float64, at []float64, budget float64) float64 {
 		slack += ttft - t
 		met++
 	} else {
-		missed += floor((t-slack-ttft)/period) + 1
+		missed += math.Floor((t-slack-ttft)/period) + 1
 		slack = 0
 	}
 	// next[j] follows prev[j]: chunk j+1 and the one before it.
@@ -181,7 +181,7 @@ func fluidityOnes(ttft, period float64, at []float64, budget float64) float64 {
 		if j == len(next) {
 			break
 		}
-		missed += floor((next[j]-prev[j]-slack-period)/period) + 1
+		missed += math.Floor((next[j]-prev[j]-slack-period)/period) + 1
 		slack = 0
 	}
 	total := float64(met) + missed
@@ -270,22 +270,6 @@ func fluidRate(ttft float64, at []float64, tokens []int, skip bool) float64 {
 }
 
 func clamp01(x float64) float64 { return min(1, max(0, x)) }
-
-// floor is math.Floor for a finite x, without a call: math.Floor's
-// fallback call in a pass's miss branch made the compiler keep the pass's
-// values in memory for the whole loop (every register is the caller's to
-// save in Go's calling convention), reloading the period on every chunk.
-// From 2^52 on every float64 is an integer.
-func floor(x float64) float64 {
-	if !(x > -(1<<52) && x < 1<<52) {
-		return x
-	}
-	f := float64(int64(x))
-	if f > x {
-		f--
-	}
-	return f
-}
 
 // ones reports whether every chunk carries one token (or, as counted
 // everywhere here, fewer).

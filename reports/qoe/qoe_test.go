@@ -277,19 +277,3 @@ func TestAndesComparesAsMinMax(t *testing.T) {
 		}
 	}
 }
-
-// TestFloorIsMathFloor: the passes' floor is math.Floor over random,
-// integral, negative, tiny and huge values.
-func TestFloorIsMathFloor(t *testing.T) {
-	rng := rand.New(rand.NewPCG(29, 30))
-	xs := []float64{0, math.Copysign(0, -1), 1, -1, 0.5, -0.5, 1e-300, -1e-300, 1 << 52, -(1 << 52), 1<<52 + 1, 1<<52 - 0.5, -(1<<52 - 0.5), 1 << 62, 1 << 63, -(1 << 63), 1e300, -1e300, math.Inf(1), math.Inf(-1)}
-	for range 100000 {
-		xs = append(xs[:20], (rng.Float64()-0.5)*math.Pow(2, float64(rng.IntN(70))))
-		xs = append(xs, math.Trunc(xs[20]))
-		for _, x := range xs {
-			if got, want := floor(x), math.Floor(x); got != want || math.Signbit(got) != math.Signbit(want) && want != 0 {
-				t.Fatalf("floor(%v) = %v, want %v", x, got, want)
-			}
-		}
-	}
-}
