@@ -483,9 +483,9 @@ func (r *Replica) endStep(now Time) {
 	plain := dur <= r.rec.stall && !r.speculates && r.handoff == nil && r.rec.observer == nil && r.rec.client == nil
 	// Only while the replica's registrations go through the index (blocks
 	// others can share) does the prefetch pass pay for itself: a private
-	// block's registration touches no index slot, and a pass over every
-	// entry for nothing cost a cluster of chat streams 8-34 % of its
-	// speed (four runs of BenchmarkChatCluster16Steady/round-robin).
+	// block's registration touches no index slot: with the pass off, a
+	// cluster of chat streams ran 1.08-1.34x as fast (four runs of
+	// BenchmarkChatCluster16Steady/round-robin).
 	if n := r.kv.Indexed(); r.prefetch && n != r.indexed {
 		r.indexed = n
 		r.kv.PrefetchStart()
