@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/itlsim/itlsim/reports"
+	"github.com/itlsim/itlsim/reports/calibrate"
 	"github.com/itlsim/itlsim/reports/ingest"
 	"github.com/itlsim/itlsim/sim"
-	"github.com/itlsim/itlsim/sim/calibrate"
 	"github.com/itlsim/itlsim/sim/cost"
 )
 

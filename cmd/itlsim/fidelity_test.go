@@ -14,7 +14,7 @@ import (
 // 70B run at 1 req/s only, with server.serial_us_per_prompt_token held at
 // the cited 10 µs (itlsim calibrate qps_01.json ...
 // --serial-us-per-prompt-token 10; see README).
-const fidelityProfile = "../../sim/calibrate/testdata/vllm-0.8.3-llama-3.3-70b-a100-40gb-tp8.yaml"
+const fidelityProfile = "../../reports/calibrate/testdata/vllm-0.8.3-llama-3.3-70b-a100-40gb-tp8.yaml"
 
 // TestFidelityVLLM70B is the README's fidelity table: the four vLLM runs
 // of Llama-3.3-70B on 8 × A100-40GB validated with the profile calibrated

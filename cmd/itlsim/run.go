@@ -16,11 +16,11 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/itlsim/itlsim/reports"
+	"github.com/itlsim/itlsim/reports/calibrate"
 	"github.com/itlsim/itlsim/reports/qoe"
 	"github.com/itlsim/itlsim/reports/study"
 	"github.com/itlsim/itlsim/scheduler/router"
 	"github.com/itlsim/itlsim/sim"
-	"github.com/itlsim/itlsim/sim/calibrate"
 	"github.com/itlsim/itlsim/sim/scenario"
 	"github.com/itlsim/itlsim/workloads"
 )

@@ -13,6 +13,8 @@
 // overhead to measured runs with the simulation in the loop (tune.go);
 // [Profile] is the file both write and scenarios load (profile.go).
 //
-// This package reads files and runs many simulations; the engine (sim) and
-// the cost models (sim/cost) do no I/O and know nothing of it.
+// It sits above the engine with the other readers of measured files
+// (reports, reports/ingest): it reads files and runs many simulations, while
+// the engine (sim) and the cost models (sim/cost) take their configuration as
+// values, do no I/O and import nothing of it.
 package calibrate
