@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/itlsim/itlsim/reports"
+	"github.com/itlsim/itlsim/reports/calibrate"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/cost"
 	"github.com/itlsim/itlsim/workloads"
@@ -50,7 +51,7 @@ func runCostCheck(w io.Writer, data string, all bool) error {
 	if st, err := os.Stat(data); err != nil || !st.IsDir() {
 		return fmt.Errorf("--data %s: not a folder; point it at the public measurements (profiles/, streams/)", data)
 	}
-	rows, err := cost.CheckAll(data, cost.DefaultRoofline())
+	rows, err := calibrate.CheckAll(data, cost.DefaultRoofline())
 	if err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func runCostCheck(w io.Writer, data string, all bool) error {
 	s := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAutoWrap(tw.WrapNone))
 	s.Header("suite", "rows", "asserted", "failed", "max |ratio-1| asserted", "worst asserted shape", "max |ratio-1| all")
 	failed := 0
-	for _, x := range cost.Summarize(rows) {
+	for _, x := range calibrate.Summarize(rows) {
 		failed += x.Failed
 		_ = s.Append(x.Suite, strconv.Itoa(x.Rows), strconv.Itoa(x.Asserted), strconv.Itoa(x.Failed),
 			fmt.Sprintf("%.3f", x.MaxDeviation), x.WorstShape, fmt.Sprintf("%.3f", x.MaxDeviationAll))
@@ -88,7 +89,7 @@ func runCostCheck(w io.Writer, data string, all bool) error {
 	return nil
 }
 
-func rowCells(r cost.CheckRow) []any {
+func rowCells(r calibrate.CheckRow) []any {
 	asserted, result := "no", ""
 	if r.Asserted {
 		asserted, result = "yes", "pass"
@@ -115,11 +116,11 @@ const costcheckSeed = 1
 // TP8 on A100-40GB, the same 200 ShareGPT prompt and output lengths,
 // Poisson arrivals at its request rate) with the default roofline and
 // compares the simulated median ITL with the one vLLM measured.
-func CheckServing(data string) (cost.CheckRow, error) {
+func CheckServing(data string) (calibrate.CheckRow, error) {
 	path := filepath.Join(data, servingFile)
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return cost.CheckRow{}, err
+		return calibrate.CheckRow{}, err
 	}
 	var f struct {
 		InputLens   []int   `json:"input_lens"`
@@ -128,16 +129,16 @@ func CheckServing(data string) (cost.CheckRow, error) {
 		MedianITLMS float64 `json:"median_itl_ms"`
 	}
 	if err := json.Unmarshal(raw, &f); err != nil {
-		return cost.CheckRow{}, fmt.Errorf("%s: %w", path, err)
+		return calibrate.CheckRow{}, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(f.InputLens) == 0 || len(f.InputLens) != len(f.OutputLens) || !(f.RequestRate > 0) || !(f.MedianITLMS > 0) {
-		return cost.CheckRow{}, errors.New(path + ": expected input_lens and output_lens of equal length, request_rate and median_itl_ms")
+		return calibrate.CheckRow{}, errors.New(path + ": expected input_lens and output_lens of equal length, request_rate and median_itl_ms")
 	}
 	cfg := sim.DefaultConfig()
 	cfg.Model, cfg.GPU, cfg.TP = "llama-3.3-70b", "a100-40gb", 8
 	setup, err := cfg.Resolve()
 	if err != nil {
-		return cost.CheckRow{}, err
+		return calibrate.CheckRow{}, err
 	}
 	// Poisson arrivals at the benchmark's rate, from the stream "arrivals"
 	// under a fixed seed, with its lengths in order.
@@ -151,10 +152,10 @@ func CheckServing(data string) (cost.CheckRow, error) {
 	}
 	e, err := sim.NewFromSetup(setup, &workloads.Slice{Requests: reqs})
 	if err != nil {
-		return cost.CheckRow{}, err
+		return calibrate.CheckRow{}, err
 	}
 	sum := reports.Summarize(e.Run(), setup.Config.Metrics)
-	r := cost.CheckRow{
+	r := calibrate.CheckRow{
 		Suite:       "serving",
 		Shape:       fmt.Sprintf("llama-3.3-70b tp8 a100-40gb, %d ShareGPT requests at %g req/s: median ITL", len(reqs), f.RequestRate),
 		PredictedMS: sum.ITLPooled.P50,

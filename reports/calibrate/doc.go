@@ -12,6 +12,10 @@
 // [ReadSteps] (fit.go, steps.go); [Tune] fits the roofline and the server
 // overhead to measured runs with the simulation in the loop (tune.go);
 // [Profile] is the file both write and scenarios load (profile.go).
+// [CheckAll] (check.go) prices the shapes of public measurements (H100
+// kernels, Vidur's layer profiles, Sarathi-Serve's hybrid batches, a vLLM
+// run) with the default roofline and returns one predicted-versus-measured
+// row each, for its tests to assert and `itlsim cost check` to print.
 //
 // It sits above the engine with the other readers of measured files
 // (reports, reports/ingest): it reads files and runs many simulations, while

@@ -27,10 +27,10 @@
 // V1's start-up profile does (what is left of the device's total ×
 // gpu_memory_utilization after the weights, the activation peak and
 // non-torch memory), with testdata/vllm_kv_logs.csv holding the published
-// logs it is checked against. check.go compares the roofline with the public
-// measurements under shared/data (H100 kernels, Vidur's A100 layer profiles,
-// Sarathi-Serve's hybrid-batch table, a vLLM Llama-3.3-70B run) and returns
-// plain rows that tests assert and the CLI prints.
+// logs it is checked against. The checks of the roofline against public
+// measurements (H100 kernels, Vidur's A100 layer profiles, Sarathi-Serve's
+// hybrid-batch table, a vLLM Llama-3.3-70B run) read files, so they live
+// above the engine, in reports/calibrate (check.go).
 //
 // Every value here is immutable after construction; StepNS neither allocates
 // nor touches shared mutable state, so one model serves many concurrent runs.

@@ -1,4 +1,4 @@
-package cost
+package calibrate
 
 import (
 	"math"
@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/itlsim/itlsim/sim/cost"
 )
 
 // dataDir is the project's shared data folder seen from this package's
-// directory (sim/cost): /work/shared/data next to the repository.
+// directory (reports/calibrate): the shared data folder next to the repository.
 var dataDir = filepath.Join("..", "..", "..", "shared", "data")
 
 func needData(t *testing.T) {
@@ -46,19 +48,19 @@ func assertRows(t *testing.T, rows []CheckRow, err error) {
 
 func TestCheckKernels(t *testing.T) {
 	needData(t)
-	rows, err := CheckKernels(dataDir, DefaultRoofline())
+	rows, err := CheckKernels(dataDir, cost.DefaultRoofline())
 	assertRows(t, rows, err)
 }
 
 func TestCheckVidurMLP(t *testing.T) {
 	needData(t)
-	rows, err := CheckVidurMLP(dataDir, DefaultRoofline())
+	rows, err := CheckVidurMLP(dataDir, cost.DefaultRoofline())
 	assertRows(t, rows, err)
 }
 
 func TestCheckSarathiStepShape(t *testing.T) {
 	needData(t)
-	rows, err := CheckSarathiStepShape(dataDir, DefaultRoofline())
+	rows, err := CheckSarathiStepShape(dataDir, cost.DefaultRoofline())
 	assertRows(t, rows, err)
 	for _, r := range rows {
 		t.Logf("%s: predicted %.1f ms, measured %.1f ms; %s", r.Shape, r.PredictedMS, r.MeasuredMS, r.Criterion)
@@ -67,7 +69,7 @@ func TestCheckSarathiStepShape(t *testing.T) {
 
 func TestCheckVLLMDecode(t *testing.T) {
 	needData(t)
-	rows, err := CheckVLLMDecode(dataDir, DefaultRoofline())
+	rows, err := CheckVLLMDecode(dataDir, cost.DefaultRoofline())
 	assertRows(t, rows, err)
 	for _, r := range rows {
 		t.Logf("%s: predicted %.2f ms, measured %.2f ms; %s", r.Shape, r.PredictedMS, r.MeasuredMS, r.Criterion)
@@ -111,11 +113,11 @@ func TestCheckErrorsNameTheFile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(gemm, "data.csv"), []byte("m,k,latency_us\n8,8,1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := CheckKernels(dir, DefaultRoofline())
+	_, err := CheckKernels(dir, cost.DefaultRoofline())
 	if err == nil || !strings.Contains(err.Error(), "data.csv: missing column n") {
 		t.Errorf("got %v, want a missing-column error naming data.csv", err)
 	}
-	if _, err := CheckSarathiStepShape(dir, DefaultRoofline()); err == nil {
+	if _, err := CheckSarathiStepShape(dir, cost.DefaultRoofline()); err == nil {
 		t.Error("missing Sarathi table: no error")
 	}
 }

@@ -1,4 +1,4 @@
-package cost
+package calibrate
 
 import (
 	"encoding/csv"
@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/itlsim/itlsim/sim/cost"
 )
 
 // Validation of the roofline against public measurements kept under the
@@ -122,9 +124,9 @@ func Summarize(rows []CheckRow) []CheckSummary {
 }
 
 // CheckAll runs every check in turn and concatenates their rows.
-func CheckAll(dataDir string, cfg RooflineConfig) ([]CheckRow, error) {
+func CheckAll(dataDir string, cfg cost.RooflineConfig) ([]CheckRow, error) {
 	var rows []CheckRow
-	for _, check := range []func(string, RooflineConfig) ([]CheckRow, error){
+	for _, check := range []func(string, cost.RooflineConfig) ([]CheckRow, error){
 		CheckKernels, CheckVidurMLP, CheckSarathiStepShape, CheckVLLMDecode,
 	} {
 		r, err := check(dataDir, cfg)
@@ -148,7 +150,7 @@ func ratioRow(suite, shape string, predNS, measMS float64, asserted bool, tol fl
 	return r
 }
 
-// CheckKernels compares [Kernels] with H100 kernel latencies from
+// CheckKernels compares [cost.Kernels] with H100 kernel latencies from
 // inference-sim's bench_data (profiles/blis_h100_kernels). The GEMMs there are
 // DeepGEMM fp8 (their MFU column divides by the 1,979 TFLOPS fp8 peak and the
 // largest shapes reach 1.29 PFLOP/s, above the bf16 peak), so they are priced
@@ -156,13 +158,13 @@ func ratioRow(suite, shape string, predNS, measMS float64, asserted bool, tol fl
 // prefill, FlashInfer decode). Decode files are named
 // <q_heads>-<kv_heads>-<head_dim>-tp<N>.csv with the model's total heads, of
 // which one GPU holds 1/N.
-func CheckKernels(dataDir string, cfg RooflineConfig) ([]CheckRow, error) {
-	h100, _ := LookupGPU("h100-sxm-80gb")
-	fp8, err := NewKernels(h100, 1, cfg)
+func CheckKernels(dataDir string, cfg cost.RooflineConfig) ([]CheckRow, error) {
+	h100, _ := cost.LookupGPU("h100-sxm-80gb")
+	fp8, err := cost.NewKernels(h100, 1, cfg)
 	if err != nil {
 		return nil, err
 	}
-	bf16, err := NewKernels(h100, 2, cfg)
+	bf16, err := cost.NewKernels(h100, 2, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -226,16 +228,16 @@ func CheckKernels(dataDir string, cfg RooflineConfig) ([]CheckRow, error) {
 	return rows, nil
 }
 
-// CheckVidurMLP compares [Roofline.LayerLinearNS] for llama-3.1-8b (the same
+// CheckVidurMLP compares [cost.Roofline.LayerLinearNS] for llama-3.1-8b (the same
 // layer shapes as the profiled Meta-Llama-3-8B) on a100-80gb at TP1 with the
 // sum of Vidur's per-layer operator medians (ms) attn_pre_proj (fused qkv),
 // attn_post_proj (o), mlp_up_proj (fused gate+up) and mlp_down_proj: the four
 // GEMMs, i.e. exactly the linear operators LayerLinearNS prices. Norms,
 // rotary, activation and residual add are elementwise and priced elsewhere.
-func CheckVidurMLP(dataDir string, cfg RooflineConfig) ([]CheckRow, error) {
-	m, _ := LookupModel("llama-3.1-8b")
-	g, _ := LookupGPU("a100-80gb")
-	r, err := NewRoofline(m, g, 1, cfg)
+func CheckVidurMLP(dataDir string, cfg cost.RooflineConfig) ([]CheckRow, error) {
+	m, _ := cost.LookupModel("llama-3.1-8b")
+	g, _ := cost.LookupGPU("a100-80gb")
+	r, err := cost.NewRoofline(m, g, 1, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -276,10 +278,10 @@ func CheckVidurMLP(dataDir string, cfg RooflineConfig) ([]CheckRow, error) {
 // bound, an artefact of that research harness); what is asserted is the step
 // shape: a hybrid step costs what its prefill costs, and several times a
 // decode-only step.
-func CheckSarathiStepShape(dataDir string, cfg RooflineConfig) ([]CheckRow, error) {
-	m, _ := LookupModel("yi-34b")
-	g, _ := LookupGPU("a100-80gb")
-	r, err := NewRoofline(m, g, 2, cfg)
+func CheckSarathiStepShape(dataDir string, cfg cost.RooflineConfig) ([]CheckRow, error) {
+	m, _ := cost.LookupModel("yi-34b")
+	g, _ := cost.LookupGPU("a100-80gb")
+	r, err := cost.NewRoofline(m, g, 2, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +302,7 @@ func CheckSarathiStepShape(dataDir string, cfg RooflineConfig) ([]CheckRow, erro
 		return ms, nil
 	}
 	price := func(p, d int) float64 {
-		var b Batch
+		var b cost.Batch
 		b.AddPrefill(0, p)
 		for range d {
 			b.AddDecode(SarathiDecodeContext)
@@ -348,10 +350,10 @@ func CheckSarathiStepShape(dataDir string, cfg RooflineConfig) ([]CheckRow, erro
 // (streams/vllm_bench_llama33_70b_tp8_a100, median_itl_ms). At that load the
 // server runs decode-only steps of a few sequences, so the median gap is one
 // such step.
-func CheckVLLMDecode(dataDir string, cfg RooflineConfig) ([]CheckRow, error) {
-	m, _ := LookupModel("llama-3.3-70b")
-	g, _ := LookupGPU("a100-40gb")
-	r, err := NewRoofline(m, g, 8, cfg)
+func CheckVLLMDecode(dataDir string, cfg cost.RooflineConfig) ([]CheckRow, error) {
+	m, _ := cost.LookupModel("llama-3.3-70b")
+	g, _ := cost.LookupGPU("a100-40gb")
+	r, err := cost.NewRoofline(m, g, 8, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -369,7 +371,7 @@ func CheckVLLMDecode(dataDir string, cfg RooflineConfig) ([]CheckRow, error) {
 	if res.MedianITL == nil || !(*res.MedianITL > 0) {
 		return nil, fmt.Errorf("%s: median_itl_ms: missing or not positive", path)
 	}
-	var b Batch
+	var b cost.Batch
 	for range VLLMDecodeSeqs {
 		b.AddDecode(VLLMDecodeContext)
 	}
