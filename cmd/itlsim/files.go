@@ -140,15 +140,23 @@ func (o runOutputs) write(w io.Writer, runs []reports.Run) error {
 	return writeNotes(w, runs, o.format)
 }
 
+// inputRegistry is what registers a command's inputs: an invocation's
+// tempFiles or one set of outputs.
+type inputRegistry interface {
+	reads(what string, paths ...string)
+}
+
 // readsConfig registers the files a run of cfg reads (its trace, lengths
-// file, empirical length files, a model's config.json) as inputs of files.
-func readsConfig(files *outputs, cfg sim.Config) {
+// file, empirical length files, a model's config.json, a fitted cost
+// profile) as inputs of files.
+func readsConfig(files inputRegistry, cfg sim.Config) {
 	files.reads("", cfg.Workload.Files()...)
 	for _, m := range []string{cfg.Model, cfg.SpecDecode.DraftModel} {
 		if strings.HasSuffix(m, ".json") {
 			files.reads("", m)
 		}
 	}
+	files.reads("cost.profile", cfg.Cost.Profile)
 }
 
 // msValue is a flag holding milliseconds that also takes a duration with a

@@ -269,7 +269,7 @@ func (o *gateOptions) run(cmd *cobra.Command) error {
 		return badInput(err)
 	}
 	if err := gate.Write(cmd.OutOrStdout(), &rep, format); err != nil {
-		return err
+		return badInput(err)
 	}
 	if !rep.Pass {
 		return &exitError{gateFailed, fmt.Errorf("gate failed: %s", strings.Join(rep.Failed(), ", "))}

@@ -295,6 +295,7 @@ func writeStudy(temps *tempFiles, stdout io.Writer, o outputFlags, doc any, tabl
 			return err
 		}
 	}
+	files.reads("--echarts-js", o.echartsJS)
 	if err := files.check(); err != nil {
 		return err
 	}
@@ -333,5 +334,6 @@ func checkOutputs(temps *tempFiles, o outputFlags) error {
 			return err
 		}
 	}
+	files.reads("--echarts-js", o.echartsJS)
 	return files.check()
 }
