@@ -52,7 +52,7 @@ type studyFlags struct {
 
 // shardFlags are not part of what a study computes: a merge or a pod's
 // command is rebuilt without them.
-var shardFlags = []string{"shard-index", "shard-count", "out", "emit-k8s-job", "k8s-image", "k8s-claim", "k8s-name",
+var shardFlags = []string{"shard-index", "shard-count", "out", "emit-k8s-job", "k8s-image", "k8s-claim", "k8s-name", "k8s-storage",
 	"jobs", "format", "json", "csv", "html", "echarts-js"}
 
 func (o *studyFlags) bind(cmd *cobra.Command, temps *tempFiles, defaultSeeds int) {
