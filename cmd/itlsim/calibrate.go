@@ -84,6 +84,9 @@ func (o *calibrateOptions) calibrate(cmd *cobra.Command, args []string) error {
 	files := newOutputs(o.run.temps)
 	defer files.discard()
 	out := files.add("--output", o.output)
+	files.reads("FILE", args...)
+	files.reads("--steps", o.steps)
+	files.reads("--scenario", o.scenario)
 	if err := files.check(); err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/itlsim/itlsim/reports"
 	reporthtml "github.com/itlsim/itlsim/reports/html"
 	"github.com/itlsim/itlsim/reports/study"
+	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/scenario"
 )
 
@@ -96,6 +97,13 @@ func (o *capacityOptions) plan(cmd *cobra.Command, args []string) (*capacityPlan
 	if err != nil {
 		return nil, err
 	}
+	cfgs := make([]sim.Config, len(vs))
+	for i, v := range vs {
+		cfgs[i] = v.Config
+	}
+	if err := prices.CheckKnown(cfgs); err != nil {
+		return nil, err
+	}
 	terms, texts := o.st.terms()
 	for _, v := range vs {
 		if err := study.CheckRated(v.Config); err != nil {
@@ -118,9 +126,15 @@ func (o *capacityOptions) plan(cmd *cobra.Command, args []string) (*capacityPlan
 		if o.targetMax < 1 {
 			return nil, fmt.Errorf("--target-max: expected at least 1, got %d", o.targetMax)
 		}
+		if o.targetField == "workload.rate" || o.targetField == "workload.duration_s" || o.targetField == "workload.requests" || o.targetField == "seed" {
+			return nil, fmt.Errorf("--target-field %s: the search sets the rate, the load and the seeds itself; give a field of the server, such as cluster.replicas or tp", o.targetField)
+		}
 		probe := vs[0].Config
 		if err := scenario.Set(&probe, o.targetField, "1"); err != nil {
 			return nil, fmt.Errorf("--target-field: %w", err)
+		}
+		if err := scenario.Set(&probe, o.targetField, "1.5"); err == nil {
+			return nil, fmt.Errorf("--target-field %s: expected a whole-number field (the search tries 1, 2, ... --target-max), such as cluster.replicas", o.targetField)
 		}
 		p.target = &study.Target{Rate: o.targetRate, Field: o.targetField, Max: o.targetMax}
 	}

@@ -3,51 +3,128 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // cpuProfile is the --cpuprofile flag every command takes: a Go CPU
 // profile of the command, for `go tool pprof` (where a run spends its time:
 // the engine, QoE scoring, writing files).
+//
+// The profile is an output like any other: checked before the command
+// starts (against the files the command line names), written to a
+// temporary file, checked again at the end against every input the
+// command read, and only then renamed over its target.
 type cpuProfile struct {
-	path string
-	file *os.File
+	temps  *tempFiles
+	path   string
+	files  *outputs
+	out    *outFile
+	direct *os.File // a FIFO or device written in place
 }
 
 func (p *cpuProfile) bind(root *cobra.Command) {
 	root.PersistentFlags().StringVar(&p.path, "cpuprofile", "", "write a Go CPU profile of the command to this file (read it with go tool pprof)")
-	root.PersistentPreRunE = func(*cobra.Command, []string) error { return p.start() }
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error { return p.start(cmd, args) }
 }
 
-func (p *cpuProfile) start() error {
+func (p *cpuProfile) start(cmd *cobra.Command, args []string) error {
 	if p.path == "" {
 		return nil
 	}
-	f, err := os.Create(p.path)
-	if err != nil {
-		return fmt.Errorf("--cpuprofile: %w", err)
+	if p.temps == nil {
+		p.temps = newTempFiles()
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		os.Remove(p.path)
-		return fmt.Errorf("--cpuprofile: %w", err)
+	p.files = newOutputs(p.temps)
+	p.out = p.files.add("--cpuprofile", p.path)
+	// The command has read nothing yet: what it will read or write is
+	// named by its arguments and flags, so the profile must be none of them.
+	for _, a := range args {
+		p.files.inputs = append(p.files.inputs, inputFile{"", a})
 	}
-	p.file = f
+	if err := p.files.check(); err != nil {
+		p.files.discard()
+		p.files = nil
+		return err
+	}
+	var clash error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if clash != nil || f.Name == "cpuprofile" || f.Value.Type() != "string" {
+			return
+		}
+		if sameFile(p.out.target, f.Value.String()) {
+			clash = fmt.Errorf("--cpuprofile %s and --%s %s name the same file", p.path, f.Name, f.Value.String())
+		}
+	})
+	if clash != nil {
+		p.files.discard()
+		p.files = nil
+		return clash
+	}
+	w := p.out.tmp
+	if p.out.direct {
+		f, err := os.OpenFile(p.out.target, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			p.files.discard()
+			p.files = nil
+			return p.out.fail(err)
+		}
+		w = f
+	}
+	if err := pprof.StartCPUProfile(w); err != nil {
+		p.files.discard()
+		p.files = nil
+		return p.out.fail(err)
+	}
+	if p.out.direct {
+		p.direct = w
+	}
 	return nil
 }
 
-// stop ends the profile, whether the command succeeded or not.
+// sameFile tells whether the flag value v names target (a path that may
+// not exist).
+func sameFile(target, v string) bool {
+	if v == "" {
+		return false
+	}
+	if r, err := filepath.EvalSymlinks(v); err == nil {
+		v = r
+	}
+	if a, err := filepath.Abs(v); err == nil {
+		v = a
+	}
+	if v == target {
+		return true
+	}
+	a, aerr := os.Stat(target)
+	b, berr := os.Stat(v)
+	return aerr == nil && berr == nil && os.SameFile(a, b)
+}
+
+// stop ends the profile, whether the command succeeded or not, and
+// writes it unless it would replace one of the command's inputs.
 func (p *cpuProfile) stop() error {
-	if p.file == nil {
+	if p.files == nil {
 		return nil
 	}
 	pprof.StopCPUProfile()
-	err := p.file.Close()
-	p.file = nil
-	if err != nil {
-		return fmt.Errorf("--cpuprofile: %w", err)
+	files := p.files
+	p.files = nil
+	defer files.discard()
+	if p.direct != nil {
+		err := p.direct.Close()
+		p.direct = nil
+		if err != nil {
+			return p.out.fail(err)
+		}
+		return nil
 	}
-	return nil
+	if err := files.checkInputs(); err != nil {
+		return err
+	}
+	return files.commit()
 }

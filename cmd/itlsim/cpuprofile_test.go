@@ -22,7 +22,7 @@ func TestCPUProfileFlag(t *testing.T) {
 		t.Fatalf("profile of %d bytes does not start as gzip", len(data))
 	}
 	r := execCLI(t, "run", "--requests", "20", "--cpuprofile", filepath.Join(dir, "missing", "cpu.prof"))
-	if r.code == 0 || !strings.Contains(r.stderr, "--cpuprofile:") || r.stdout != "" {
+	if r.code == 0 || !strings.Contains(r.stderr, "--cpuprofile "+filepath.Join(dir, "missing", "cpu.prof")) || r.stdout != "" {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want a --cpuprofile error and no output", r.code, r.stdout, r.stderr)
 	}
 }

@@ -109,7 +109,7 @@ Metrics:
 	f.StringVar(&o.inputFormat, "input-format", "auto", "format of measured stream files: auto, "+strings.Join(ingest.Formats(), ", "))
 	f.StringSliceVar(&o.metricNames, "metric", gate.DefaultMetrics, "metrics to hold, comma-separated (listed below; any percentile of a distribution, e.g. ttft_p95)")
 	f.StringVar(&o.class, "class", "", "judge only the streams of this traffic class (--json results of a workload with classes)")
-	f.StringVar(&o.tolerance, "tolerance", "5%", "regression allowed: relative for times (5% or 0.05), share points for shares")
+	f.StringVar(&o.tolerance, "tolerance", "5%", "regression allowed: a percentage (5%) or a fraction from 0 to 1 (0.05); relative for times and ratios, share points for shares")
 	f.IntVar(&o.opts.Bootstrap, "bootstrap", o.opts.Bootstrap, "bootstrap resamples of streams (0: judge the point change alone)")
 	f.Uint64Var(&o.opts.Seed, "seed", o.opts.Seed, "seed of the bootstrap's resampling")
 	f.Float64Var(&o.opts.Confidence, "confidence", o.opts.Confidence, "coverage of the change's interval")
@@ -135,18 +135,26 @@ func badInput(err error) error {
 	return &exitError{gateBadInput, err}
 }
 
-// parseTolerance reads 0.05 or 5%.
+// parseTolerance reads a fraction (0.05, at most 1) or a percentage (5%).
+// A bare number above 1 is refused: "--tolerance 5" meant 5 % far more
+// often than 500 %.
 func parseTolerance(s string) (float64, error) {
 	t := strings.TrimSpace(s)
-	scale := 1.0
-	if strings.HasSuffix(t, "%") {
-		t, scale = strings.TrimSpace(strings.TrimSuffix(t, "%")), 0.01
+	pct := strings.HasSuffix(t, "%")
+	if pct {
+		t = strings.TrimSpace(strings.TrimSuffix(t, "%"))
 	}
 	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || !(v >= 0) || v > 1e6 {
-		return 0, fmt.Errorf("--tolerance %q: expected a fraction ≥ 0 (0.05) or a percentage (5%%)", s)
+	switch {
+	case err != nil || !(v >= 0) || v > 1e6:
+		return 0, fmt.Errorf("--tolerance %q: expected a fraction from 0 to 1 (0.05) or a percentage (5%%)", s)
+	case !pct && v > 1:
+		return 0, fmt.Errorf("--tolerance %s: a fraction above 1 (%g %%); write %s%% for %s percent, or %g for that share", s, v*100, t, t, v/100)
 	}
-	return v * scale, nil
+	if pct {
+		v /= 100
+	}
+	return v, nil
 }
 
 func (o *gateOptions) run(cmd *cobra.Command) error {
@@ -269,7 +277,7 @@ func (o *gateOptions) run(cmd *cobra.Command) error {
 		return badInput(err)
 	}
 	if err := gate.Write(cmd.OutOrStdout(), &rep, format); err != nil {
-		return err
+		return badInput(err)
 	}
 	if !rep.Pass {
 		return &exitError{gateFailed, fmt.Errorf("gate failed: %s", strings.Join(rep.Failed(), ", "))}
@@ -345,6 +353,9 @@ func loadDocument(path string, data []byte, run, runFlag string) (*gateInput, er
 	var doc reports.Document
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("%s: not an itlsim --json result: %w", path, ingest.JSONError(data, err))
+	}
+	if err := checkSchema(path, doc.SchemaVersion); err != nil {
+		return nil, err
 	}
 	var names []string
 	for _, r := range doc.Runs {

@@ -226,7 +226,7 @@ func TestGateExitCodes(t *testing.T) {
 	a := filepath.Join(dir, "a.jsonl")
 	writeStreams(t, a, 20, 1, 0)
 	noStreams := filepath.Join(dir, "summary-only.json")
-	os.WriteFile(noStreams, []byte(`{"scenario": {}, "runs": [{"name": "x", "summary": {"requests": 5}, "streams": []}]}`), 0o644)
+	os.WriteFile(noStreams, []byte(`{"schema_version": 2, "scenario": {}, "runs": [{"name": "x", "summary": {"requests": 5}, "streams": []}]}`), 0o644)
 	two := filepath.Join(dir, "two.json")
 	// 60 requests: with 30 the p99 over streams is the worst one or two,
 	// which the block bootstrap (blocks of about 10 streams) leaves out of

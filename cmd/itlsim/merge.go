@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -45,8 +46,14 @@ func (o *mergeOptions) run(cmd *cobra.Command, path string) error {
 	if _, err := stdoutFormat("format", o.out.format); err != nil {
 		return err
 	}
-	if err := checkOutputs(o.temps, o.out); err != nil {
-		return err
+	// Every file merge reads is an input: the manifest and the point files
+	// of the plan (present or not), so no output may replace one.
+	o.temps.reads("DIR/"+study.PlanFile, filepath.Join(path, study.PlanFile))
+	readsPoints := func(keys []string) error {
+		for _, k := range keys {
+			o.temps.reads("a point file of DIR", dir.File(k))
+		}
+		return checkOutputs(o.temps, o.out)
 	}
 	switch m.Command {
 	case "sweep":
@@ -59,7 +66,10 @@ func (o *mergeOptions) run(cmd *cobra.Command, path string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", path, study.PlanFile, err)
 		}
-		pts, err := loadAll[study.Point](dir, keys, labels)
+		if err := readsPoints(keys); err != nil {
+			return err
+		}
+		pts, err := loadAll[study.Point](dir, keys, labels, m.ShardCount)
 		if err != nil {
 			return err
 		}
@@ -74,7 +84,10 @@ func (o *mergeOptions) run(cmd *cobra.Command, path string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", path, study.PlanFile, err)
 		}
-		cs, err := loadAll[study.ConfigSearch](dir, p.keys, p.labels)
+		if err := readsPoints(p.keys); err != nil {
+			return err
+		}
+		cs, err := loadAll[study.ConfigSearch](dir, p.keys, p.labels, m.ShardCount)
 		if err != nil {
 			return err
 		}

@@ -32,6 +32,7 @@ import (
 type tempFiles struct {
 	mu       sync.Mutex
 	names    map[string]bool
+	inputs   []inputFile // every file the invocation reads: no output may replace one
 	stopped  bool
 	graceful func() // called on the first SIGINT or SIGTERM instead of exiting; nil: exit
 }
@@ -60,6 +61,33 @@ func (t *tempFiles) takeGraceful() func() {
 }
 
 func newTempFiles() *tempFiles { return &tempFiles{names: map[string]bool{}} }
+
+// reads registers files the invocation reads (what names them: "FILE",
+// "--workload"). Every output of the invocation is checked against every
+// input registered before its check, whichever part of the command read it
+// (the scenario loader registers the scenario, its trace and its profile).
+func (t *tempFiles) reads(what string, paths ...string) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, p := range paths {
+		if p != "" {
+			t.inputs = append(t.inputs, inputFile{what, p})
+		}
+	}
+}
+
+// readFiles is a copy of the inputs registered so far.
+func (t *tempFiles) readFiles() []inputFile {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]inputFile(nil), t.inputs...)
+}
 
 // errStopped is what create returns once removeAll has run.
 var errStopped = errors.New("stopped: temporary files are being removed")
@@ -141,8 +169,14 @@ type outputs struct {
 type inputFile struct{ what, path string }
 
 // reads registers path, named by what, as an input of the command: check
-// refuses an output that would replace it. An empty path is no input.
+// refuses an output that would replace it. An empty path is no input. The
+// input is the invocation's (see tempFiles.reads), so a later set of
+// outputs is checked against it too.
 func (o *outputs) reads(what string, paths ...string) {
+	if o.temps != nil {
+		o.temps.reads(what, paths...)
+		return
+	}
 	for _, p := range paths {
 		if p != "" {
 			o.inputs = append(o.inputs, inputFile{what, p})
@@ -224,7 +258,7 @@ func (o *outputs) check() error {
 // terminal) are exempt. An input that cannot be found is left for the
 // command to report when it reads it.
 func (o *outputs) checkInputs() error {
-	for _, in := range o.inputs {
+	for _, in := range append(o.temps.readFiles(), o.inputs...) {
 		resolved, err := filepath.EvalSymlinks(in.path)
 		if err != nil {
 			continue

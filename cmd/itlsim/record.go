@@ -100,6 +100,8 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 	defer files.discard()
 	out := files.add("-o", o.outPath)
 	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), format: format}
+	files.reads("SCENARIO", args[1:]...)
+	readsConfig(files, cfg)
 	if err := files.check(); err != nil {
 		return err
 	}

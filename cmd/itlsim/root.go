@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -34,13 +35,22 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	defer temps.removeAll()
 	stop := removeTempsOnSignal(temps, stderr)
 	defer stop()
-	root := newRootCmd(stdout, stderr, temps)
-	var prof cpuProfile
+	out := &checkedWriter{w: stdout}
+	root := newRootCmd(out, stderr, temps)
+	prof := cpuProfile{temps: temps}
 	prof.bind(root)
 	root.SetArgs(vllmGoodputArgs(args))
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	if perr := prof.stop(); err == nil {
 		err = perr
+	}
+	if werr := out.failed(); werr != nil && (err == nil || errors.Is(err, werr)) {
+		// What the command printed did not all arrive (a full disk, a
+		// closed pipe): the answer is lost, so the command failed.
+		err = fmt.Errorf("stdout: %w", pathErr(werr))
+		if cmd != nil && cmd.Name() == "gate" {
+			err = &exitError{gateBadInput, err}
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "itlsim: %v\n", err)
@@ -51,6 +61,42 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// checkedWriter is stdout as the commands see it: it keeps the first
+// write error (and refuses every later write with it), so that Main exits
+// non-zero when what a command printed did not all arrive, whatever the
+// command did with the error.
+type checkedWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// failed is the first write error, after flushing a buffered stdout.
+func (c *checkedWriter) failed() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if fl, ok := c.w.(interface{ Flush() error }); ok && c.err == nil {
+		c.err = fl.Flush()
+	}
+	return c.err
 }
 
 // removeTempsOnSignal exits on SIGINT or SIGTERM, as the default action

@@ -544,6 +544,12 @@ func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Var
 			}
 		}
 	}
+	// Every file the runs read is an input of the invocation: no output of
+	// any command that built them may replace one.
+	o.temps.reads("SCENARIO", file)
+	for _, v := range variants {
+		readsConfig(o.temps, v.Config)
+	}
 	return variants, scenarioFile{file, fileTerms, fileLines, parsed, setsField}, nil
 }
 

@@ -131,6 +131,9 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 	files := newOutputs(o.temps)
 	defer files.discard()
 	timelines := files.add("--timelines", o.timelinesPath)
+	files.reads("SCENARIO", args...)
+	files.reads("--replay", o.replay)
+	readsConfig(files, cfg)
 	if err := files.check(); err != nil {
 		return err
 	}

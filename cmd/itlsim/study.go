@@ -52,7 +52,7 @@ type studyFlags struct {
 
 // shardFlags are not part of what a study computes: a merge or a pod's
 // command is rebuilt without them.
-var shardFlags = []string{"shard-index", "shard-count", "out", "emit-k8s-job", "k8s-image", "k8s-claim", "k8s-name",
+var shardFlags = []string{"shard-index", "shard-count", "out", "emit-k8s-job", "k8s-image", "k8s-claim", "k8s-name", "k8s-storage",
 	"jobs", "format", "json", "csv", "html", "echarts-js"}
 
 func (o *studyFlags) bind(cmd *cobra.Command, temps *tempFiles, defaultSeeds int) {
@@ -128,15 +128,19 @@ func (o *studyFlags) shard() (index, count int, err error) {
 	if count == 0 {
 		count = 1
 	}
-	if count < 1 || count > 100000 {
-		return 0, 0, fmt.Errorf("--shard-count: expected 1 to 100000 shards, got %d", o.shardCount)
+	if count < 1 || count > study.MaxShards {
+		return 0, 0, fmt.Errorf("--shard-count: expected 1 to %d shards, got %d", study.MaxShards, o.shardCount)
 	}
 	index = o.shardIndex
+	if index < -1 {
+		return 0, 0, fmt.Errorf("--shard-index %d: expected 0 to %d (--shard-count %d)", index, count-1, count)
+	}
 	if index < 0 {
 		if s, ok := os.LookupEnv("JOB_COMPLETION_INDEX"); ok {
 			n, err := strconv.Atoi(strings.TrimSpace(s))
-			if err != nil {
-				return 0, 0, fmt.Errorf("JOB_COMPLETION_INDEX=%q: expected a whole number (the pod's index in its Indexed Job)", s)
+			if err != nil || n < 0 || n >= count {
+				return 0, 0, fmt.Errorf("JOB_COMPLETION_INDEX=%q: expected the pod's index in its Indexed Job, a whole number from 0 to %d (--shard-count %d)",
+					reports.Printable(s), count-1, count)
 			}
 			index = n
 		} else {
@@ -234,7 +238,7 @@ func runStudy[T any](cmd *cobra.Command, args []string, st *studyFlags, temps *t
 		if err := dir.CheckDir(); err != nil {
 			return err
 		}
-		if err := dir.PutPlan(study.Manifest{Command: command, Args: studyArgs(cmd, args)}); err != nil {
+		if err := dir.PutPlan(study.Manifest{Command: command, Args: studyArgs(cmd, args), ShardCount: count}); err != nil {
 			return err
 		}
 		return computeShard(cmd.ErrOrStderr(), dir, keys, study.Shard(len(keys), index, count), workers, one)
@@ -251,13 +255,16 @@ func runStudy[T any](cmd *cobra.Command, args []string, st *studyFlags, temps *t
 	return render(units)
 }
 
-// loadAll reads every unit from dir in order; missing ones are named.
-func loadAll[T any](dir study.Dir, keys, labels []string) ([]T, error) {
+// loadAll reads every unit from dir in order; missing ones are named,
+// with the indexes of the shards (of count) that should have written them.
+func loadAll[T any](dir study.Dir, keys, labels []string, count int) ([]T, error) {
 	out := make([]T, len(keys))
 	var missing []string
+	shards := map[int]bool{}
 	for i, k := range keys {
 		if !dir.Has(k) {
 			missing = append(missing, labels[i]+" ("+k+".json)")
+			shards[i%max(count, 1)] = true
 			continue
 		}
 		if err := dir.Get(k, &out[i]); err != nil {
@@ -273,7 +280,14 @@ func loadAll[T any](dir study.Dir, keys, labels []string) ([]T, error) {
 		if len(missing) > len(shown) {
 			more = fmt.Sprintf("\n  ... and %d more", len(missing)-len(shown))
 		}
-		return nil, fmt.Errorf("%s: %d of %d point(s) missing (a shard has not finished or failed):\n  %s%s", dir.Path, len(missing), len(keys), strings.Join(shown, "\n  "), more)
+		idx := make([]string, 0, len(shards))
+		for i := range max(count, 1) {
+			if shards[i] {
+				idx = append(idx, strconv.Itoa(i))
+			}
+		}
+		return nil, fmt.Errorf("%s: %d of %d point(s) missing: shard index(es) %s of %d have not finished or failed (rerun them with --shard-index I, or the Job's failed indexes):\n  %s%s",
+			dir.Path, len(missing), len(keys), strings.Join(idx, ", "), max(count, 1), strings.Join(shown, "\n  "), more)
 	}
 	return out, nil
 }
@@ -295,6 +309,7 @@ func writeStudy(temps *tempFiles, stdout io.Writer, o outputFlags, doc any, tabl
 			return err
 		}
 	}
+	files.reads("--echarts-js", o.echartsJS)
 	if err := files.check(); err != nil {
 		return err
 	}
@@ -333,5 +348,6 @@ func checkOutputs(temps *tempFiles, o outputFlags) error {
 			return err
 		}
 	}
+	files.reads("--echarts-js", o.echartsJS)
 	return files.check()
 }

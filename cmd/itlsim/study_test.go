@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -129,9 +130,21 @@ func TestMergeNamesMissingPoints(t *testing.T) {
 
 func TestEmitK8sJobIsABatchV1IndexedJob(t *testing.T) {
 	r := mustRunCLI(t, append(slices.Clone(sweepArgs), "--emit-k8s-job", "--shard-count", "4", "--out", "/results", "--k8s-image", "example.org/itlsim:1")...)
+	docs := strings.Split(r.stdout, "\n---\n")
+	if len(docs) != 2 {
+		t.Fatalf("%d YAML documents, want a claim and a Job:\n%s", len(docs), r.stdout)
+	}
+	var claim corev1.PersistentVolumeClaim
+	if err := yaml.UnmarshalStrict([]byte(docs[0]), &claim); err != nil {
+		t.Fatalf("not a v1 PersistentVolumeClaim (strict): %v\n%s", err, docs[0])
+	}
+	if claim.Kind != "PersistentVolumeClaim" || claim.Name != "itlsim-results" || len(claim.Spec.AccessModes) != 1 ||
+		claim.Spec.AccessModes[0] != corev1.ReadWriteMany || claim.Spec.Resources.Requests.Storage().String() != "1Gi" {
+		t.Errorf("claim %+v: want itlsim-results, ReadWriteMany, 1Gi", claim)
+	}
 	var job batchv1.Job
-	if err := yaml.UnmarshalStrict([]byte(r.stdout), &job); err != nil {
-		t.Fatalf("not a batch/v1 Job (strict): %v\n%s", err, r.stdout)
+	if err := yaml.UnmarshalStrict([]byte(docs[1]), &job); err != nil {
+		t.Fatalf("not a batch/v1 Job (strict): %v\n%s", err, docs[1])
 	}
 	spec := job.Spec
 	if job.APIVersion != "batch/v1" || job.Kind != "Job" || spec.CompletionMode == nil || *spec.CompletionMode != batchv1.IndexedCompletion ||
@@ -143,6 +156,9 @@ func TestEmitK8sJobIsABatchV1IndexedJob(t *testing.T) {
 		t.Fatalf("pod spec %+v", pod)
 	}
 	c := pod.Containers[0]
+	if pod.Volumes[0].PersistentVolumeClaim.ClaimName != claim.Name || c.Resources.Requests.Memory().String() != "1Gi" || c.Resources.Requests.Cpu().String() != "1" {
+		t.Errorf("pod claims %q with requests %v; want the manifest's claim and the default requests", pod.Volumes[0].PersistentVolumeClaim.ClaimName, c.Resources.Requests)
+	}
 	if c.Image != "example.org/itlsim:1" || len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != "/results" {
 		t.Errorf("container %+v", c)
 	}

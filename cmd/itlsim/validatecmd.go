@@ -103,6 +103,9 @@ func (o *validateOptions) validate(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	}
+	files.reads("FILE", args...)
+	files.reads("--scenario", o.scenario)
+	files.reads("--echarts-js", o.run.echartsJS)
 	if err := files.check(); err != nil {
 		return err
 	}

@@ -3,9 +3,11 @@ package study
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/cost"
 )
 
@@ -41,6 +43,31 @@ func ParsePrices(vals []string) (Prices, error) {
 		p[name] = v
 	}
 	return p, nil
+}
+
+// CheckKnown refuses a price for a GPU that is neither a preset nor one a
+// configuration of the study uses: a misspelt name would be silently
+// ignored and the preset's price used.
+func (p Prices) CheckKnown(cfgs []sim.Config) error {
+	used := map[string]bool{}
+	for _, c := range cfgs {
+		used[strings.ToLower(c.GPU)] = true
+		for _, pool := range c.Cluster.Pools {
+			used[strings.ToLower(pool.GPU)] = true
+		}
+	}
+	names := make([]string, 0, len(p))
+	for n := range p {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if _, ok := cost.LookupGPU(n); ok || used[n] {
+			continue
+		}
+		return fmt.Errorf("--gpu-price %s=%g: no GPU named %q (GPU presets: %s)", n, p[n], n, strings.Join(cost.GPUNames(), ", "))
+	}
+	return nil
 }
 
 // USD is an amount in US dollars; 0 means unknown (no price) and is null
