@@ -48,20 +48,94 @@ func (ts Terms) scoresQoE() bool {
 // reached a steady state (Metrics.Stable).
 const StableTerm = "stable"
 
+// Sections is how many consecutive sections of the measured window the
+// SLO terms' confidence bounds are computed from (batch means).
+const Sections = 10
+
+// Bound is one SLO term's 95 % one-sided confidence bound on a run: the
+// JSON of slo_bounds[]. A term holds only when its bound meets the limit:
+// for <= terms the upper bound value + t·s/√B is at most the limit, for >=
+// terms the lower bound is at least it, where s is the standard deviation
+// of the term's value over the B sections of the window it is defined on
+// (batch means; Student's t with B − 1 degrees of freedom). With fewer
+// than 3 sections defined there is no bound and the term holds on its
+// value alone (Batches says so).
+type Bound struct {
+	Term    string   `json:"term"`
+	Bound   *float64 `json:"bound"`
+	Batches int      `json:"batches"`
+	Pass    bool     `json:"pass"`
+}
+
 // Judge applies c and the stability rule to m: whether the run passes and
-// the limiting term — stable when the run is not, else the term
-// reports/slo names (an undefined one, or the one with the least margin
-// relative to its limit: the worst failure or the closest to failing).
-func Judge(c Condition, m *Metrics) (pass bool, limiting string, outs []Outcome) {
+// the limiting term — stable when the run is not, else the first term
+// whose confidence bound (from the window's sections secs) misses its
+// limit, else the term reports/slo names (an undefined one, or the one
+// with the least margin relative to its limit).
+func Judge(c Condition, m *Metrics, secs []reports.Summary) (pass bool, limiting string, outs []Outcome, bounds []Bound) {
 	if c != nil {
 		outs = c.Evaluate(m)
 	}
 	pass = m.Stable && slo.Pass(outs)
 	limiting = StableTerm
-	if i := slo.Limiting(outs); i >= 0 && m.Stable {
-		limiting = outs[i].Term
+	if ts, ok := c.(Terms); ok && len(secs) > 0 {
+		bounds = termBounds(ts, outs, secs)
 	}
-	return pass, limiting, outs
+	failed := -1
+	for i, b := range bounds {
+		if !b.Pass && outs[i].Pass {
+			pass = false
+			if failed < 0 {
+				failed = i
+			}
+		}
+	}
+	if !m.Stable {
+		return pass, limiting, outs, bounds
+	}
+	if i := slo.Limiting(outs); i >= 0 && (failed < 0 || !outs[i].Pass) {
+		limiting = outs[i].Term
+	} else if failed >= 0 {
+		limiting = outs[failed].Term
+	}
+	return pass, limiting, outs, bounds
+}
+
+// termBounds computes each term's bound from the sections.
+func termBounds(ts Terms, outs []Outcome, secs []reports.Summary) []Bound {
+	vals := make([][]float64, len(ts))
+	for k := range secs {
+		for i, o := range slo.Evaluate(ts, &secs[k]) {
+			if o.Value != nil {
+				vals[i] = append(vals[i], *o.Value)
+			}
+		}
+	}
+	out := make([]Bound, len(ts))
+	for i, t := range ts {
+		b := Bound{Term: t.Text, Batches: len(vals[i]), Pass: outs[i].Pass}
+		if outs[i].Value != nil && len(vals[i]) >= 3 {
+			n := float64(len(vals[i]))
+			var mean, ss float64
+			for _, v := range vals[i] {
+				mean += v / n
+			}
+			for _, v := range vals[i] {
+				ss += (v - mean) * (v - mean)
+			}
+			half := tQuantile95(len(vals[i])-1) * math.Sqrt(ss/(n-1)/n)
+			v := *outs[i].Value + half
+			b.Pass = v <= t.Limit
+			if !t.AtMost {
+				v = *outs[i].Value - half
+				b.Pass = v >= t.Limit
+			}
+			v = sig6(v)
+			b.Bound = &v
+		}
+		out[i] = b
+	}
+	return out
 }
 
 // limitWords says a limiting term for prose: the stability rule as
@@ -157,12 +231,12 @@ type Capacity struct {
 func (s *Search) probe(v scenario.Variant, cfg sim.Config, r float64, seed uint64) (Point, error) {
 	cfg.Workload.Rate = r
 	cfg.Seed = seed
-	m, err := Simulate(cfg, s.Window, scoresQoE(s.Terms))
+	m, secs, err := simulate(cfg, s.Window, scoresQoE(s.Terms), sectionsFor(s.Terms))
 	if err != nil {
 		return Point{}, fmt.Errorf("%s at %g req/s, seed %d: %w", v.Name, r, seed, err)
 	}
-	pass, lim, outs := Judge(s.Terms, &m)
-	return Point{Config: v.Name, Overrides: overridesOf(v), Rate: r, Seed: seed, Pass: &pass, Limiting: lim, Outcomes: outs, Metrics: m}, nil
+	pass, lim, outs, bounds := Judge(s.Terms, &m, secs)
+	return Point{Config: v.Name, Overrides: overridesOf(v), Rate: r, Seed: seed, Pass: &pass, Limiting: lim, Outcomes: outs, Bounds: bounds, Metrics: m}, nil
 }
 
 // searchSeed finds one seed's capacity: an exponential bracket from the

@@ -180,13 +180,13 @@ func TestJudgeNamesTheLimitingTerm(t *testing.T) {
 		{[]string{"stream-p99-itl:p99<=150ms", "ttft:p99<=1s"}, false, "stream-p99-itl:p99<=150ms"},
 		{[]string{"stream-p99-itl:p99<=200ms", "ttft:p99<=500ms"}, false, "ttft:p99<=500ms"},
 	} {
-		pass, lim, outs := Judge(mustTerms(t, c.terms...), m)
+		pass, lim, outs, _ := Judge(mustTerms(t, c.terms...), m, nil)
 		if pass != c.pass || lim != c.lim || len(outs) != 2 {
 			t.Errorf("%v: pass %v, limiting %q; want %v, %q", c.terms, pass, lim, c.pass, c.lim)
 		}
 	}
 	m.Stable = false
-	if pass, lim, _ := Judge(mustTerms(t, "ttft:p99<=1s"), m); pass || lim != StableTerm {
+	if pass, lim, _, _ := Judge(mustTerms(t, "ttft:p99<=1s"), m, nil); pass || lim != StableTerm {
 		t.Errorf("an unstable run: pass %v, limiting %q; want false, %q", pass, lim, StableTerm)
 	}
 }

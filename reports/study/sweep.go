@@ -16,11 +16,46 @@ import (
 )
 
 // Simulate runs one configuration and measures it over w; with qoe, the
-// streams are scored (QoE, fluidity) as run scores them.
+// streams are scored (QoE, fluidity) as run scores them. A run whose
+// steady state is not conclusive is run again with twice the requests (or
+// seconds of arrivals), up to w.MaxExtend times cfg's (Window).
 func Simulate(cfg sim.Config, w Window, qoe bool) (Metrics, error) {
+	m, _, err := simulate(cfg, w, qoe, 0)
+	return m, err
+}
+
+// simulate is Simulate; with sections > 0 it also returns the summaries
+// of that many consecutive sections of the final run's window.
+func simulate(cfg sim.Config, w Window, qoe bool, sections int) (Metrics, []reports.Summary, error) {
+	for ext, f := 0, 1; ; ext, f = ext+1, f*2 {
+		m, secs, err := simulateOnce(cfg, w, qoe, sections)
+		if err != nil {
+			return Metrics{}, nil, err
+		}
+		length := float64(cfg.Workload.Requests)
+		if length == 0 {
+			length = cfg.Workload.DurationS
+		}
+		m.Steady.Requests, m.Steady.Extensions = length, ext
+		if m.Steady.Conclusive() || 2*f > w.MaxExtend || length == 0 {
+			if !m.Steady.Conclusive() && ext > 0 {
+				m.Unstable = fmt.Sprintf("%s (after %d doublings of the run, the cap)", m.Unstable, ext)
+				m.Summary.StableNote = m.Unstable
+			}
+			return m, secs, nil
+		}
+		if cfg.Workload.Requests > 0 {
+			cfg.Workload.Requests *= 2
+		} else {
+			cfg.Workload.DurationS *= 2
+		}
+	}
+}
+
+func simulateOnce(cfg sim.Config, w Window, qoe bool, sections int) (Metrics, []reports.Summary, error) {
 	e, err := sim.New(cfg)
 	if err != nil {
-		return Metrics{}, err
+		return Metrics{}, nil, err
 	}
 	var sink *qoepkg.Sink
 	if qoe {
@@ -30,12 +65,22 @@ func Simulate(cfg sim.Config, w Window, qoe bool) (Metrics, error) {
 	}
 	res := e.Run()
 	if err := e.Err(); err != nil {
-		return Metrics{}, err
+		return Metrics{}, nil, err
 	}
 	if sink != nil {
 		sink.Apply(res)
 	}
-	return Measure(e.Setup().Config, res, e.ServerResult(), w), nil
+	m, secs := measure(e.Setup().Config, res, e.ServerResult(), w, sections)
+	return m, secs, nil
+}
+
+// sectionsFor is how many sections of the window a run under condition c
+// is summarised in: Sections for SLO terms (their bounds), else none.
+func sectionsFor(c Condition) int {
+	if _, ok := c.(Terms); ok {
+		return Sections
+	}
+	return 0
 }
 
 // scoresQoE tells whether condition c needs the streams' scores.
@@ -125,6 +170,9 @@ type Point struct {
 	Pass     *bool     `json:"pass,omitempty"`
 	Limiting string    `json:"limiting_term,omitempty"`
 	Outcomes []Outcome `json:"slo,omitempty"`
+	// Bounds are the SLO terms' confidence bounds (Bound): a point holds
+	// only when every bound meets its limit.
+	Bounds []Bound `json:"slo_bounds,omitempty"`
 	Metrics
 }
 
@@ -147,14 +195,14 @@ func (p *SweepPlan) PointOf(s PointSpec, m Metrics) Point {
 func RunPoints(p *SweepPlan, specs []PointSpec, workers int, progress Progress) ([]Point, error) {
 	return Map(len(specs), workers, func(i int) (Point, error) {
 		s := specs[i]
-		m, err := Simulate(s.Simulated, p.Window, scoresQoE(p.Terms))
+		m, secs, err := simulate(s.Simulated, p.Window, scoresQoE(p.Terms), sectionsFor(p.Terms))
 		if err != nil {
 			return Point{}, fmt.Errorf("%s at %g req/s, seed %d: %w", p.Configs[s.Config].Name, s.Rate, s.Seed, err)
 		}
 		pt := p.PointOf(s, m)
 		if p.Terms != nil {
-			pass, lim, outs := Judge(p.Terms, &pt.Metrics)
-			pt.Pass, pt.Limiting, pt.Outcomes = &pass, lim, outs
+			pass, lim, outs, bounds := Judge(p.Terms, &pt.Metrics, secs)
+			pt.Pass, pt.Limiting, pt.Outcomes, pt.Bounds = &pass, lim, outs, bounds
 		}
 		return pt, nil
 	}, progress)
