@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -18,6 +19,8 @@ type capacityOptions struct {
 	temps       *tempFiles
 	st          studyFlags
 	tolerance   float64
+	precision   float64
+	maxSeeds    int
 	startRate   float64
 	targetRate  float64
 	targetField string
@@ -66,6 +69,8 @@ every seed, and over a grid the cheapest configuration that does.
 	o.st.bind(cmd, temps, 3)
 	f := cmd.Flags()
 	f.Float64Var(&o.tolerance, "tolerance", 0.02, "stop bisecting when the bracket is within this share of the rate")
+	f.Float64Var(&o.precision, "precision", 0.05, "with --seeds auto: add seeds until the 95 % interval of max_rate is within this share of it on either side")
+	f.IntVar(&o.maxSeeds, "max-seeds", 20, "with --seeds auto: the most seeds searched")
 	f.Float64Var(&o.startRate, "start-rate", 0, "first rate probed, req/s (0: the scenario's workload.rate)")
 	f.Float64Var(&o.targetRate, "target-rate", 0, "find the smallest --target-field (and over a grid the cheapest configuration) holding every term at this rate, req/s")
 	f.StringVar(&o.targetField, "target-field", "cluster.replicas", "with --target-rate: the integer field searched")
@@ -105,6 +110,9 @@ func (o *capacityOptions) plan(cmd *cobra.Command, args []string) (*capacityPlan
 	p := &capacityPlan{variants: vs, prices: prices}
 	p.search = &study.Search{Window: o.st.window(), Tolerance: o.tolerance, StartRate: o.startRate,
 		Seeds: study.SeedList(vs[0].Config.Seed, o.st.seeds)}
+	if o.st.autoSeeds {
+		p.search.AutoSeeds, p.search.Precision, p.search.MaxSeeds = true, o.precision, o.maxSeeds
+	}
 	if len(terms) > 0 {
 		p.search.Terms = terms
 	}
@@ -112,6 +120,9 @@ func (o *capacityOptions) plan(cmd *cobra.Command, args []string) (*capacityPlan
 		return nil, err
 	}
 	if cmd.Flags().Changed("target-rate") {
+		if o.st.autoSeeds {
+			return nil, errors.New("--seeds auto: with --target-rate give a seed count (every seed must hold the target)")
+		}
 		if !(o.targetRate > 0) {
 			return nil, fmt.Errorf("--target-rate: expected a rate > 0 req/s, got %g", o.targetRate)
 		}

@@ -178,8 +178,9 @@ func TestCapacityAnswersFirst(t *testing.T) {
 	out := studyOutputs(t, dir, "capacity", "--requests", "300", "--seeds", "3", "--gpu", "h100-sxm-80gb,h200-141gb",
 		"--slo", "stream-p99-itl:p99<=150ms", "--gpu-price", "h200-141gb=3.5")
 	first := strings.SplitN(out[0], "\n", 2)[0]
-	if !strings.HasPrefix(first, "h100-sxm-80gb: ") || !strings.Contains(first, "req/s (median of 3 seeds, min ") ||
-		!strings.Contains(first, "limited by ") || !strings.Contains(first, "h200-141gb: ") || !strings.Contains(first, "than h100-sxm-80gb") {
+	if !strings.HasPrefix(first, "h100-sxm-80gb: ") || !strings.Contains(first, "req/s (95 % CI ") || !strings.Contains(first, " over 3 seeds, ") ||
+		!strings.Contains(first, "limited by ") || !strings.Contains(first, "h200-141gb: ") ||
+		!(strings.Contains(first, "than h100-sxm-80gb") || strings.Contains(first, "as dear as h100-sxm-80gb")) {
 		t.Errorf("first line %q: want each configuration's rate, limiting term and relative cost", first)
 	}
 	var doc struct {
@@ -193,7 +194,7 @@ func TestCapacityAnswersFirst(t *testing.T) {
 	if doc.Answer != first || len(doc.Capacity) != 2 || len(doc.Points) < 2*3*3 {
 		t.Fatalf("answer %q, %d configurations, %d probes", doc.Answer, len(doc.Capacity), len(doc.Points))
 	}
-	for _, k := range []string{"config", "max_rate", "min_rate", "per_seed", "limiting_term", "gpus", "tokens_per_s_per_gpu", "usd_per_million_tokens", "pareto", "pareto_itl"} {
+	for _, k := range []string{"config", "max_rate", "ci_low", "ci_high", "ci_method", "seeds", "probes", "min_rate", "per_seed", "limiting_term", "gpus", "tokens_per_s_per_gpu", "usd_per_million_tokens", "pareto", "pareto_itl"} {
 		if _, ok := doc.Capacity[0][k]; !ok {
 			t.Errorf("capacity[0] has no %q", k)
 		}

@@ -40,22 +40,29 @@ const (
 // with its standard error from the batch means' residuals (Student's t
 // with Batches − 2 degrees of freedom, one-sided 95 %), is the backlog
 // trend in requests per second. The run is unstable when the slope's
-// lower bound is above 0 and the slope itself is at least Growth × the
-// arrival rate (that share of the arrivals piles up); stable when the
-// slope's upper bound is below Growth × the arrival rate; otherwise
-// inconclusive. Fewer than MinArrivals admitted arrivals in the trend
-// window are not judged.
+// lower bound is above Growth × the arrival rate (significantly more
+// than that share of the arrivals piles up); stable when the slope's
+// upper bound is below it; otherwise inconclusive. A trend window shorter
+// than Relax times the mean time in system (by Little's law, the mean
+// backlog over the arrival rate) still holds the fill-up of the longer
+// streams: in it only a growth above Gross times the material one is
+// judged (unstable), anything else is inconclusive. Fewer than
+// MinArrivals admitted arrivals in the trend window are not judged.
 type SteadyRule struct {
 	Bins        int     `json:"bins"`
 	Batches     int     `json:"batches"`
 	Growth      float64 `json:"growth"`
+	Relax       float64 `json:"relax"`
+	Gross       float64 `json:"gross"`
 	MinArrivals int     `json:"min_arrivals"`
 }
 
 // DefaultSteadyRule: 500 bins (100 MSER-5 batches), 10 trend batches, a
-// material growth of 2 % of the arrivals, and at least 200 arrivals.
+// material growth of 2 % of the arrivals, a window of at least 5 times
+// the time in system (else a gross growth of 5 × 2 %), and at least 200
+// arrivals.
 func DefaultSteadyRule() SteadyRule {
-	return SteadyRule{Bins: 500, Batches: 10, Growth: 0.02, MinArrivals: 200}
+	return SteadyRule{Bins: 500, Batches: 10, Growth: 0.02, Relax: 5, Gross: 5, MinArrivals: 200}
 }
 
 // Steady is one run's steady-state verdict: the JSON of a point's
@@ -175,14 +182,22 @@ func (rule SteadyRule) Judge(r *sim.Result) Steady {
 		out.TrendPctPerMin = sig6(100 * 60 * slope / meanN)
 	}
 	limit := rule.Growth * rate
+	// A window shorter than a few times the mean time in system (Little:
+	// backlog / arrival rate) still holds the fill-up of the longer
+	// streams; only a gross growth is judged in it.
+	inSystemS := meanN / rate
+	short := spanS < rule.Relax*inSystemS
 	switch {
-	case slope-tq*se > 0 && slope >= limit:
+	case slope-tq*se > limit && (!short || slope-tq*se > rule.Gross*limit):
 		out.Verdict = VerdictUnstable
-		out.Note = fmt.Sprintf("the backlog grew by %s requests/s (%+.3g %%/min; 95 %% bound above %s, at least %.0f %% of the %s/s arriving): not a steady state",
+		out.Note = fmt.Sprintf("the backlog grew by %s requests/s (%+.3g %%/min; 95 %% bound %s, above %.0f %% of the %s/s arriving): not a steady state",
 			num(slope), out.TrendPctPerMin, num(slope-tq*se), 100*rule.Growth, num(rate))
 	case dStar == k/2:
 		out.Verdict = VerdictInconclusive
 		out.Note = fmt.Sprintf("inconclusive: the warm-up did not end in the first half of the arrivals (MSER-5); backlog trend %+.3g %%/min", out.TrendPctPerMin)
+	case short:
+		out.Verdict = VerdictInconclusive
+		out.Note = fmt.Sprintf("inconclusive: backlog trend %+.3g %%/min over %.0f s after the warm-up, under %g times the %.1f s a request spends in the system", out.TrendPctPerMin, spanS, rule.Relax, inSystemS)
 	case slope+tq*se < limit:
 		out.Verdict = VerdictStable
 		out.Note = fmt.Sprintf("backlog trend %+.3g %%/min, 95 %% bound %s requests/s below the %s/s (%.0f %% of arrivals) that would be growth",
