@@ -65,8 +65,13 @@ var pointColumns = []struct {
 		return fx(p.Summary.SLOGoodputPerS, 2), g(p.Summary.SLOGoodputPerS)
 	}},
 	{"stable", "stable", func(p *Point) (string, string) {
-		if p.Stable {
+		switch {
+		case p.Stable:
 			return "yes", "true"
+		case p.Steady.Verdict == VerdictInconclusive:
+			return "inconclusive", "false"
+		case p.Steady.Verdict == VerdictTooFew:
+			return "not judged", "false"
 		}
 		return "NO", "false"
 	}},
@@ -106,6 +111,8 @@ func WriteSweepTable(w io.Writer, r *SweepResult, f reports.Format) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, r.Rule)
 	fmt.Fprintln(w)
 	for _, c := range r.Configs {
 		if f == reports.FormatMarkdown {
