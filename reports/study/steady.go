@@ -58,11 +58,11 @@ type SteadyRule struct {
 }
 
 // DefaultSteadyRule: 500 bins (100 MSER-5 batches), 10 trend batches, a
-// material growth of 2 % of the arrivals, a window of at least 5 times
+// material growth of 2 % of the arrivals, a window of at least 10 times
 // the time in system (else a gross growth of 5 × 2 %), and at least 200
 // arrivals.
 func DefaultSteadyRule() SteadyRule {
-	return SteadyRule{Bins: 500, Batches: 10, Growth: 0.02, Relax: 5, Gross: 5, MinArrivals: 200}
+	return SteadyRule{Bins: 500, Batches: 10, Growth: 0.02, Relax: 10, Gross: 5, MinArrivals: 200}
 }
 
 // Steady is one run's steady-state verdict: the JSON of a point's
