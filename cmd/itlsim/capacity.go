@@ -44,12 +44,18 @@ func capacityCommand(temps *tempFiles) (*cobra.Command, *capacityOptions) {
 which every --slo term holds and the run is stable: an exponential bracket
 from the scenario's rate (doubling while it holds, halving while it fails),
 then bisection until the bracket is within --tolerance of the rate. Each of
---seeds K seeds (default 3) is searched on its own; the answer is the median
-and the lowest is shown beside it, with the term that failed just above.
+--seeds K seeds (default 3) is searched on its own; the answer is the mean
+of the seeds' rates with a Student's t 95 % interval over seeds (ci_low,
+ci_high); --seeds auto starts at 3 and adds seeds until the interval is
+within --precision of the rate on either side (at most --max-seeds).
 
-The metrics leave out the warm-up and the drain: only requests arriving
-between --warm-up and 1 − --drain of the arrival span are measured, and
-throughput counts what finished in that window.
+A probe holds when its backlog is steady and every SLO term's 95 %
+confidence bound (batch means over 10 sections of the window) meets its
+limit. The warm-up is detected by MSER-5 on the backlog (or --warm-up
+SHARE), the drain (--drain) left out; stability is an OLS trend test on
+the backlog. A probe not yet conclusive is rerun with twice the requests,
+up to --max-extend times the scenario's; one still inconclusive fails and
+says so. docs/how-sure.md gives the rules.
 
 Each configuration reports its GPUs, tokens/s per GPU and USD per million
 output tokens at its capacity (prices per GPU-hour from the GPU presets, or
