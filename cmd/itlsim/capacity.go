@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -19,6 +20,8 @@ type capacityOptions struct {
 	temps       *tempFiles
 	st          studyFlags
 	tolerance   float64
+	precision   float64
+	maxSeeds    int
 	startRate   float64
 	targetRate  float64
 	targetField string
@@ -42,12 +45,18 @@ func capacityCommand(temps *tempFiles) (*cobra.Command, *capacityOptions) {
 which every --slo term holds and the run is stable: an exponential bracket
 from the scenario's rate (doubling while it holds, halving while it fails),
 then bisection until the bracket is within --tolerance of the rate. Each of
---seeds K seeds (default 3) is searched on its own; the answer is the median
-and the lowest is shown beside it, with the term that failed just above.
+--seeds K seeds (default 3) is searched on its own; the answer is the mean
+of the seeds' rates with a Student's t 95 % interval over seeds (ci_low,
+ci_high); --seeds auto starts at 3 and adds seeds until the interval is
+within --precision of the rate on either side (at most --max-seeds).
 
-The metrics leave out the warm-up and the drain: only requests arriving
-between --warm-up and 1 − --drain of the arrival span are measured, and
-throughput counts what finished in that window.
+A probe holds when its backlog is steady and every SLO term's 95 %
+confidence bound (batch means over 10 sections of the window) meets its
+limit. The warm-up is detected by MSER-5 on the backlog (or --warm-up
+SHARE), the drain (--drain) left out; stability is an OLS trend test on
+the backlog. A probe not yet conclusive is rerun with twice the requests,
+up to --max-extend times the scenario's; one still inconclusive fails and
+says so. docs/how-sure.md gives the rules.
 
 Each configuration reports its GPUs, tokens/s per GPU and USD per million
 output tokens at its capacity (prices per GPU-hour from the GPU presets, or
@@ -67,6 +76,8 @@ every seed, and over a grid the cheapest configuration that does.
 	o.st.bind(cmd, temps, 3)
 	f := cmd.Flags()
 	f.Float64Var(&o.tolerance, "tolerance", 0.02, "stop bisecting when the bracket is within this share of the rate")
+	f.Float64Var(&o.precision, "precision", 0.05, "with --seeds auto: add seeds until the 95 % interval of max_rate is within this share of it on either side")
+	f.IntVar(&o.maxSeeds, "max-seeds", 20, "with --seeds auto: the most seeds searched")
 	f.Float64Var(&o.startRate, "start-rate", 0, "first rate probed, req/s (0: the scenario's workload.rate)")
 	f.Float64Var(&o.targetRate, "target-rate", 0, "find the smallest --target-field (and over a grid the cheapest configuration) holding every term at this rate, req/s")
 	f.StringVar(&o.targetField, "target-field", "cluster.replicas", "with --target-rate: the integer field searched")
@@ -113,6 +124,9 @@ func (o *capacityOptions) plan(cmd *cobra.Command, args []string) (*capacityPlan
 	p := &capacityPlan{variants: vs, prices: prices}
 	p.search = &study.Search{Window: o.st.window(), Tolerance: o.tolerance, StartRate: o.startRate,
 		Seeds: study.SeedList(vs[0].Config.Seed, o.st.seeds)}
+	if o.st.autoSeeds {
+		p.search.AutoSeeds, p.search.Precision, p.search.MaxSeeds = true, o.precision, o.maxSeeds
+	}
 	if len(terms) > 0 {
 		p.search.Terms = terms
 	}
@@ -120,6 +134,9 @@ func (o *capacityOptions) plan(cmd *cobra.Command, args []string) (*capacityPlan
 		return nil, err
 	}
 	if cmd.Flags().Changed("target-rate") {
+		if o.st.autoSeeds {
+			return nil, errors.New("--seeds auto: with --target-rate give a seed count (every seed must hold the target)")
+		}
 		if !(o.targetRate > 0) {
 			return nil, fmt.Errorf("--target-rate: expected a rate > 0 req/s, got %g", o.targetRate)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -41,9 +42,12 @@ type studyFlags struct {
 	scn        *scenarioFlags
 	out        outputFlags
 	jobs       int
-	seeds      int
-	warmUp     float64
+	seeds      int // parsed from seedsText by checkCommon
+	seedsText  string
+	autoSeeds  bool
+	warmUp     string
 	drain      float64
+	maxExtend  int
 	shardIndex int
 	shardCount int
 	dir        string
@@ -60,8 +64,13 @@ func (o *studyFlags) bind(cmd *cobra.Command, temps *tempFiles, defaultSeeds int
 	o.scn = addScenarioFlags(cmd, temps, "rate")
 	o.out.bind(f)
 	f.IntVarP(&o.jobs, "jobs", "j", 0, "simulations run at once (0: every core); the output does not depend on it")
-	f.IntVar(&o.seeds, "seeds", defaultSeeds, "seeds per point: the scenario's seed and the next ones")
-	f.Float64Var(&o.warmUp, "warm-up", study.DefaultWindow().WarmUp, "share of the arrival span at the start left out of the metrics")
+	seedsHelp := "seeds per point: the scenario's seed and the next ones"
+	if cmd.Name() == "capacity" {
+		seedsHelp = "seeds per configuration (the scenario's seed and the next ones), or auto: 3, then more until the interval of max_rate is within --precision"
+	}
+	f.StringVar(&o.seedsText, "seeds", strconv.Itoa(defaultSeeds), seedsHelp)
+	f.StringVar(&o.warmUp, "warm-up", "auto", "warm-up left out of the metrics: auto (MSER-5 on the backlog) or a share of the arrival span in [0, 0.9]")
+	f.IntVar(&o.maxExtend, "max-extend", study.DefaultWindow().MaxExtend, "a run whose steady state is not yet conclusive is rerun with twice the requests, up to this multiple of the scenario's (a power of 2, 1 to 64; 1: never)")
 	f.Float64Var(&o.drain, "drain", study.DefaultWindow().Drain, "share of the arrival span at the end left out of the metrics")
 	f.IntVar(&o.shardIndex, "shard-index", -1, "compute only this shard's share of the points (default: $JOB_COMPLETION_INDEX, set by a Kubernetes Indexed Job)")
 	f.IntVar(&o.shardCount, "shard-count", 0, "split the points into this many shards (with --out)")
@@ -80,15 +89,35 @@ func (o *studyFlags) terms() (study.Terms, []string) {
 }
 
 // window is the measurement window the flags give.
-func (o *studyFlags) window() study.Window { return study.Window{WarmUp: o.warmUp, Drain: o.drain} }
+func (o *studyFlags) window() study.Window {
+	w := study.Window{Auto: o.warmUp == "auto", Drain: o.drain, MaxExtend: o.maxExtend}
+	if !w.Auto {
+		w.WarmUp, _ = strconv.ParseFloat(o.warmUp, 64) // checked by checkCommon
+	}
+	return w
+}
 
 // checkCommon refuses bad values of the shared flags.
 func (o *studyFlags) checkCommon(cmd *cobra.Command) error {
 	if o.jobs < 0 {
 		return fmt.Errorf("-j: expected a worker count ≥ 1 (0: every core), got %d", o.jobs)
 	}
-	if o.seeds < 1 || o.seeds > 1000 {
-		return fmt.Errorf("--seeds: expected 1 to 1000 seeds, got %d", o.seeds)
+	if o.seedsText == "auto" && cmd.Name() == "capacity" {
+		o.seeds, o.autoSeeds = 3, true
+	} else {
+		n, err := strconv.Atoi(strings.TrimSpace(o.seedsText))
+		if err != nil || n < 1 || n > 1000 {
+			if cmd.Name() == "capacity" {
+				return fmt.Errorf("--seeds: expected auto or 1 to 1000 seeds, got %q", o.seedsText)
+			}
+			return fmt.Errorf("--seeds: expected 1 to 1000 seeds, got %q", o.seedsText)
+		}
+		o.seeds = n
+	}
+	if o.warmUp != "auto" {
+		if v, err := strconv.ParseFloat(o.warmUp, 64); err != nil || math.IsNaN(v) {
+			return fmt.Errorf("--warm-up: expected auto or a share in [0, 0.9], got %q", o.warmUp)
+		}
 	}
 	if _, err := stdoutFormat("format", o.out.format); err != nil {
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/itlsim/itlsim/reports/study"
 )
 
 // sweepArgs is a small sweep: two configurations, two rates, two seeds.
@@ -194,8 +197,9 @@ func TestCapacityAnswersFirst(t *testing.T) {
 	out := studyOutputs(t, dir, "capacity", "--requests", "300", "--seeds", "3", "--gpu", "h100-sxm-80gb,h200-141gb",
 		"--slo", "stream-p99-itl:p99<=150ms", "--gpu-price", "h200-141gb=3.5")
 	first := strings.SplitN(out[0], "\n", 2)[0]
-	if !strings.HasPrefix(first, "h100-sxm-80gb: ") || !strings.Contains(first, "req/s (median of 3 seeds, min ") ||
-		!strings.Contains(first, "limited by ") || !strings.Contains(first, "h200-141gb: ") || !strings.Contains(first, "than h100-sxm-80gb") {
+	if !strings.HasPrefix(first, "h100-sxm-80gb: ") || !strings.Contains(first, "req/s (95 % CI ") || !strings.Contains(first, " over 3 seeds, ") ||
+		!strings.Contains(first, "limited by ") || !strings.Contains(first, "h200-141gb: ") ||
+		!(strings.Contains(first, "than h100-sxm-80gb") || strings.Contains(first, "as dear as h100-sxm-80gb")) {
 		t.Errorf("first line %q: want each configuration's rate, limiting term and relative cost", first)
 	}
 	var doc struct {
@@ -209,7 +213,7 @@ func TestCapacityAnswersFirst(t *testing.T) {
 	if doc.Answer != first || len(doc.Capacity) != 2 || len(doc.Points) < 2*3*3 {
 		t.Fatalf("answer %q, %d configurations, %d probes", doc.Answer, len(doc.Capacity), len(doc.Points))
 	}
-	for _, k := range []string{"config", "max_rate", "min_rate", "per_seed", "limiting_term", "gpus", "tokens_per_s_per_gpu", "usd_per_million_tokens", "pareto", "pareto_itl"} {
+	for _, k := range []string{"config", "max_rate", "ci_low", "ci_high", "ci_method", "seeds", "probes", "min_rate", "per_seed", "limiting_term", "gpus", "tokens_per_s_per_gpu", "usd_per_million_tokens", "pareto", "pareto_itl"} {
 		if _, ok := doc.Capacity[0][k]; !ok {
 			t.Errorf("capacity[0] has no %q", k)
 		}
@@ -272,6 +276,13 @@ func TestStudyBadInput(t *testing.T) {
 		{[]string{"capacity", "--gpu-price", "h100"}, "NAME=USD"},
 		{[]string{"capacity", "--target-rate", "10", "--target-field", "no.such"}, "--target-field"},
 		{[]string{"capacity", "--warm-up", "0.95"}, "warm-up"},
+		{[]string{"capacity", "--warm-up", "soon"}, "--warm-up: expected auto"},
+		{[]string{"capacity", "--seeds", "many"}, "--seeds: expected auto or"},
+		{[]string{"sweep", "--rate", "1", "--seeds", "auto"}, "--seeds: expected 1 to 1000"},
+		{[]string{"capacity", "--seeds", "auto", "--precision", "0"}, "--precision"},
+		{[]string{"capacity", "--seeds", "auto", "--max-seeds", "2"}, "--max-seeds"},
+		{[]string{"capacity", "--max-extend", "3"}, "--max-extend"},
+		{[]string{"capacity", "--seeds", "auto", "--target-rate", "10"}, "--seeds auto: with --target-rate"},
 		{[]string{"merge"}, "accepts 1 arg"},
 	} {
 		r := execCLI(t, c.args...)
@@ -287,5 +298,53 @@ func TestCapacitySameBytesForAnyWorkers(t *testing.T) {
 	eight := mustRunCLI(t, append(slices.Clone(args), "-j", "8")...)
 	if one.stdout != eight.stdout {
 		t.Error("capacity JSON differs between -j 1 and -j 8")
+	}
+}
+
+// TestCapacityNeverAnswersWhatItCouldNotJudge: 79 requests never show a
+// backlog, so a target of 1e9 req/s must not hold on one replica; a start
+// rate far above capacity brackets down to the rate that holds; when
+// nothing holds the answer is n/a, not 0.
+func TestCapacityNeverAnswersWhatItCouldNotJudge(t *testing.T) {
+	r := mustRunCLI(t, "capacity", "--requests", "79", "--seeds", "1", "--target-rate", "1e9", "--target-max", "4")
+	if first := strings.SplitN(r.stdout, "\n", 2)[0]; !strings.Contains(first, "does not hold 1000000000 req/s") {
+		t.Errorf("--requests 79 --target-rate 1e9: %q; want it not to hold", first)
+	}
+	r = mustRunCLI(t, "capacity", "--requests", "400", "--seeds", "1", "--start-rate", "1e12", "--tolerance", "0.05", "--format", "json")
+	var doc study.CapacityResult
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if c := doc.Capacity[0]; !(c.MaxRate > 5 && c.MaxRate < 40) {
+		t.Errorf("--start-rate 1e12: max rate %g, want the 5-40 req/s one H100 holds (%s)", c.MaxRate, doc.Answer)
+	}
+	r = mustRunCLI(t, "capacity", "--requests", "10", "--seeds", "1")
+	if !strings.Contains(r.stdout, "no rate holds") || !strings.Contains(r.stdout, "n/a") || strings.Contains(r.stdout, "│ 0.00") {
+		t.Errorf("10 requests: %q; want no rate holds and n/a", r.stdout)
+	}
+	r = mustRunCLI(t, "capacity", "--requests", "10", "--seeds", "1", "--format", "json")
+	if !strings.Contains(r.stdout, `"max_rate": null`) {
+		t.Errorf("10 requests, JSON: want max_rate null")
+	}
+}
+
+// TestCapacityDefaultsAgreeWithATenTimesLongerRun holds the default run
+// length: capacity with its defaults on the default scenario answers
+// within 5 % of a search whose probes are 10 times as long.
+func TestCapacityDefaultsAgreeWithATenTimesLongerRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("about 30 s of simulation")
+	}
+	rate := func(args ...string) float64 {
+		r := mustRunCLI(t, append([]string{"capacity", "--format", "json"}, args...)...)
+		var doc study.CapacityResult
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc.Capacity[0].MaxRate
+	}
+	short, long := rate(), rate("--requests", "10000", "--max-extend", "1")
+	if math.Abs(short-long) > 0.05*long {
+		t.Errorf("capacity with defaults %g req/s, with 10x longer probes %g: want within 5 %%", short, long)
 	}
 }

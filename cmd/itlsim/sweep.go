@@ -36,13 +36,16 @@ func sweepCommand(temps *tempFiles) (*cobra.Command, *sweepOptions) {
 (--vary, comma lists) and every seed (--seeds K), and report per point the
 offered and achieved load, system tokens/s, tokens/s per user, latency
 percentiles, the p99 of per-stream p99 ITL, goodput and whether the run was
-stable; per configuration, the saturation point (the highest stable rate)
-and the knee (where tokens/s per user fell --knee-drop below light load or
-TTFT p99 doubled), in words.
+stable; per configuration, the saturation point (fitted: the rate where
+achieved throughput stops tracking offered load, with its interval) and the
+knee (where tokens/s per user fell --knee-drop below light load or TTFT p99
+doubled, interpolated between rates), in words.
 
-The metrics leave out the warm-up and the drain: only requests arriving
-between --warm-up and 1 − --drain of the arrival span are measured, and
-throughput counts what finished in that window.
+The warm-up is detected by MSER-5 on the backlog (or --warm-up SHARE) and
+the drain (--drain) left out; a point's stability is an OLS trend test on
+its backlog, a point not yet conclusive is rerun with twice the requests up
+to --max-extend times, and a point too short to judge is never called
+stable.
 
 Points run on -j workers (default every core); the output is the same for
 any -j. --out DIR with --shard-count N computes one shard's points (on

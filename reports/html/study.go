@@ -57,7 +57,7 @@ func WriteCapacity(w io.Writer, r *study.CapacityResult, o Options) error {
 		return errors.New("capacity report: no configurations")
 	}
 	p := newStudyPage(o, "itlsim capacity")
-	p.Words = []string{r.Answer}
+	p.Words = []string{r.Answer, r.Rule}
 	for _, mk := range []func(*study.CapacityResult) (section, error){capacityRates, paretoUser, paretoITL} {
 		s, err := mk(r)
 		if err != nil {
@@ -278,7 +278,7 @@ func capacityRates(r *study.CapacityResult) (section, error) {
 	names := make([]string, len(r.Capacity))
 	data := make([]opts.BarData, len(r.Capacity))
 	t := table{ID: "table-capacity", Caption: "Capacity and cost",
-		Head: []string{"config", "max req/s", "min req/s", "limiting term", "GPUs", "USD/GPU-h", "tok/s/GPU", "tok/s/user", "stream p99 ITL p99 ms", "USD/M tokens", "pareto (user)", "pareto (ITL)"}}
+		Head: []string{"config", "max req/s", "95% CI (seeds as replications)", "min req/s", "seeds", "probes", "limiting term", "GPUs", "USD/GPU-h", "tok/s/GPU", "tok/s/user", "stream p99 ITL p99 ms", "USD/M tokens", "pareto (user)", "pareto (ITL)"}}
 	yes := func(b bool) string {
 		if b {
 			return "yes"
@@ -299,7 +299,11 @@ func capacityRates(r *study.CapacityResult) (section, error) {
 		if c.USDPerGPUHour > 0 {
 			price = f2(float64(c.USDPerGPUHour))
 		}
-		t.add(c.Config, g(c.MaxRate), g(c.MinRate), c.LimitingTerm, itoa(c.GPUs), price, f1(c.TokensPerSPerGPU), f1(c.TokensPerSPerUser), f1(c.StreamP99ITLP99), usd, yes(c.Pareto), yes(c.ParetoITL))
+		ci := "n/a"
+		if c.CILow != nil && c.CIHigh != nil {
+			ci = g(*c.CILow) + "–" + g(*c.CIHigh)
+		}
+		t.add(c.Config, rateOrNA(c.MaxRate), ci, rateOrNA(c.MinRate), itoa(c.Seeds), itoa(c.Probes), c.LimitingTerm, itoa(c.GPUs), price, f1(c.TokensPerSPerGPU), f1(c.TokensPerSPerUser), f1(c.StreamP99ITLP99), usd, yes(c.Pareto), yes(c.ParetoITL))
 	}
 	bar.SetXAxis(names)
 	bar.AddSeries("max req/s", data)
@@ -399,3 +403,11 @@ const studyHTML = `<!DOCTYPE html>
 </body>
 </html>
 `
+
+// rateOrNA is a capacity, n/a when nothing held.
+func rateOrNA(v float64) string {
+	if v <= 0 {
+		return "n/a"
+	}
+	return g(v)
+}

@@ -23,7 +23,8 @@ func sweepResult(name string) *study.SweepResult {
 			pts = append(pts, p)
 		}
 	}
-	return &study.SweepResult{Points: pts, Configs: []study.Saturation{{Config: name, SaturationRate: 10, Words: name + ": stable up to 10 req/s."}}}
+	sat := 10.0
+	return &study.SweepResult{Points: pts, Configs: []study.Saturation{{Config: name, SaturationRate: &sat, HighestStable: 10, Words: name + ": stable up to 10 req/s."}}}
 }
 
 func TestStudyPagesAreDeterministicAndEscaped(t *testing.T) {

@@ -2,6 +2,7 @@ package study
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -48,27 +49,114 @@ func (ts Terms) scoresQoE() bool {
 // reached a steady state (Metrics.Stable).
 const StableTerm = "stable"
 
+// Sections is how many consecutive sections of the measured window the
+// SLO terms' confidence bounds are computed from (batch means).
+const Sections = 10
+
+// Bound is one SLO term's 95 % one-sided confidence bound on a run: the
+// JSON of slo_bounds[]. A term holds only when its bound meets the limit:
+// for <= terms the upper bound value + t·s/√B is at most the limit, for >=
+// terms the lower bound is at least it, where s is the standard deviation
+// of the term's value over the B sections of the window it is defined on
+// (batch means; Student's t with B − 1 degrees of freedom). With fewer
+// than 3 sections defined there is no bound and the term holds on its
+// value alone (Batches says so).
+type Bound struct {
+	Term    string   `json:"term"`
+	Bound   *float64 `json:"bound"`
+	Batches int      `json:"batches"`
+	Pass    bool     `json:"pass"`
+}
+
 // Judge applies c and the stability rule to m: whether the run passes and
-// the limiting term — stable when the run is not, else the term
-// reports/slo names (an undefined one, or the one with the least margin
-// relative to its limit: the worst failure or the closest to failing).
-func Judge(c Condition, m *Metrics) (pass bool, limiting string, outs []Outcome) {
+// the limiting term — stable when the run is not, else the first term
+// whose confidence bound (from the window's sections secs) misses its
+// limit, else the term reports/slo names (an undefined one, or the one
+// with the least margin relative to its limit).
+func Judge(c Condition, m *Metrics, secs []reports.Summary) (pass bool, limiting string, outs []Outcome, bounds []Bound) {
 	if c != nil {
 		outs = c.Evaluate(m)
 	}
 	pass = m.Stable && slo.Pass(outs)
 	limiting = StableTerm
-	if i := slo.Limiting(outs); i >= 0 && m.Stable {
-		limiting = outs[i].Term
+	if ts, ok := c.(Terms); ok && len(secs) > 0 {
+		bounds = termBounds(ts, outs, secs)
 	}
-	return pass, limiting, outs
+	failed := -1
+	for i, b := range bounds {
+		if !b.Pass && outs[i].Pass {
+			pass = false
+			if failed < 0 {
+				failed = i
+			}
+		}
+	}
+	if !m.Stable {
+		return pass, limiting, outs, bounds
+	}
+	if i := slo.Limiting(outs); i >= 0 && (failed < 0 || !outs[i].Pass) {
+		limiting = outs[i].Term
+	} else if failed >= 0 {
+		limiting = outs[failed].Term
+	}
+	return pass, limiting, outs, bounds
+}
+
+// termBounds computes each term's bound from the sections.
+func termBounds(ts Terms, outs []Outcome, secs []reports.Summary) []Bound {
+	vals := make([][]float64, len(ts))
+	for k := range secs {
+		for i, o := range slo.Evaluate(ts, &secs[k]) {
+			if o.Value != nil {
+				vals[i] = append(vals[i], *o.Value)
+			}
+		}
+	}
+	out := make([]Bound, len(ts))
+	for i, t := range ts {
+		b := Bound{Term: t.Text, Batches: len(vals[i]), Pass: outs[i].Pass}
+		if outs[i].Value != nil && len(vals[i]) >= 3 {
+			n := float64(len(vals[i]))
+			var mean, ss float64
+			for _, v := range vals[i] {
+				mean += v / n
+			}
+			for _, v := range vals[i] {
+				ss += (v - mean) * (v - mean)
+			}
+			half := tQuantile95(len(vals[i])-1) * math.Sqrt(ss/(n-1)/n)
+			v := *outs[i].Value + half
+			b.Pass = v <= t.Limit
+			if !t.AtMost {
+				v = *outs[i].Value - half
+				b.Pass = v >= t.Limit
+			}
+			v = sig6(v)
+			b.Bound = &v
+		}
+		out[i] = b
+	}
+	return out
+}
+
+// RuleWords is the rule every capacity answer follows, for its output.
+const RuleWords = "A probe holds when its backlog trend is stable (MSER-5 warm-up, then the OLS slope of the in-system count over 10 batch means, 95 % bound below 2 % of the arrival rate; a run not yet conclusive is doubled up to --max-extend times, and one still inconclusive fails) and every SLO term's 95 % confidence bound (batch means over 10 sections of the window) meets its limit. max_rate is the mean of the seeds' highest holding rates, with a Student's t 95 % interval over seeds (ci_low, ci_high)."
+
+// seedNote is the median seed's note on a stability failure.
+func seedNote(c Capacity) string {
+	if c.LimitingTerm != StableTerm || len(c.PerSeed) == 0 {
+		return ""
+	}
+	order := slices.Clone(c.PerSeed)
+	slices.SortStableFunc(order, func(a, b SeedCapacity) int { return cmp.Compare(a.MaxRate, b.MaxRate) })
+	return order[(len(order)-1)/2].Note
 }
 
 // limitWords says a limiting term for prose: the stability rule as
 // "stability (the run never reached a steady state)".
 func limitWords(term string) string {
 	if term == StableTerm {
-		return "stability (the run never reached a steady state)"
+		return "stability"
 	}
 	return term
 }
@@ -85,13 +173,23 @@ type Search struct {
 	// Seeds are the seeds each configuration is searched with, one
 	// search per seed.
 	Seeds []uint64
+	// AutoSeeds adds seeds (the next ones after Seeds) until the interval
+	// of max_rate is within Precision of it on either side, or MaxSeeds.
+	AutoSeeds bool    `json:",omitempty"`
+	Precision float64 `json:",omitempty"`
+	MaxSeeds  int     `json:",omitempty"`
 	// Terms are the SLO terms; nil holds runs to stability alone.
 	Terms Condition
 }
 
-// maxBracket bounds the doublings (or halvings) of the exponential
-// bracket: 2^30 times the start rate is beyond any server.
-const maxBracket = 30
+// maxBracket bounds the doublings of the exponential bracket: 2^30 times
+// the start rate is beyond any server. maxDown bounds its halvings, and
+// minRate is the lowest rate probed, req/s.
+const (
+	maxBracket = 30
+	maxDown    = 80
+	minRate    = 1e-6
+)
 
 // Validate checks the search before any simulation.
 func (s *Search) Validate() error {
@@ -102,6 +200,10 @@ func (s *Search) Validate() error {
 		return fmt.Errorf("--start-rate: expected a rate > 0 req/s (0: the scenario's), got %g", s.StartRate)
 	case len(s.Seeds) == 0:
 		return errors.New("--seeds: expected at least 1 seed")
+	case s.AutoSeeds && !(s.Precision > 0 && s.Precision < 1):
+		return fmt.Errorf("--precision: expected a share in (0, 1), got %g", s.Precision)
+	case s.AutoSeeds && (s.MaxSeeds < len(s.Seeds) || s.MaxSeeds > 1000):
+		return fmt.Errorf("--max-seeds: expected %d to 1000 seeds, got %d", len(s.Seeds), s.MaxSeeds)
 	}
 	return s.Window.Validate()
 }
@@ -110,24 +212,56 @@ func (s *Search) Validate() error {
 type SeedCapacity struct {
 	Seed uint64 `json:"seed"`
 	// MaxRate is the highest probed rate that passed below the lowest
-	// probed rate that failed; 0 when even the lowest probe failed.
+	// probed rate that failed; 0 (null in the JSON) when even the lowest
+	// probe failed.
 	MaxRate float64 `json:"max_rate"`
 	// FailRate is the lowest failing rate above MaxRate.
 	FailRate     float64 `json:"fail_rate"`
 	LimitingTerm string  `json:"limiting_term"`
-	Probes       int     `json:"probes"`
+	// Note says why the probe at FailRate failed when stability did
+	// (unstable, or inconclusive at the cap).
+	Note   string `json:"note,omitempty"`
+	Probes int    `json:"probes"`
 	// at is the passing probe at MaxRate.
 	at *Point
 }
+
+// MarshalJSON writes max_rate as null when nothing held.
+func (sc SeedCapacity) MarshalJSON() ([]byte, error) {
+	type plain SeedCapacity
+	return json.Marshal(struct {
+		plain
+		MaxRate *float64 `json:"max_rate"`
+	}{plain(sc), optional(sc.MaxRate)})
+}
+
+func optional(v float64) *float64 {
+	if v <= 0 {
+		return nil
+	}
+	return &v
+}
+
+// CIMethod says how a configuration's interval is computed.
+const CIMethod = "seeds as replications: Student's t 95 % interval over the per-seed max rates"
 
 // Capacity is one configuration's answer: the JSON of capacity[].
 type Capacity struct {
 	Config    string            `json:"config"`
 	Overrides map[string]string `json:"overrides"`
-	// MaxRate is the median over seeds of each seed's highest passing rate
-	// (the lower median for an even count); MinRate the lowest.
-	MaxRate float64        `json:"max_rate"`
-	MinRate float64        `json:"min_rate"`
+	// MaxRate is the mean over seeds of each seed's highest passing rate;
+	// CILow and CIHigh its 95 % interval (CIMethod; null with one seed);
+	// MinRate the lowest seed's. All null in the JSON (n/a in tables)
+	// when nothing held on any seed.
+	MaxRate  float64  `json:"max_rate"`
+	CILow    *float64 `json:"ci_low"`
+	CIHigh   *float64 `json:"ci_high"`
+	CIMethod string   `json:"ci_method"`
+	MinRate  float64  `json:"min_rate"`
+	// Seeds and Probes are the seeds searched and the probes run over all
+	// of them.
+	Seeds   int            `json:"seeds"`
+	Probes  int            `json:"probes"`
 	PerSeed []SeedCapacity `json:"per_seed"`
 	// LimitingTerm is the term that failed just above the median seed's
 	// capacity.
@@ -153,20 +287,31 @@ type Capacity struct {
 	Target *TargetResult `json:"target,omitempty"`
 }
 
+// MarshalJSON writes max_rate and min_rate as null when nothing held.
+func (c Capacity) MarshalJSON() ([]byte, error) {
+	type plain Capacity
+	return json.Marshal(struct {
+		plain
+		MaxRate *float64 `json:"max_rate"`
+		MinRate *float64 `json:"min_rate"`
+	}{plain(c), optional(c.MaxRate), optional(c.MinRate)})
+}
+
 // probe simulates cfg at rate r and judges it.
 func (s *Search) probe(v scenario.Variant, cfg sim.Config, r float64, seed uint64) (Point, error) {
 	cfg.Workload.Rate = r
 	cfg.Seed = seed
-	m, err := Simulate(cfg, s.Window, scoresQoE(s.Terms))
+	m, secs, err := simulate(cfg, s.Window, scoresQoE(s.Terms), sectionsFor(s.Terms))
 	if err != nil {
 		return Point{}, fmt.Errorf("%s at %g req/s, seed %d: %w", v.Name, r, seed, err)
 	}
-	pass, lim, outs := Judge(s.Terms, &m)
-	return Point{Config: v.Name, Overrides: overridesOf(v), Rate: r, Seed: seed, Pass: &pass, Limiting: lim, Outcomes: outs, Metrics: m}, nil
+	pass, lim, outs, bounds := Judge(s.Terms, &m, secs)
+	return Point{Config: v.Name, Overrides: overridesOf(v), Rate: r, Seed: seed, Pass: &pass, Limiting: lim, Outcomes: outs, Bounds: bounds, Metrics: m}, nil
 }
 
 // searchSeed finds one seed's capacity: an exponential bracket from the
-// start rate (doubling while it passes, halving while it fails), then
+// start rate (doubling while it passes; while it fails, halving, or going
+// straight to the rate the failing run achieved when that is lower), then
 // bisection until the bracket is within the tolerance. It returns the
 // result and every probe in the order probed.
 func (s *Search) searchSeed(v scenario.Variant, seed uint64) (SeedCapacity, []Point, error) {
@@ -208,8 +353,21 @@ func (s *Search) searchSeed(v scenario.Variant, seed uint64) (SeedCapacity, []Po
 		}
 	} else {
 		hiI = 0
-		for range maxBracket {
-			q, err := try(probes[hiI].Rate / 2)
+		for range maxDown {
+			h := &probes[hiI]
+			if h.Steady.Verdict == VerdictTooFew {
+				break // a lower rate brings no more arrivals
+			}
+			next := h.Rate / 2
+			// A run that did not keep up finished about what the server
+			// can serve: below that, the search is near the answer.
+			if a := h.AchievedPerS; a > 0 && a < next {
+				next = sig6(a)
+			}
+			if next < minRate {
+				break
+			}
+			q, err := try(next)
 			if err != nil {
 				return sc, nil, err
 			}
@@ -221,7 +379,8 @@ func (s *Search) searchSeed(v scenario.Variant, seed uint64) (SeedCapacity, []Po
 		}
 		if loI < 0 {
 			sc.FailRate, sc.LimitingTerm, sc.Probes = probes[hiI].Rate, probes[hiI].Limiting, len(probes)
-			return sc, probes, nil // fails even at a vanishing rate: capacity 0
+			sc.Note = stableNote(&probes[hiI])
+			return sc, probes, nil // fails even at a vanishing rate: nothing holds
 		}
 	}
 	for probes[hiI].Rate-probes[loI].Rate > s.Tolerance*probes[loI].Rate {
@@ -241,16 +400,27 @@ func (s *Search) searchSeed(v scenario.Variant, seed uint64) (SeedCapacity, []Po
 	}
 	sc.MaxRate, sc.FailRate = probes[loI].Rate, probes[hiI].Rate
 	sc.LimitingTerm = probes[hiI].Limiting
+	sc.Note = stableNote(&probes[hiI])
 	sc.Probes = len(probes)
 	at := probes[loI]
 	sc.at = &at
 	return sc, probes, nil
 }
 
+// stableNote is why a failing probe failed on stability; "" otherwise.
+func stableNote(p *Point) string {
+	if p.Limiting != StableTerm {
+		return ""
+	}
+	return fmt.Sprintf("at %s req/s: %s", num(p.Rate), p.Unstable)
+}
+
 // CapacityResult is a capacity study's JSON document.
 type CapacityResult struct {
 	// Answer is the result in words, first.
-	Answer   string     `json:"answer"`
+	Answer string `json:"answer"`
+	// Rule says when a probe holds and how sure each answer is.
+	Rule     string     `json:"rule"`
 	Capacity []Capacity `json:"capacity"`
 	// Points is every probed point, configuration by configuration, seed
 	// by seed, in the order probed.
@@ -264,53 +434,67 @@ type ConfigSearch struct {
 	Points   []Point  `json:"points"`
 }
 
-// SearchConfig searches one configuration with every seed (in turn; a
-// study runs configurations and seeds in parallel through
-// SearchConfigs).
+// SearchConfig searches one configuration with every seed.
 func (s *Search) SearchConfig(v scenario.Variant, prices Prices) (ConfigSearch, error) {
-	out := ConfigSearch{Capacity: Capacity{Config: v.Name, Overrides: overridesOf(v)}}
-	for _, seed := range s.Seeds {
-		sc, pts, err := s.searchSeed(v, seed)
-		if err != nil {
-			return out, err
-		}
-		out.Capacity.PerSeed = append(out.Capacity.PerSeed, sc)
-		out.Points = append(out.Points, pts...)
+	out, err := s.SearchConfigs([]scenario.Variant{v}, prices, 1, nil)
+	if err != nil {
+		return ConfigSearch{}, err
 	}
-	finishCapacity(&out.Capacity, v.Config, prices)
-	return out, nil
+	return out[0], nil
 }
 
 // SearchConfigs searches every configuration, each seed's search on its
-// own worker; results in input order.
+// own worker; results in input order. With AutoSeeds, rounds of further
+// seeds follow for the configurations whose interval is still wider than
+// Precision, each round decided from the finished ones (so the answer
+// does not depend on the workers).
 func (s *Search) SearchConfigs(vs []scenario.Variant, prices Prices, workers int, progress Progress) ([]ConfigSearch, error) {
-	type job struct{ v, seed int }
-	var jobs []job
-	for vi := range vs {
-		for si := range s.Seeds {
-			jobs = append(jobs, job{vi, si})
-		}
-	}
-	type found struct {
-		sc  SeedCapacity
-		pts []Point
-	}
-	res, err := Map(len(jobs), workers, func(i int) (found, error) {
-		j := jobs[i]
-		sc, pts, err := s.searchSeed(vs[j.v], s.Seeds[j.seed])
-		return found{sc, pts}, err
-	}, progress)
-	if err != nil {
-		return nil, err
+	type job struct {
+		v    int
+		seed uint64
 	}
 	out := make([]ConfigSearch, len(vs))
-	for i, j := range jobs {
-		cs := &out[j.v]
-		if j.seed == 0 {
-			cs.Capacity = Capacity{Config: vs[j.v].Name, Overrides: overridesOf(vs[j.v])}
+	for i := range out {
+		out[i].Capacity = Capacity{Config: vs[i].Name, Overrides: overridesOf(vs[i])}
+	}
+	var jobs []job
+	for vi := range vs {
+		for _, seed := range s.Seeds {
+			jobs = append(jobs, job{vi, seed})
 		}
-		cs.Capacity.PerSeed = append(cs.Capacity.PerSeed, res[i].sc)
-		cs.Points = append(cs.Points, res[i].pts...)
+	}
+	for len(jobs) > 0 {
+		type found struct {
+			sc  SeedCapacity
+			pts []Point
+		}
+		res, err := Map(len(jobs), workers, func(i int) (found, error) {
+			sc, pts, err := s.searchSeed(vs[jobs[i].v], jobs[i].seed)
+			return found{sc, pts}, err
+		}, progress)
+		if err != nil {
+			return nil, err
+		}
+		for i, j := range jobs {
+			cs := &out[j.v]
+			cs.Capacity.PerSeed = append(cs.Capacity.PerSeed, res[i].sc)
+			cs.Points = append(cs.Points, res[i].pts...)
+		}
+		jobs = nil
+		if !s.AutoSeeds {
+			break
+		}
+		for vi := range out {
+			per := out[vi].Capacity.PerSeed
+			n := len(per)
+			if n >= s.MaxSeeds || precise(per, s.Precision) {
+				continue
+			}
+			last := per[n-1].Seed
+			for k := range min(s.moreSeeds(per), s.MaxSeeds-n) {
+				jobs = append(jobs, job{vi, last + 1 + uint64(k)})
+			}
+		}
 	}
 	for i := range out {
 		finishCapacity(&out[i].Capacity, vs[i].Config, prices)
@@ -318,7 +502,56 @@ func (s *Search) SearchConfigs(vs []scenario.Variant, prices Prices, workers int
 	return out, nil
 }
 
-// finishCapacity fills in the median, the cost and the figures at capacity.
+// precise tells whether the interval of the mean of per's max rates is
+// within prec of the mean on either side.
+func precise(per []SeedCapacity, prec float64) bool {
+	mean, half := tInterval(maxRates(per))
+	return mean > 0 && half <= prec*mean
+}
+
+// moreSeeds is how many seeds the next round adds: the count the spread so
+// far says is needed, n·(half/(prec·mean))², less those run, at least 1
+// and at most as many as were run.
+func (s *Search) moreSeeds(per []SeedCapacity) int {
+	n := len(per)
+	mean, half := tInterval(maxRates(per))
+	if mean <= 0 || math.IsInf(half, 0) {
+		return n
+	}
+	need := int(math.Ceil(float64(n) * math.Pow(half/(s.Precision*mean), 2)))
+	return min(max(need-n, 1), n)
+}
+
+func maxRates(per []SeedCapacity) []float64 {
+	xs := make([]float64, len(per))
+	for i, p := range per {
+		xs[i] = p.MaxRate
+	}
+	return xs
+}
+
+// tInterval is the mean of xs and the half-width of its Student's t 95 %
+// interval; +Inf with fewer than 2 values.
+func tInterval(xs []float64) (mean, half float64) {
+	n := float64(len(xs))
+	if len(xs) == 0 {
+		return 0, math.Inf(1)
+	}
+	for _, x := range xs {
+		mean += x / n
+	}
+	if len(xs) < 2 {
+		return mean, math.Inf(1)
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, tQuantile975(len(xs)-1) * math.Sqrt(ss/(n-1)/n)
+}
+
+// finishCapacity fills in the mean and its interval, the cost and the
+// figures at capacity (the median seed's).
 func finishCapacity(c *Capacity, cfg sim.Config, prices Prices) {
 	order := make([]int, len(c.PerSeed))
 	for i := range order {
@@ -326,7 +559,18 @@ func finishCapacity(c *Capacity, cfg sim.Config, prices Prices) {
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(c.PerSeed[a].MaxRate, c.PerSeed[b].MaxRate) })
 	med := c.PerSeed[order[(len(order)-1)/2]]
-	c.MaxRate, c.MinRate = med.MaxRate, c.PerSeed[order[0]].MaxRate
+	mean, half := tInterval(maxRates(c.PerSeed))
+	c.MaxRate, c.MinRate = sig6(mean), c.PerSeed[order[0]].MaxRate
+	c.CIMethod = CIMethod
+	if c.MaxRate > 0 && !math.IsInf(half, 0) {
+		lo, hi := sig6(max(mean-half, 0)), sig6(mean+half)
+		c.CILow, c.CIHigh = &lo, &hi
+	}
+	c.Seeds = len(c.PerSeed)
+	c.Probes = 0
+	for _, p := range c.PerSeed {
+		c.Probes += p.Probes
+	}
 	c.LimitingTerm = med.LimitingTerm
 	var price float64
 	c.GPU, c.GPUs, price = Fleet(cfg, prices)
@@ -417,7 +661,7 @@ func dominates(x1, y1, x2, y2 float64) bool {
 // AnswerWords states the result: each configuration's capacity and the
 // term that limited it, and the cost per million tokens relative to the
 // first configuration.
-func AnswerWords(cs []Capacity, seeds int) string {
+func AnswerWords(cs []Capacity) string {
 	var parts []string
 	for i, c := range cs {
 		var b strings.Builder
@@ -429,15 +673,24 @@ func AnswerWords(cs []Capacity, seeds int) string {
 			continue
 		}
 		if c.MaxRate <= 0 {
-			fmt.Fprintf(&b, "no rate holds (limited by %s)", limitWords(c.LimitingTerm))
+			fmt.Fprintf(&b, "no rate holds (limited by %s", limitWords(c.LimitingTerm))
+			if n := seedNote(c); n != "" {
+				fmt.Fprintf(&b, "; %s", n)
+			}
+			b.WriteString(")")
 			parts = append(parts, b.String())
 			continue
 		}
 		fmt.Fprintf(&b, "%s req/s", num(c.MaxRate))
-		if seeds > 1 {
-			fmt.Fprintf(&b, " (median of %d seeds, min %s)", seeds, num(c.MinRate))
+		if c.CILow != nil {
+			fmt.Fprintf(&b, " (95 %% CI %s to %s over %d seeds, %d probes)", num(*c.CILow), num(*c.CIHigh), c.Seeds, c.Probes)
+		} else {
+			fmt.Fprintf(&b, " (one seed, %d probes: no interval; use --seeds auto)", c.Probes)
 		}
 		fmt.Fprintf(&b, ", limited by %s", limitWords(c.LimitingTerm))
+		if n := seedNote(c); n != "" {
+			fmt.Fprintf(&b, " (%s)", n)
+		}
 		if c.USDPerMillionTokens > 0 {
 			fmt.Fprintf(&b, ", $%.3g per million output tokens", c.USDPerMillionTokens)
 			if first := cs[0].USDPerMillionTokens; i > 0 && first > 0 {
@@ -460,14 +713,15 @@ func AnswerWords(cs []Capacity, seeds int) string {
 // AssembleCapacity joins the configurations' searches (in input order)
 // into the study's result: the Pareto fronts, the cheapest configuration
 // for a target, and the answer in words.
-func AssembleCapacity(cs []ConfigSearch, seeds int, target *Target) CapacityResult {
+func AssembleCapacity(cs []ConfigSearch, _ int, target *Target) CapacityResult {
 	res := CapacityResult{Capacity: []Capacity{}, Points: []Point{}}
 	for _, c := range cs {
 		res.Capacity = append(res.Capacity, c.Capacity)
 		res.Points = append(res.Points, c.Points...)
 	}
 	MarkPareto(res.Capacity)
-	res.Answer = AnswerWords(res.Capacity, seeds)
+	res.Answer = AnswerWords(res.Capacity)
+	res.Rule = RuleWords
 	if target != nil && len(res.Capacity) > 1 {
 		if i := Cheapest(res.Capacity); i >= 0 {
 			c := res.Capacity[i]

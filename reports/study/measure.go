@@ -14,35 +14,51 @@ import (
 // first requests find an idle server: warm-up) and, after the last
 // arrival, empties again (the last requests finish on a server whose load
 // is falling: drain); neither is the steady state a capacity figure is
-// about. The window is the arrivals between the two, as shares of the
-// arrival span [first arrival, last arrival]: requests arriving in
-// [warm-up, (1−Drain)·span] are measured, and throughput counts what
-// finished inside that interval. The warm-up is WarmUp·span, or the time
-// the server takes to fill if longer: the p90 of the run's E2EL (until the
-// longer streams start ending, fewer run together than in the steady
-// state), capped at half the span; a WarmUp of 0 measures from the
-// first arrival.
+// about. The window is the arrivals between the two: requests arriving in
+// [warm-up end, first + (1−Drain)·span] of the arrival span [first
+// arrival, last arrival] are measured, and throughput counts what finished
+// inside that interval.
+//
+// With Auto (the default) the warm-up is detected by MSER-5 on the run's
+// backlog (SteadyRule); otherwise it is WarmUp·span, or the time the
+// server takes to fill if longer: the p90 of the run's E2EL, capped at
+// half the span; a WarmUp of 0 measures from the first arrival.
+//
+// A run whose steady state is not conclusive (SteadyRule: stable or
+// unstable) is run again with twice the requests (or seconds of
+// arrivals), up to MaxExtend times the scenario's; one still not
+// conclusive then is reported inconclusive, never as stable.
 type Window struct {
-	// WarmUp is the share of the arrival span left out at the start, in [0, 0.9].
+	// WarmUp is the share of the arrival span left out at the start, in
+	// [0, 0.9], when Auto is off.
 	WarmUp float64 `json:"warm_up"`
 	// Drain is the share of the arrival span left out at the end, in [0, 0.9].
 	Drain float64 `json:"drain"`
+	// Auto detects the warm-up with MSER-5.
+	Auto bool `json:"warm_up_auto"`
+	// MaxExtend is the largest multiple of the scenario's length a run is
+	// extended to (by doubling), a power of 2 in [1, 64]; 1 never extends.
+	MaxExtend int `json:"max_extend"`
 }
 
-// DefaultWindow leaves out the first 20 % of the arrival span (the longest
-// streams of the default chat workload need that long to reach a steady
-// batch) and the last 10 %.
-func DefaultWindow() Window { return Window{WarmUp: 0.2, Drain: 0.1} }
+// DefaultWindow detects the warm-up (MSER-5), leaves out the last 10 % of
+// the arrival span, and extends a run up to 8 times the scenario's length:
+// on the default scenario 1,000 requests settle runs below 90 % and above
+// 105 % of capacity, and 8,000 settle all but those within a few percent
+// of it (docs/how-sure.md).
+func DefaultWindow() Window { return Window{Auto: true, Drain: 0.1, MaxExtend: 8} }
 
 // Validate names the first bad field.
 func (w Window) Validate() error {
 	switch {
 	case !(w.WarmUp >= 0 && w.WarmUp <= 0.9):
-		return fmt.Errorf("warm-up: expected a share in [0, 0.9], got %g", w.WarmUp)
+		return fmt.Errorf("--warm-up: expected auto or a share in [0, 0.9], got %g", w.WarmUp)
 	case !(w.Drain >= 0 && w.Drain <= 0.9):
-		return fmt.Errorf("drain: expected a share in [0, 0.9], got %g", w.Drain)
-	case w.WarmUp+w.Drain > 0.9:
-		return fmt.Errorf("warm-up %g + drain %g: expected at most 0.9 together (something must be measured)", w.WarmUp, w.Drain)
+		return fmt.Errorf("--drain: expected a share in [0, 0.9], got %g", w.Drain)
+	case !w.Auto && w.WarmUp+w.Drain > 0.9:
+		return fmt.Errorf("--warm-up %g + --drain %g: expected at most 0.9 together (something must be measured)", w.WarmUp, w.Drain)
+	case w.MaxExtend < 1 || w.MaxExtend > 64 || w.MaxExtend&(w.MaxExtend-1) != 0:
+		return fmt.Errorf("--max-extend: expected a power of 2 from 1 to 64 (the run is doubled up to that multiple), got %d", w.MaxExtend)
 	}
 	return nil
 }
@@ -67,23 +83,33 @@ type Metrics struct {
 	// summary.tokens_per_s_per_user, each stream's (output tokens − 1) /
 	// (E2EL − TTFT): how fast its text arrives once it has started.
 	TokensPerSPerUser UserRate `json:"tokens_per_s_per_user"`
-	// Stable is the whole run's summary.stable: false when it never
-	// reached a steady state (the backlog or the waiting queue grew over
-	// the second half of the arrivals). Unstable says why.
+	// Stable is true when the steady-state test (SteadyRule) found the
+	// run stable; Unstable says why not (unstable, inconclusive, or too
+	// few arrivals to judge). Steady holds the test's figures.
 	Stable   bool   `json:"stable"`
 	Unstable string `json:"unstable,omitempty"`
+	Steady   Steady `json:"steady"`
 	// Summary is reports.Summarize over the measured requests, with the
 	// window's length as duration and its throughput; pooled ITL covers
-	// the gaps that ended in the window; stable is the whole run's. Stall
-	// time by cause covers the whole run.
+	// the gaps that ended in the window; stable is the steady-state
+	// test's. Stall time by cause covers the whole run.
 	Summary reports.Summary `json:"summary"`
 }
 
 // Measure computes a run's figures over window w. client is what the
 // clients saw (sim.Engine.Result), server the server's view
 // (sim.Engine.ServerResult, the same pointer without a delivery path):
-// the queue is the server's.
+// the backlog is the server's.
 func Measure(cfg sim.Config, client, server *sim.Result, w Window) Metrics {
+	m, _ := measure(cfg, client, server, w, 0)
+	return m
+}
+
+// measure is Measure; with sections > 0 it also summarises that many equal
+// consecutive sections of the window (batch means for the SLO terms'
+// bounds).
+func measure(cfg sim.Config, client, server *sim.Result, w Window, sections int) (Metrics, []reports.Summary) {
+	st := DefaultSteadyRule().Judge(server)
 	var first, last sim.Time
 	for i := range client.Streams.Len() {
 		a := client.Streams.At(i).Arrival
@@ -96,17 +122,47 @@ func Measure(cfg sim.Config, client, server *sim.Result, w Window) Metrics {
 	}
 	span := float64(last - first)
 	lo := float64(first) + w.WarmUp*span
-	if w.WarmUp > 0 {
+	switch {
+	case w.Auto:
+		lo = max(float64(first), st.warmEnd)
+	case w.WarmUp > 0:
 		lo = max(lo, float64(first)+min(fillTime(client), maxFill*span))
 	}
 	hi := float64(first) + (1-w.Drain)*span
-	win := client.Duration.Seconds()
-	if hi > lo {
-		win = (hi - lo) / 1e9
-	} else {
-		lo, hi = 0, float64(client.Duration) // one arrival: measure the run
+	if hi <= lo {
+		lo, hi = 0, float64(client.Duration) // one arrival (or a warm-up past the drain): measure the run
 	}
+	m := Metrics{Summary: summarizeSpan(cfg, client, lo, hi, false)}
+	win := (hi - lo) / 1e9
+	m.ArrivedPerS = float64(m.Summary.Requests) / win
+	m.AchievedPerS = m.Summary.RequestsPerS
+	m.OutputTokensPerS = m.Summary.OutputTokensPerS
+	m.TokensPerSPerUser.Mean = m.Summary.TokensPerSPerUser.Mean
+	m.TokensPerSPerUser.P10, _ = m.Summary.Percentile(reports.PopTokensPerSPerUser, 10)
 
+	m.Steady = st
+	m.Stable = st.Verdict == VerdictStable
+	if !m.Stable {
+		m.Unstable = st.Note
+	}
+	m.Summary.Stable, m.Summary.StableNote = m.Stable, m.Unstable
+	m.round()
+	var secs []reports.Summary
+	if sections > 0 && hi > lo {
+		d := (hi - lo) / float64(sections)
+		for k := range sections {
+			secs = append(secs, summarizeSpan(cfg, client, lo+float64(k)*d, lo+float64(k+1)*d, true))
+		}
+	}
+	return m, secs
+}
+
+// summarizeSpan is the summary of the requests arriving in [lo, hi] ns,
+// with throughput and pooled ITL from what finished (and the gaps that
+// ended) inside it. A section without a series bucket of its own has no
+// pooled ITL; the whole window then keeps the run's.
+func summarizeSpan(cfg sim.Config, client *sim.Result, lo, hi float64, section bool) reports.Summary {
+	win := (hi - lo) / 1e9
 	fr := *client
 	fr.Streams = sim.Summaries{}
 	fr.Requests, fr.Finished, fr.Cancelled = 0, 0, 0
@@ -160,27 +216,17 @@ func Measure(cfg sim.Config, client, server *sim.Result, w Window) Metrics {
 			pooled.Merge(b.ITL)
 		}
 	}
-	if pooled != nil {
+	switch {
+	case pooled != nil:
 		fr.Pooled = pooled
+	case section: // no bucket inside: no pooled ITL of its own
+		fr.Pooled = quantile.NewHistogram(client.Pooled.Bits)
 	}
-
-	m := Metrics{Summary: reports.SummarizeWith(&fr, cfg.Metrics, reports.Options{ClassSLO: reports.ClassSLOs(&fr, cfg)})}
-	m.ArrivedPerS = float64(fr.Requests) / win
-	m.AchievedPerS = finished / win
-	m.OutputTokensPerS = tokens / win
-	m.Summary.RequestsPerS = m.AchievedPerS
-	m.Summary.OutputTokensPerS = m.OutputTokensPerS
-	m.Summary.InputTokensPerS = float64(fr.InputTokens) / win
-	m.TokensPerSPerUser.Mean = m.Summary.TokensPerSPerUser.Mean
-	m.TokensPerSPerUser.P10, _ = m.Summary.Percentile(reports.PopTokensPerSPerUser, 10)
-
-	// Stability is the whole run's: it looks at the second half of all
-	// the arrivals, which a steady state must have reached.
-	whole := reports.Summarize(server, cfg.Metrics)
-	m.Stable, m.Unstable = whole.Stable, whole.StableNote
-	m.Summary.Stable, m.Summary.StableNote = whole.Stable, whole.StableNote
-	m.round()
-	return m
+	s := reports.SummarizeWith(&fr, cfg.Metrics, reports.Options{ClassSLO: reports.ClassSLOs(&fr, cfg)})
+	s.RequestsPerS = finished / win
+	s.OutputTokensPerS = tokens / win
+	s.InputTokensPerS = float64(fr.InputTokens) / win
+	return s
 }
 
 // maxFill caps the warm-up fillTime asks for, as a share of the arrival

@@ -65,8 +65,13 @@ var pointColumns = []struct {
 		return fx(p.Summary.SLOGoodputPerS, 2), g(p.Summary.SLOGoodputPerS)
 	}},
 	{"stable", "stable", func(p *Point) (string, string) {
-		if p.Stable {
+		switch {
+		case p.Stable:
 			return "yes", "true"
+		case p.Steady.Verdict == VerdictInconclusive:
+			return "inconclusive", "false"
+		case p.Steady.Verdict == VerdictTooFew:
+			return "not judged", "false"
 		}
 		return "NO", "false"
 	}},
@@ -106,6 +111,8 @@ func WriteSweepTable(w io.Writer, r *SweepResult, f reports.Format) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, r.Rule)
 	fmt.Fprintln(w)
 	for _, c := range r.Configs {
 		if f == reports.FormatMarkdown {
@@ -162,11 +169,13 @@ func WriteJSON(w io.Writer, v any) error {
 func WriteCapacityTable(w io.Writer, r *CapacityResult, f reports.Format) error {
 	fmt.Fprintln(w, r.Answer)
 	fmt.Fprintln(w)
+	fmt.Fprintln(w, r.Rule)
+	fmt.Fprintln(w)
 	t := newTable(w, f)
 	target := len(r.Capacity) > 0 && r.Capacity[0].Target != nil
-	head := []any{"config", "max req/s", "min req/s", "limiting term", "GPUs", "USD/GPU-h", "output tok/s", "tok/s/GPU", "tok/s/user", "stream p99 ITL p99 ms", "USD/M tokens", "pareto"}
+	head := []any{"config", "max req/s", "95% CI", "min req/s", "seeds", "probes", "limiting term", "GPUs", "USD/GPU-h", "output tok/s", "tok/s/GPU", "tok/s/user", "stream p99 ITL p99 ms", "USD/M tokens", "pareto"}
 	if target {
-		head = []any{"config", "target", "holds", "limiting term", "GPUs", "USD/GPU-h", "output tok/s", "tok/s/GPU", "tok/s/user", "stream p99 ITL p99 ms", "USD/M tokens", "pareto"}
+		head = []any{"config", "target", "holds", "seeds", "probes", "limiting term", "GPUs", "USD/GPU-h", "output tok/s", "tok/s/GPU", "tok/s/user", "stream p99 ITL p99 ms", "USD/M tokens", "pareto"}
 	}
 	t.Header(head...)
 	for _, c := range r.Capacity {
@@ -191,13 +200,13 @@ func WriteCapacityTable(w io.Writer, r *CapacityResult, f reports.Format) error 
 				ps += "+" + par[1]
 			}
 		}
-		row := []any{c.Config, fx(c.MaxRate, 2), fx(c.MinRate, 2)}
+		row := []any{c.Config, rateCell(c.MaxRate), ciCell(c), rateCell(c.MinRate), strconv.Itoa(c.Seeds), strconv.Itoa(c.Probes)}
 		if target {
 			holds := "no"
 			if c.Target.Holds {
 				holds = fmt.Sprintf("%s=%d", c.Target.Field, c.Target.Value)
 			}
-			row = []any{c.Config, g(c.Target.Rate), holds}
+			row = []any{c.Config, g(c.Target.Rate), holds, strconv.Itoa(c.Seeds), strconv.Itoa(c.Probes)}
 		}
 		row = append(row, c.LimitingTerm, strconv.Itoa(c.GPUs), price, fx(c.OutputTokensPerS, 0), fx(c.TokensPerSPerGPU, 0),
 			fx(c.TokensPerSPerUser, 1), fx(c.StreamP99ITLP99, 1), usd, ps)
@@ -206,4 +215,20 @@ func WriteCapacityTable(w io.Writer, r *CapacityResult, f reports.Format) error 
 		}
 	}
 	return t.Render()
+}
+
+// rateCell is a rate, n/a when nothing held.
+func rateCell(v float64) string {
+	if v <= 0 {
+		return "n/a"
+	}
+	return fx(v, 2)
+}
+
+// ciCell is a configuration's interval, n/a without one.
+func ciCell(c Capacity) string {
+	if c.CILow == nil || c.CIHigh == nil {
+		return "n/a"
+	}
+	return fx(*c.CILow, 2) + "–" + fx(*c.CIHigh, 2)
 }

@@ -180,13 +180,13 @@ func TestJudgeNamesTheLimitingTerm(t *testing.T) {
 		{[]string{"stream-p99-itl:p99<=150ms", "ttft:p99<=1s"}, false, "stream-p99-itl:p99<=150ms"},
 		{[]string{"stream-p99-itl:p99<=200ms", "ttft:p99<=500ms"}, false, "ttft:p99<=500ms"},
 	} {
-		pass, lim, outs := Judge(mustTerms(t, c.terms...), m)
+		pass, lim, outs, _ := Judge(mustTerms(t, c.terms...), m, nil)
 		if pass != c.pass || lim != c.lim || len(outs) != 2 {
 			t.Errorf("%v: pass %v, limiting %q; want %v, %q", c.terms, pass, lim, c.pass, c.lim)
 		}
 	}
 	m.Stable = false
-	if pass, lim, _ := Judge(mustTerms(t, "ttft:p99<=1s"), m); pass || lim != StableTerm {
+	if pass, lim, _, _ := Judge(mustTerms(t, "ttft:p99<=1s"), m, nil); pass || lim != StableTerm {
 		t.Errorf("an unstable run: pass %v, limiting %q; want false, %q", pass, lim, StableTerm)
 	}
 }
@@ -427,5 +427,130 @@ func TestCheckRated(t *testing.T) {
 	c.Workload.Arrival = "closed"
 	if err := CheckRated(c); err == nil {
 		t.Error("closed loop: no error")
+	}
+}
+
+// TestIntervalHoldsTheAnswerAndNarrowsWithSeeds: ci_low <= max_rate <=
+// ci_high, and fewer seeds give a wider interval.
+func TestIntervalHoldsTheAnswerAndNarrowsWithSeeds(t *testing.T) {
+	t.Parallel()
+	v := variant(t, small())
+	width := func(seeds int) float64 {
+		s := &Search{Window: DefaultWindow(), Tolerance: 0.05, Seeds: SeedList(1, seeds)}
+		cs, err := s.SearchConfig(v, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := cs.Capacity
+		if c.CILow == nil || c.CIHigh == nil || !(*c.CILow <= c.MaxRate && c.MaxRate <= *c.CIHigh) {
+			t.Fatalf("%d seeds: max rate %g, interval %v to %v", seeds, c.MaxRate, c.CILow, c.CIHigh)
+		}
+		if c.Seeds != seeds || c.Probes < seeds || c.CIMethod == "" {
+			t.Errorf("%d seeds: seeds %d, probes %d, method %q", seeds, c.Seeds, c.Probes, c.CIMethod)
+		}
+		return *c.CIHigh - *c.CILow
+	}
+	if w2, w6 := width(2), width(6); !(w2 > w6) {
+		t.Errorf("interval width with 2 seeds %g, with 6 %g: want wider with fewer", w2, w6)
+	}
+}
+
+// TestAutoSeedsStopsAtThePrecisionOrTheCap: --seeds auto adds seeds until
+// the half-width is within the precision, never beyond the cap.
+func TestAutoSeedsStopsAtThePrecisionOrTheCap(t *testing.T) {
+	t.Parallel()
+	s := &Search{Window: DefaultWindow(), Tolerance: 0.05, Seeds: SeedList(1, 3), AutoSeeds: true, Precision: 0.05, MaxSeeds: 6}
+	cs, err := s.SearchConfig(variant(t, small()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cs.Capacity
+	if c.Seeds < 3 || c.Seeds > 6 {
+		t.Fatalf("%d seeds, want 3 to 6", c.Seeds)
+	}
+	if half := (*c.CIHigh - *c.CILow) / 2; c.Seeds < 6 && half > 0.05*c.MaxRate*1.0001 {
+		t.Errorf("stopped at %d seeds with half-width %g > 5 %% of %g", c.Seeds, half, c.MaxRate)
+	}
+}
+
+// TestTooFewRequestsNeverHold: below the minimum sample a probe is never
+// judged stable, so nothing holds.
+func TestTooFewRequestsNeverHold(t *testing.T) {
+	cfg := small()
+	cfg.Workload.Requests = 10
+	s := &Search{Window: DefaultWindow(), Tolerance: 0.05, Seeds: []uint64{1}}
+	cs, err := s.SearchConfig(variant(t, cfg), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cs.Capacity; c.MaxRate != 0 || c.CILow != nil || !strings.Contains(c.PerSeed[0].Note, "not judged") {
+		t.Errorf("10 requests (80 after 3 doublings): max rate %g, note %q; want nothing held, not judged", c.MaxRate, c.PerSeed[0].Note)
+	}
+	b, _ := json.Marshal(cs.Capacity)
+	if !strings.Contains(string(b), `"max_rate":null`) {
+		t.Errorf("JSON %s: want max_rate null", b)
+	}
+}
+
+// TestSteadyVerdicts: a heavy overload is unstable at the scenario's
+// length, a light load stable, and a load near capacity is extended.
+func TestSteadyVerdicts(t *testing.T) {
+	for _, c := range []struct {
+		rate    float64
+		verdict string
+	}{{60, VerdictUnstable}, {4, VerdictStable}} {
+		cfg := small()
+		cfg.Workload.Rate = c.rate
+		m, err := Simulate(cfg, DefaultWindow(), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Steady.Verdict != c.verdict {
+			t.Errorf("%g req/s: %s (%s), want %s", c.rate, m.Steady.Verdict, m.Steady.Note, c.verdict)
+		}
+	}
+	cfg := small()
+	cfg.Workload.Rate = 20
+	w := DefaultWindow()
+	w.MaxExtend = 1
+	m, _ := Simulate(cfg, w, false)
+	if m.Stable {
+		t.Errorf("20 req/s, 400 requests, never extended: stable (%s); want not conclusive", m.Steady.Note)
+	}
+}
+
+// TestKneeDoesNotFollowTheGrid: the knee read from grids of 2 and 4 req/s
+// differs by less than one step of the finer grid.
+func TestKneeDoesNotFollowTheGrid(t *testing.T) {
+	t.Parallel()
+	knee := func(step float64) (float64, *float64) {
+		rates, _ := ParseRates(fmt.Sprintf("4:32:%g", step))
+		p := &SweepPlan{Configs: []scenario.Variant{variant(t, sim.DefaultConfig())}, Rates: rates, Seeds: []uint64{1}, Window: DefaultWindow(), KneeDrop: 0.2}
+		pts, err := RunPoints(p, p.Points(), 2, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := AnalyzeSweep(p, pts)
+		return r.Configs[0].KneeRate, r.Configs[0].SaturationRate
+	}
+	k2, s2 := knee(2)
+	k4, s4 := knee(4)
+	if k2 == 0 || math.Abs(k2-k4) >= 2 {
+		t.Errorf("knee %g req/s (grid 2), %g (grid 4): want within one step of 2", k2, k4)
+	}
+	if s2 == nil || s4 == nil || math.Abs(*s2-*s4) >= 2 {
+		t.Errorf("saturation %v (grid 2), %v (grid 4): want both fitted, within 2 req/s", s2, s4)
+	}
+}
+
+func TestFitSaturation(t *testing.T) {
+	x := []float64{5, 10, 15, 20, 25, 30}
+	y := []float64{5, 10, 14.9, 18, 18.2, 17.9}
+	c, above, ok := fitSaturation(x, y)
+	if !ok || math.Abs(c-18.03) > 0.1 || len(above) != 3 {
+		t.Errorf("fit %g (%v, %v), want about 18.03 from the 3 points above", c, above, ok)
+	}
+	if _, _, ok := fitSaturation(x, x); ok {
+		t.Error("throughput tracking offered load everywhere: fitted a saturation")
 	}
 }

@@ -16,11 +16,46 @@ import (
 )
 
 // Simulate runs one configuration and measures it over w; with qoe, the
-// streams are scored (QoE, fluidity) as run scores them.
+// streams are scored (QoE, fluidity) as run scores them. A run whose
+// steady state is not conclusive is run again with twice the requests (or
+// seconds of arrivals), up to w.MaxExtend times cfg's (Window).
 func Simulate(cfg sim.Config, w Window, qoe bool) (Metrics, error) {
+	m, _, err := simulate(cfg, w, qoe, 0)
+	return m, err
+}
+
+// simulate is Simulate; with sections > 0 it also returns the summaries
+// of that many consecutive sections of the final run's window.
+func simulate(cfg sim.Config, w Window, qoe bool, sections int) (Metrics, []reports.Summary, error) {
+	for ext, f := 0, 1; ; ext, f = ext+1, f*2 {
+		m, secs, err := simulateOnce(cfg, w, qoe, sections)
+		if err != nil {
+			return Metrics{}, nil, err
+		}
+		length := float64(cfg.Workload.Requests)
+		if length == 0 {
+			length = cfg.Workload.DurationS
+		}
+		m.Steady.Requests, m.Steady.Extensions = length, ext
+		if m.Steady.Conclusive() || 2*f > w.MaxExtend || length == 0 {
+			if !m.Steady.Conclusive() && ext > 0 {
+				m.Unstable = fmt.Sprintf("%s (after %d doublings of the run, the cap)", m.Unstable, ext)
+				m.Summary.StableNote = m.Unstable
+			}
+			return m, secs, nil
+		}
+		if cfg.Workload.Requests > 0 {
+			cfg.Workload.Requests *= 2
+		} else {
+			cfg.Workload.DurationS *= 2
+		}
+	}
+}
+
+func simulateOnce(cfg sim.Config, w Window, qoe bool, sections int) (Metrics, []reports.Summary, error) {
 	e, err := sim.New(cfg)
 	if err != nil {
-		return Metrics{}, err
+		return Metrics{}, nil, err
 	}
 	var sink *qoepkg.Sink
 	if qoe {
@@ -30,12 +65,22 @@ func Simulate(cfg sim.Config, w Window, qoe bool) (Metrics, error) {
 	}
 	res := e.Run()
 	if err := e.Err(); err != nil {
-		return Metrics{}, err
+		return Metrics{}, nil, err
 	}
 	if sink != nil {
 		sink.Apply(res)
 	}
-	return Measure(e.Setup().Config, res, e.ServerResult(), w), nil
+	m, secs := measure(e.Setup().Config, res, e.ServerResult(), w, sections)
+	return m, secs, nil
+}
+
+// sectionsFor is how many sections of the window a run under condition c
+// is summarised in: Sections for SLO terms (their bounds), else none.
+func sectionsFor(c Condition) int {
+	if _, ok := c.(Terms); ok {
+		return Sections
+	}
+	return 0
 }
 
 // scoresQoE tells whether condition c needs the streams' scores.
@@ -125,6 +170,9 @@ type Point struct {
 	Pass     *bool     `json:"pass,omitempty"`
 	Limiting string    `json:"limiting_term,omitempty"`
 	Outcomes []Outcome `json:"slo,omitempty"`
+	// Bounds are the SLO terms' confidence bounds (Bound): a point holds
+	// only when every bound meets its limit.
+	Bounds []Bound `json:"slo_bounds,omitempty"`
 	Metrics
 }
 
@@ -147,32 +195,43 @@ func (p *SweepPlan) PointOf(s PointSpec, m Metrics) Point {
 func RunPoints(p *SweepPlan, specs []PointSpec, workers int, progress Progress) ([]Point, error) {
 	return Map(len(specs), workers, func(i int) (Point, error) {
 		s := specs[i]
-		m, err := Simulate(s.Simulated, p.Window, scoresQoE(p.Terms))
+		m, secs, err := simulate(s.Simulated, p.Window, scoresQoE(p.Terms), sectionsFor(p.Terms))
 		if err != nil {
 			return Point{}, fmt.Errorf("%s at %g req/s, seed %d: %w", p.Configs[s.Config].Name, s.Rate, s.Seed, err)
 		}
 		pt := p.PointOf(s, m)
 		if p.Terms != nil {
-			pass, lim, outs := Judge(p.Terms, &pt.Metrics)
-			pt.Pass, pt.Limiting, pt.Outcomes = &pass, lim, outs
+			pass, lim, outs, bounds := Judge(p.Terms, &pt.Metrics, secs)
+			pt.Pass, pt.Limiting, pt.Outcomes, pt.Bounds = &pass, lim, outs, bounds
 		}
 		return pt, nil
 	}, progress)
 }
 
+// SaturationRule says how a sweep's saturation point and knee are read
+// from its points, for the output.
+const SaturationRule = "saturation_rate is fitted to every point (all seeds): achieved = min(offered, c) by least squares, c the rate where throughput stops tracking offered load; its interval is Student's t 95 % over the achieved rates of the points above c. knee_rate is where the piecewise-linear curve through the stable rates' medians first crosses tokens/s per user --knee-drop below the lowest rate's, or TTFT p99 twice the lowest rate's. A point with too few arrivals to judge is not called stable."
+
 // Saturation is one configuration's reading of a sweep.
 type Saturation struct {
 	Config    string            `json:"config"`
 	Overrides map[string]string `json:"overrides"`
-	// SaturationRate is the highest swept rate below which every rate was
+	// SaturationRate is the fitted rate where throughput stops tracking
+	// offered load (SaturationRule), with its interval (null with fewer
+	// than 2 points above it); null when the fit puts it above the sweep.
+	SaturationRate   *float64 `json:"saturation_rate"`
+	SaturationCILow  *float64 `json:"saturation_ci_low"`
+	SaturationCIHigh *float64 `json:"saturation_ci_high"`
+	// HighestStable is the highest swept rate below which every rate was
 	// stable on every seed; 0 when the lowest rate already was not.
-	SaturationRate float64 `json:"saturation_rate"`
+	HighestStable float64 `json:"highest_stable_rate"`
 	// Saturated is true when some swept rate was not stable: the
 	// saturation point lies within the sweep.
 	Saturated bool `json:"saturated"`
-	// KneeRate is the first rate at which the median tokens/s per user
-	// fell KneeDrop below the lowest rate's, or the median TTFT p99 doubled;
-	// 0 when neither happened. KneeReason says which.
+	// KneeRate is the interpolated rate at which the median tokens/s per
+	// user fell KneeDrop below the lowest rate's, or the median TTFT p99
+	// doubled (SaturationRule); 0 when neither happened. KneeReason says
+	// which.
 	KneeRate   float64 `json:"knee_rate"`
 	KneeReason string  `json:"knee_reason,omitempty"`
 	// MaxOutputTokensPerS is the highest median system tokens/s among the
@@ -184,13 +243,87 @@ type Saturation struct {
 // SweepResult is a sweep's JSON document.
 type SweepResult struct {
 	Points  []Point      `json:"points"`
+	Rule    string       `json:"rule"`
 	Configs []Saturation `json:"configs"`
+}
+
+// fitSaturation fits achieved = min(offered, c) to the points (x offered,
+// y achieved) by least squares: for c between consecutive sorted rates
+// the best c is the mean achieved rate of the points above, clipped to
+// the segment. It returns c and the achieved rates of the points above
+// it; ok is false when the best fit puts c at or above the highest rate
+// (throughput tracks offered load everywhere).
+func fitSaturation(x, y []float64) (c float64, above []float64, ok bool) {
+	xs := slices.Clone(x)
+	slices.Sort(xs)
+	xs = slices.Compact(xs)
+	best := math.Inf(1)
+	for k := -1; k < len(xs)-1; k++ {
+		lo, hi := 0.0, xs[k+1]
+		if k >= 0 {
+			lo = xs[k]
+		}
+		var sum float64
+		var n int
+		for i := range x {
+			if x[i] > lo {
+				sum += y[i]
+				n++
+			}
+		}
+		cand := min(max(sum/float64(n), lo), hi)
+		var sse float64
+		for i := range x {
+			d := y[i] - min(x[i], cand)
+			sse += d * d
+		}
+		if sse < best {
+			best, c = sse, cand
+		}
+	}
+	// Tracking everywhere: c at the top rate fits as well as any.
+	var top float64
+	for i := range x {
+		d := y[i] - x[i]
+		top += d * d
+	}
+	if top <= best*(1+1e-9) || c >= xs[len(xs)-1] {
+		return 0, nil, false
+	}
+	for i := range x {
+		if x[i] > c {
+			above = append(above, y[i])
+		}
+	}
+	return c, above, true
+}
+
+// crossing is the first x at which the piecewise-linear curve through
+// (xs, ys) (sorted by x) crosses level going in direction down (falling
+// below) or up (reaching it); 0 when it never does.
+func crossing(xs, ys []float64, level float64, down bool) float64 {
+	past := func(v float64) bool {
+		if down {
+			return v < level
+		}
+		return v >= level
+	}
+	for i := 1; i < len(xs); i++ {
+		if past(ys[i]) {
+			if ys[i] == ys[i-1] {
+				return xs[i]
+			}
+			f := (level - ys[i-1]) / (ys[i] - ys[i-1])
+			return sig6(xs[i-1] + min(max(f, 0), 1)*(xs[i]-xs[i-1]))
+		}
+	}
+	return 0
 }
 
 // AnalyzeSweep reads the saturation point and the knee of every
 // configuration from points (in the plan's canonical order).
 func AnalyzeSweep(p *SweepPlan, points []Point) SweepResult {
-	res := SweepResult{Points: points}
+	res := SweepResult{Points: points, Rule: SaturationRule}
 	per := len(p.Rates) * len(p.Seeds)
 	for ci, v := range p.Configs {
 		pts := points[ci*per : (ci+1)*per]
@@ -201,6 +334,7 @@ func AnalyzeSweep(p *SweepPlan, points []Point) SweepResult {
 			why                            string
 		}
 		levels := make([]level, len(p.Rates))
+		var offered, achieved []float64
 		for ri, r := range p.Rates {
 			seeds := pts[ri*len(p.Seeds) : (ri+1)*len(p.Seeds)]
 			l := level{rate: r, stable: true}
@@ -209,6 +343,8 @@ func AnalyzeSweep(p *SweepPlan, points []Point) SweepResult {
 				ur = append(ur, s.TokensPerSPerUser.Mean)
 				tt = append(tt, s.Summary.TTFT.P99)
 				tok = append(tok, s.OutputTokensPerS)
+				offered = append(offered, r)
+				achieved = append(achieved, s.AchievedPerS)
 				if !s.Stable && l.stable {
 					l.stable, l.why = false, fmt.Sprintf("seed %d: %s", s.Seed, s.Unstable)
 				}
@@ -223,42 +359,69 @@ func AnalyzeSweep(p *SweepPlan, points []Point) SweepResult {
 		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(levels[a].rate, levels[b].rate) })
 		var words []string
 		light := levels[order[0]]
-		for k, i := range order {
+		var xs, urs, tts []float64
+		for _, i := range order {
 			l := levels[i]
 			if !l.stable {
 				sat.Saturated = true
 				words = append(words, fmt.Sprintf("not stable from %s req/s (%s)", num(l.rate), l.why))
 				break
 			}
-			sat.SaturationRate = l.rate
+			sat.HighestStable = l.rate
 			sat.MaxOutputTokensPerS = max(sat.MaxOutputTokensPerS, sig6(l.tokens))
-			if k > 0 && sat.KneeRate == 0 {
-				switch {
-				case l.userRate < (1-p.KneeDrop)*light.userRate:
-					sat.KneeRate = l.rate
-					sat.KneeReason = fmt.Sprintf("tokens/s per user fell %.0f %% below light load (%s → %s)", 100*(1-l.userRate/light.userRate), num(light.userRate), num(l.userRate))
-				case light.ttft99 > 0 && l.ttft99 >= 2*light.ttft99:
-					sat.KneeRate = l.rate
-					sat.KneeReason = fmt.Sprintf("TTFT p99 doubled from light load (%s → %s ms)", num(light.ttft99), num(l.ttft99))
-				}
+			xs, urs, tts = append(xs, l.rate), append(urs, l.userRate), append(tts, l.ttft99)
+		}
+		if len(xs) > 1 {
+			ku := crossing(xs, urs, (1-p.KneeDrop)*light.userRate, true)
+			kt := 0.0
+			if light.ttft99 > 0 {
+				kt = crossing(xs, tts, 2*light.ttft99, false)
+			}
+			switch {
+			case ku > 0 && (kt == 0 || ku <= kt):
+				sat.KneeRate = ku
+				sat.KneeReason = fmt.Sprintf("tokens/s per user fell %.0f %% below light load (%s tokens/s)", 100*p.KneeDrop, num(light.userRate))
+			case kt > 0:
+				sat.KneeRate = kt
+				sat.KneeReason = fmt.Sprintf("TTFT p99 doubled from light load (%s ms)", num(light.ttft99))
+			}
+		}
+		if c, above, ok := fitSaturation(offered, achieved); ok {
+			c = sig6(c)
+			sat.SaturationRate = &c
+			if mean, half := tInterval(above); !math.IsInf(half, 0) {
+				lo, hi := sig6(max(mean-half, 0)), sig6(mean+half)
+				sat.SaturationCILow, sat.SaturationCIHigh = &lo, &hi
 			}
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s: ", v.Name)
 		switch {
-		case sat.SaturationRate == 0:
-			fmt.Fprintf(&b, "saturated already at the lowest rate, %s req/s", num(light.rate))
+		case sat.SaturationRate != nil:
+			fmt.Fprintf(&b, "saturates at %s req/s (fitted", num(*sat.SaturationRate))
+			if sat.SaturationCILow != nil {
+				fmt.Fprintf(&b, "; 95 %% CI %s to %s", num(*sat.SaturationCILow), num(*sat.SaturationCIHigh))
+			} else {
+				b.WriteString("; no interval: fewer than 2 points above it")
+			}
+			b.WriteString(")")
 		case sat.Saturated:
-			fmt.Fprintf(&b, "stable up to %s req/s (%s output tokens/s)", num(sat.SaturationRate), num(sat.MaxOutputTokensPerS))
+			b.WriteString("throughput tracks offered load at every rate, but not every rate is stable")
 		default:
-			fmt.Fprintf(&b, "stable at every swept rate, up to %s req/s (%s output tokens/s): the saturation point is above the sweep", num(sat.SaturationRate), num(sat.MaxOutputTokensPerS))
+			b.WriteString("throughput tracks offered load at every swept rate: the saturation point is above the sweep")
+		}
+		switch {
+		case sat.HighestStable == 0:
+			fmt.Fprintf(&b, "; not stable already at the lowest rate, %s req/s", num(light.rate))
+		default:
+			fmt.Fprintf(&b, "; stable up to %s req/s (%s output tokens/s)", num(sat.HighestStable), num(sat.MaxOutputTokensPerS))
 		}
 		if len(words) > 0 {
 			fmt.Fprintf(&b, ", %s", words[0])
 		}
 		if sat.KneeRate > 0 {
 			fmt.Fprintf(&b, "; knee at %s req/s: %s", num(sat.KneeRate), sat.KneeReason)
-		} else if sat.SaturationRate > 0 {
+		} else if sat.HighestStable > 0 {
 			fmt.Fprintf(&b, "; no knee among the stable rates (tokens/s per user within %.0f %% of light load, TTFT p99 below twice)", 100*p.KneeDrop)
 		}
 		b.WriteString(".")

@@ -99,6 +99,7 @@ func (s *Search) SearchTarget(v scenario.Variant, t Target, prices Prices) (Conf
 		tr.Words = fmt.Sprintf("%s up to %d does not hold %s req/s (limited by %s)", t.Field, t.Max, num(t.Rate), limitWords(limAtLo))
 		out.Capacity.Target = tr
 		out.Capacity.LimitingTerm = limAtLo
+		out.Capacity.Seeds, out.Capacity.Probes = len(s.Seeds), tr.Probes
 		finishTarget(&out.Capacity, v, t, 0, prices)
 		return out, nil
 	}
@@ -123,6 +124,7 @@ func (s *Search) SearchTarget(v scenario.Variant, t Target, prices Prices) (Conf
 	}
 	out.Capacity.Target = tr
 	out.Capacity.LimitingTerm = limAtLo
+	out.Capacity.Seeds, out.Capacity.Probes = len(s.Seeds), tr.Probes
 	finishTarget(&out.Capacity, v, t, hi, prices)
 	return out, nil
 }
