@@ -60,12 +60,20 @@ func TestReadStepsErrors(t *testing.T) {
 		{"bad number", "prefill_tokens,decode_seqs,decode_context,duration_ms\n1,x,3,4\n", "line 2: decode_seqs: expected a number"},
 		{"zero time", "prefill_tokens,decode_seqs,decode_context,duration_ms\n1,2,3,0\n", "line 2: duration_ms: a step takes a positive time"},
 		{"no rows", "prefill_tokens,decode_seqs,decode_context,duration_ms\n", "no step rows"},
+		{"NaN time", "prefill_tokens,decode_seqs,decode_context,duration_ms\n1,2,3,4\n1,2,3,NaN\n", "line 3: duration_ms: expected a number in [0, 1e+09], got \"NaN\""},
+		{"Inf time", "prefill_tokens,decode_seqs,decode_context,duration_ms\n1,2,3,+Inf\n", "line 2: duration_ms: expected a number in [0, 1e+09]"},
+		{"negative time", "prefill_tokens,decode_seqs,decode_context,duration_ms\n1,2,3,-4\n", "line 2: duration_ms: expected a number in [0, 1e+09]"},
+		{"NaN tokens", "prefill_tokens,decode_seqs,decode_context,duration_ms\nnan,2,3,4\n", "line 2: prefill_tokens: expected a number"},
+		{"huge tokens", "prefill_tokens,decode_seqs,decode_context,duration_ms\n1e12,2,3,4\n", "line 2: prefill_tokens: expected a number in [0, 1e+09]"},
+		{"Sarathi NaN seconds", "batch_num_prefill_tokens,batch_num_decode_tokens,batch_execution_time\n10,0,nan\n", "line 2: batch_execution_time: expected a number"},
+		{"Splitwise Inf", "model,hardware,tensor_parallel,prompt_size,batch_size,token_size,prompt_time,token_time\nllama2-70b,a100-80gb,4,10,1,1,Inf,1\n", "line 2: prompt_time: expected a number"},
+		{"Splitwise product", "model,hardware,tensor_parallel,prompt_size,batch_size,token_size,prompt_time,token_time\nllama2-70b,a100-80gb,4,1e9,1e9,1,1,1\n", "line 2: batch_size × prompt_size"},
 	} {
 		p := filepath.Join(dir, c.name+".csv")
 		if err := os.WriteFile(p, []byte(c.data), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := ReadSteps(p, Select{}); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, _, err := ReadSteps(p, Select{Model: "llama-2-70b", GPU: "a100-80gb", TP: 4}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}

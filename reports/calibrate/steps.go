@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -43,13 +42,34 @@ type Select struct {
 //     prompt_time and token_time in ms, several setups in one file; only the
 //     rows of sel's model, GPU and TP are read (see [readSplitwise]).
 //
-// A missing column, a non-number or a negative value is an error naming
-// the file, line and column.
+// A missing column, a non-number, NaN, an infinity, a negative value or
+// one above maxStepValue is an error naming the file, line and column.
 func ReadSteps(path string, sel Select) ([]Step, []string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
+	return ParseSteps(path, data, sel)
+}
+
+// maxStepValue bounds every number of a step-timing file: 10⁹ tokens,
+// sequences or milliseconds (11 days) per step is beyond any measurement,
+// and keeps a chunk's tokens × context (up to 10¹⁸) inside int64.
+const maxStepValue = 1e9
+
+// stepValue parses one number of a step-timing file: finite, in
+// [0, maxStepValue]. NaN fails every comparison, so the test is written to
+// let only numbers inside the range through.
+func stepValue(path string, line int, name, field string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(field), 64)
+	if err != nil || !(v >= 0 && v <= maxStepValue) {
+		return 0, fmt.Errorf("%s: line %d: %s: expected a number in [0, %g], got %q", path, line, name, float64(maxStepValue), field)
+	}
+	return v, nil
+}
+
+// ParseSteps is [ReadSteps] over a file's bytes; path names it in messages.
+func ParseSteps(path string, data []byte, sel Select) ([]Step, []string, error) {
 	r := csv.NewReader(bytes.NewReader(data))
 	r.FieldsPerRecord = -1
 	head, err := r.Read()
@@ -93,11 +113,7 @@ func ReadSteps(path string, sel Select) ([]Step, []string, error) {
 		if i >= len(rec) {
 			return 0, fmt.Errorf("%s: line %d: %s: missing value", path, line, name)
 		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(rec[i]), 64)
-		if err != nil || v < 0 || math.IsInf(v, 0) || v > 1e12 {
-			return 0, fmt.Errorf("%s: line %d: %s: expected a number ≥ 0, got %q", path, line, name, rec[i])
-		}
-		return v, nil
+		return stepValue(path, line, name, rec[i])
 	}
 	var steps []Step
 	for line := 2; ; line++ {
@@ -176,11 +192,7 @@ func readSplitwise(path string, r *csv.Reader, col map[string]int, sel Select) (
 		if err != nil {
 			return 0, err
 		}
-		v, err := strconv.ParseFloat(f, 64)
-		if err != nil || v < 0 || math.IsInf(v, 0) || v > 1e12 {
-			return 0, fmt.Errorf("%s: line %d: %s: expected a number ≥ 0, got %q", path, line, name, f)
-		}
-		return v, nil
+		return stepValue(path, line, name, f)
 	}
 	seen := map[string]bool{}
 	var setups []string
@@ -219,6 +231,9 @@ func readSplitwise(path string, r *csv.Reader, col map[string]int, sel Select) (
 		}
 		if b < 1 || p < 1 || pms <= 0 || tms <= 0 {
 			return nil, nil, fmt.Errorf("%s: line %d: expected batch_size and prompt_size ≥ 1 and positive prompt_time and token_time, got %v, %v, %v, %v", path, line, b, p, pms, tms)
+		}
+		if b*p > maxStepValue {
+			return nil, nil, fmt.Errorf("%s: line %d: batch_size × prompt_size: expected at most %g tokens in a step, got %g", path, line, float64(maxStepValue), b*p)
 		}
 		var pre cost.Batch
 		pre.PrefillSeqs = int(b)
