@@ -3,6 +3,8 @@ package serve
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/itlsim/itlsim/scheduler"
@@ -34,14 +36,80 @@ type stream struct {
 	finish  string   // OpenAI's finish_reason once it ends: "length" at max_tokens, else "stop"
 	last    sim.Time // its latest chunk, for the ITL histogram
 	chunks  int
-	events  chan event
+	box     *mailbox
+}
+
+// maxHeld bounds the chunks a mailbox holds for a response that has not
+// taken them: past it, a new chunk is merged into the newest one held.
+// A response that keeps up takes them as they come (one or two held); one
+// whose client stopped reading holds maxHeld chunks however long the
+// stream, instead of its whole output.
+const maxHeld = 64
+
+// mailbox carries a stream's events from the goroutine that produces them
+// (the engine's, or a replay's) to its response, never blocking the
+// producer and never holding more than maxHeld chunks and the end.
+type mailbox struct {
+	mu     sync.Mutex
+	held   []event
+	end    event
+	ended  bool
+	merged int           // chunks merged into another because the box was full
+	ready  chan struct{} // holds a value while there is something to take
+}
+
+func newMailbox() *mailbox { return &mailbox{ready: make(chan struct{}, 1)} }
+
+func (m *mailbox) signal() {
+	select {
+	case m.ready <- struct{}{}:
+	default:
+	}
+}
+
+// put adds a chunk; a full box merges it into its newest chunk (the
+// tokens add up, the time and last flag are the new chunk's).
+func (m *mailbox) put(ev event) {
+	m.mu.Lock()
+	if n := len(m.held); n >= maxHeld {
+		h := &m.held[n-1]
+		h.tokens += ev.tokens
+		h.at, h.last = ev.at, h.last || ev.last
+		m.merged++
+	} else {
+		m.held = append(m.held, ev)
+	}
+	m.mu.Unlock()
+	m.signal()
+}
+
+// close adds the stream's end, after every chunk.
+func (m *mailbox) close(ev event) {
+	m.mu.Lock()
+	m.end, m.ended = ev, true
+	m.mu.Unlock()
+	m.signal()
+}
+
+// take appends what the box holds to dst, in order, the end (if it came)
+// last, and empties the box.
+func (m *mailbox) take(dst []event) []event {
+	m.mu.Lock()
+	dst = append(dst, m.held...)
+	m.held = m.held[:0]
+	if m.ended {
+		dst = append(dst, m.end)
+		m.ended = false
+	}
+	m.mu.Unlock()
+	return dst
 }
 
 // ask is what a handler hands the driver: a request's lengths, and the
 // replica whose port it came in on.
 type ask struct {
 	prompt    int
-	maxTokens int // 0: the scenario's output distribution
+	maxTokens int // ≥ 1: the output is the scenario's draw capped at it (exactly it with ignoreEOS)
 	ignoreEOS bool
 	replica   int // the replica to run it (a port per replica); -1: the engine routes it
 	reply     chan *stream
@@ -166,6 +234,7 @@ func (d *driver) run(ctx context.Context) {
 			d.eng.Abort(id) // at the next step start
 		case <-wake:
 		case <-ctx.Done():
+			d.abortAll()
 			return
 		}
 		if wake != nil && !timer.Stop() {
@@ -174,6 +243,32 @@ func (d *driver) run(ctx context.Context) {
 			default:
 			}
 		}
+	}
+}
+
+// abortAll ends every stream still live when the server stops (the
+// drain is over, or there was none): each is aborted, as its client's
+// going away would, and the engine steps until they have ended, so that
+// every served stream reaches the timeline sink and the result. The
+// engine applies an abort at a replica's next step start, so this takes a
+// few steps; the bound only guards against a broken invariant.
+func (d *driver) abortAll() {
+	for range 1 << 20 {
+		if len(d.live) == 0 {
+			return
+		}
+		if _, ok := d.eng.NextEventAt(); !ok {
+			return
+		}
+		ids := make([]int, 0, len(d.live))
+		for id := range d.live {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			d.eng.Abort(id) // an abort of one that has not arrived yet is dropped: the next pass repeats it
+		}
+		d.eng.Step()
 	}
 }
 
@@ -188,10 +283,9 @@ func (d *driver) abort(id int) {
 // arrival is processed at once by run.
 func (d *driver) admit(a ask) {
 	out := d.outLen.Sample(&d.lenRand)
-	switch {
-	case a.maxTokens > 0 && a.ignoreEOS:
+	if a.ignoreEOS {
 		out = a.maxTokens
-	case a.maxTokens > 0:
+	} else {
 		out = min(out, a.maxTokens) // the model stops by itself before max_tokens
 	}
 	at := max(d.now(), d.eng.Now())
@@ -200,7 +294,7 @@ func (d *driver) admit(a ask) {
 	}
 	id := d.nextID
 	d.nextID++
-	s := &stream{id: id, prompt: a.prompt, output: out, arrival: at, finish: "stop", events: make(chan event, out+2)}
+	s := &stream{id: id, prompt: a.prompt, output: out, arrival: at, finish: "stop", box: newMailbox()}
 	if out == a.maxTokens {
 		s.finish = "length"
 	}
@@ -216,14 +310,14 @@ func (d *driver) admit(a ask) {
 	a.reply <- s
 }
 
-// Chunk implements sim.Observer: the chunk goes to its response at once.
-// The channel holds a stream's every event, so the engine never waits.
+// Chunk implements sim.Observer: the chunk goes to its response's
+// mailbox at once; the engine never waits for a response.
 func (d *driver) Chunk(replica, id int, at sim.Time, tokens int, last bool) {
 	s := d.live[id]
 	if s == nil {
 		return
 	}
-	s.events <- event{tokens: tokens, at: at, last: last}
+	s.box.put(event{tokens: tokens, at: at, last: last})
 	if m := d.metricsOf(replica); m != nil {
 		if s.chunks > 0 {
 			m.itl(at - s.last)
@@ -243,8 +337,7 @@ func (d *driver) Ended(replica int, ss *sim.StreamSummary) {
 		return
 	}
 	delete(d.live, ss.ID)
-	s.events <- event{end: true, at: d.eng.Now(), status: ss.Status, reason: ss.Reject}
-	close(s.events)
+	s.box.close(event{end: true, at: d.eng.Now(), status: ss.Status, reason: ss.Reject})
 	if m := d.metricsOf(replica); m != nil {
 		m.ended(ss, s.prompt, s.finish)
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +44,64 @@ type Options struct {
 	// /metrics follow its replica alone. Off, a cluster is served on one
 	// port behind the engine's router and /metrics sum the replicas.
 	PerReplica bool
+	// Limits bound what a client can make the server hold; zero fields
+	// take DefaultLimits' values.
+	Limits Limits
+}
+
+// Limits are what one connection may make the server hold, and for how
+// long: a client that sends slowly, or stops reading, is cut off.
+type Limits struct {
+	// HeaderTimeout bounds the wait for a request's headers.
+	HeaderTimeout time.Duration
+	// BodyTimeout bounds the wait for a request's body once its headers
+	// are in: a half-sent body is answered 408 when it runs out.
+	BodyTimeout time.Duration
+	// WriteTimeout bounds each write of a response: a client that stops
+	// reading for longer has its stream aborted, as a disconnect is.
+	WriteTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection idle this long.
+	IdleTimeout time.Duration
+	// MaxHeaderBytes bounds a request's headers.
+	MaxHeaderBytes int
+	// MaxBody bounds a request body in bytes; 0 takes 1 MiB + 32 bytes per
+	// token of the context (max_model_len), or 16 MiB without one.
+	MaxBody int64
+}
+
+// DefaultLimits are serve's limits.
+func DefaultLimits() Limits {
+	return Limits{HeaderTimeout: 10 * time.Second, BodyTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second,
+		IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
+}
+
+// withDefaults fills the zero fields of l from DefaultLimits.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	for _, f := range []struct{ v, def *time.Duration }{
+		{&l.HeaderTimeout, &d.HeaderTimeout}, {&l.BodyTimeout, &d.BodyTimeout},
+		{&l.WriteTimeout, &d.WriteTimeout}, {&l.IdleTimeout, &d.IdleTimeout},
+	} {
+		if *f.v <= 0 {
+			*f.v = *f.def
+		}
+	}
+	if l.MaxHeaderBytes <= 0 {
+		l.MaxHeaderBytes = d.MaxHeaderBytes
+	}
+	return l
+}
+
+// maxBody is the largest request body served: room for a prompt that
+// fills the context, as words or as token ids.
+func (s *Server) maxBody() int64 {
+	switch {
+	case s.lim.MaxBody > 0:
+		return s.lim.MaxBody
+	case s.opt.MaxModelLen > 0:
+		return 1<<20 + 32*int64(s.opt.MaxModelLen)
+	}
+	return 16 << 20
 }
 
 func (o *Options) validate() error {
@@ -62,6 +121,7 @@ func (o *Options) validate() error {
 // streams.
 type Server struct {
 	opt      Options
+	lim      Limits
 	b        backend
 	drv      *driver    // nil for a replay
 	metrics  []*metrics // one per port
@@ -111,7 +171,7 @@ func NewReplay(scripts []Script, o Options) (*Server, error) {
 }
 
 func newServer(o Options) *Server {
-	return &Server{opt: o, metrics: []*metrics{newMetrics(o.ModelName)}, created: time.Now().Unix(), enough: make(chan struct{})}
+	return &Server{opt: o, lim: o.Limits.withDefaults(), metrics: []*metrics{newMetrics(o.ModelName)}, created: time.Now().Unix(), enough: make(chan struct{})}
 }
 
 // Result is the simulation's server-side result once Serve has returned
@@ -170,7 +230,32 @@ func (s *Server) handler(i int) http.Handler {
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.Handle("GET /metrics", s.metrics[i].handler())
-	return mux
+	// Any other method on these paths is 405, any other path 404, each with
+	// OpenAI's JSON error object (Go's mux would answer in plain text).
+	for path, allow := range map[string]string{"/v1/completions": "POST", "/v1/chat/completions": "POST",
+		"/v1/models": "GET, HEAD", "/health": "GET, HEAD", "/metrics": "GET, HEAD"} {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			apiError(w, http.StatusMethodNotAllowed, "invalid_request_error", fmt.Sprintf("Method Not Allowed (%s %s): use %s", r.Method, r.URL.Path, allow))
+		})
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		apiError(w, http.StatusNotFound, "invalid_request_error", fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path))
+	})
+	return s.guard(mux)
+}
+
+// guard gives every request its deadlines: the body must arrive within
+// BodyTimeout (generate lifts it once read), and a response's writes each
+// get WriteTimeout (the streaming writers renew it per write).
+func (s *Server) guard(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		now := time.Now()
+		_ = rc.SetReadDeadline(now.Add(s.lim.BodyTimeout))
+		_ = rc.SetWriteDeadline(now.Add(s.lim.WriteTimeout))
+		h.ServeHTTP(w, r)
+	})
 }
 
 // Serve answers on lns, one listener per port (Ports), until ctx ends or
@@ -186,7 +271,8 @@ func (s *Server) Serve(ctx context.Context, drain time.Duration, lns ...net.List
 	served := make(chan error, len(lns))
 	var hss []*http.Server
 	for i, ln := range lns {
-		hs := &http.Server{Handler: s.handler(i), ReadHeaderTimeout: 10 * time.Second}
+		hs := &http.Server{Handler: s.handler(i), ReadHeaderTimeout: s.lim.HeaderTimeout,
+			IdleTimeout: s.lim.IdleTimeout, MaxHeaderBytes: s.lim.MaxHeaderBytes}
 		hss = append(hss, hs)
 		go func() { served <- hs.Serve(ln) }()
 	}
@@ -257,67 +343,40 @@ func rejection(r scheduler.Reason) (int, string) {
 	return http.StatusServiceUnavailable, "server_overloaded"
 }
 
-// request is the part of a completion or chat request the server reads.
-type request struct {
-	Model               string          `json:"model"`
-	Prompt              json.RawMessage `json:"prompt"`
-	Messages            []message       `json:"messages"`
-	MaxTokens           *int            `json:"max_tokens"`
-	MaxCompletionTokens *int            `json:"max_completion_tokens"`
-	IgnoreEOS           bool            `json:"ignore_eos"`
-	Stream              bool            `json:"stream"`
-	StreamOptions       *struct {
-		IncludeUsage         bool `json:"include_usage"`
-		ContinuousUsageStats bool `json:"continuous_usage_stats"`
-	} `json:"stream_options"`
-	N *int `json:"n"`
-}
-
-type message struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
-}
-
-// maxBody bounds a request body (a long prompt as text fits easily).
-const maxBody = 64 << 20
-
+// generate answers a completion (chat false) or a chat completion. The
+// body is read whole (at most maxBody bytes, within the body timeout) and
+// checked (decodeRequest) before the request joins the simulation.
 func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, replica int) {
 	defer s.answeredOne()
-	var req request
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
-	if err := dec.Decode(&req); err != nil {
-		apiError(w, http.StatusBadRequest, "invalid_request_error", "request body: "+err.Error())
-		return
-	}
-	if req.Model != "" && req.Model != s.opt.ModelName {
-		apiError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", req.Model))
-		return
-	}
-	if req.N != nil && *req.N != 1 {
-		apiError(w, http.StatusBadRequest, "invalid_request_error", "n: only n = 1 is served")
-		return
-	}
-	var prompt int
-	var err error
-	if chat {
-		prompt, err = messageTokens(req.Messages)
-	} else {
-		prompt, err = promptTokens(req.Prompt)
-	}
+	rc := http.NewResponseController(w)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
 	if err != nil {
-		apiError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			apiError(w, http.StatusRequestEntityTooLarge, "BadRequestError", fmt.Sprintf("request body: more than %d bytes", tooBig.Limit))
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			apiError(w, http.StatusRequestTimeout, "BadRequestError", fmt.Sprintf("request body: not received within %v", s.lim.BodyTimeout))
+		default:
+			apiError(w, http.StatusBadRequest, "BadRequestError", "request body: "+err.Error())
+		}
 		return
 	}
-	a := ask{prompt: prompt, ignoreEOS: req.IgnoreEOS, replica: replica}
-	for _, mt := range []*int{req.MaxTokens, req.MaxCompletionTokens} {
-		if mt != nil {
-			if *mt < 1 {
-				apiError(w, http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("max_tokens: must be at least 1, got %d", *mt))
-				return
-			}
-			a.maxTokens = *mt
-		}
+	// The body is in: no read deadline from here on (the server's
+	// background read, which notices a client going away, must not time
+	// out during a long stream).
+	_ = rc.SetReadDeadline(time.Time{})
+	req, berr := decodeRequest(body, chat, s.opt.MaxModelLen)
+	body = nil
+	if berr != nil {
+		apiError(w, berr.code, "BadRequestError", berr.msg)
+		return
 	}
+	if req.model != "" && req.model != s.opt.ModelName {
+		apiError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", req.model))
+		return
+	}
+	a := ask{prompt: req.prompt, maxTokens: req.maxTokens, ignoreEOS: req.ignoreEOS, replica: replica}
 	st, err := s.b.start(r.Context(), a)
 	if err != nil {
 		if errors.Is(err, errStopped) {
@@ -325,83 +384,21 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, rep
 		}
 		return // the client went away
 	}
-	rw := &responder{s: s, w: w, st: st, chat: chat, model: s.opt.ModelName}
+	rw := &responder{s: s, w: w, rc: rc, st: st, chat: chat, model: s.opt.ModelName}
 	rw.id = "cmpl-" + strconv.Itoa(st.id)
 	if chat {
 		rw.id = "chatcmpl-" + strconv.Itoa(st.id)
 	}
-	if req.Stream {
-		if o := req.StreamOptions; o != nil {
-			rw.usage, rw.continuous = o.IncludeUsage, o.ContinuousUsageStats
-		}
+	if req.stream {
+		rw.usage, rw.continuous = req.usage, req.continuous
 		rw.stream(r.Context())
 	} else {
 		rw.whole(r.Context())
 	}
-	if !rw.ended { // the client went away (or the write failed) first
+	if !rw.ended { // the client went away, or stopped reading (the write deadline), first
 		s.b.abort(st.id)
 	}
 }
-
-// promptTokens counts a completion prompt: a string (words, see
-// textTokens), token ids, or a batch of one of either.
-func promptTokens(raw json.RawMessage) (int, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return 0, errors.New("prompt: required")
-	}
-	var text string
-	if json.Unmarshal(raw, &text) == nil {
-		return textTokens(text), nil
-	}
-	var ids []int64
-	if json.Unmarshal(raw, &ids) == nil {
-		return len(ids), nil
-	}
-	var batch []json.RawMessage
-	if json.Unmarshal(raw, &batch) == nil {
-		if len(batch) != 1 {
-			return 0, fmt.Errorf("prompt: one prompt per request is served, got %d", len(batch))
-		}
-		return promptTokens(batch[0])
-	}
-	return 0, errors.New("prompt: expected a string, a list of token ids, or a list of one of either")
-}
-
-// messageTokens counts a chat's messages: each message's text (a string
-// or text parts); the chat template's own tokens are not counted.
-func messageTokens(ms []message) (int, error) {
-	if len(ms) == 0 {
-		return 0, errors.New("messages: at least one message expected")
-	}
-	n := 0
-	for i, m := range ms {
-		if len(m.Content) == 0 || string(m.Content) == "null" {
-			continue
-		}
-		var text string
-		if json.Unmarshal(m.Content, &text) == nil {
-			n += textTokens(text)
-			continue
-		}
-		var parts []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		}
-		if err := json.Unmarshal(m.Content, &parts); err != nil {
-			return 0, fmt.Errorf("messages[%d].content: expected a string or a list of content parts", i)
-		}
-		for _, p := range parts {
-			n += textTokens(p.Text)
-		}
-	}
-	return n, nil
-}
-
-// textTokens approximates a text's token count by its whitespace-separated
-// words, at least one: close to BPE counts for English prose of short
-// words, and exact for the prompts itlsim record synthesises (one word per
-// token).
-func textTokens(s string) int { return max(1, len(strings.Fields(s))) }
 
 // words make up the generated text: one word per token.
 var words = strings.Fields("the of and to in is that it for as with was on be at by this had not are but from or have an they which one you were her all she there would their we him been has when who will more no if out so said what up its about into than them can only other new some could time these two may then do first any my now such like our over man me even most made after also did many before must through back years where much your way well down should because each just those people how too little state good very make world still own see men work long get here between both life being under never day same another know while last might us great old year off come since against go came right used take three")
@@ -410,6 +407,7 @@ var words = strings.Fields("the of and to in is that it for as with was on be at
 type responder struct {
 	s          *Server
 	w          http.ResponseWriter
+	rc         *http.ResponseController
 	st         *stream
 	chat       bool
 	model      string
@@ -419,6 +417,7 @@ type responder struct {
 	sent       int  // tokens written so far
 	ended      bool // the stream's end was seen
 	buf        []byte
+	evs        []event // scratch for the mailbox's events
 }
 
 // text appends n generated words to b, continuing the stream's sequence.
@@ -431,8 +430,12 @@ func (rw *responder) text(b []byte, n int) []byte {
 	return b
 }
 
+// renew gives the next write WriteTimeout to complete.
+func (rw *responder) renew() { _ = rw.rc.SetWriteDeadline(time.Now().Add(rw.s.lim.WriteTimeout)) }
+
 // fail answers a stream that ended without output: rejected or cancelled.
 func (rw *responder) fail(ev event) {
+	rw.renew()
 	if ev.status == sim.StatusRejected {
 		code, typ := rejection(ev.reason)
 		apiError(rw.w, code, typ, "request rejected by the simulated server: "+ev.reason.String())
@@ -441,26 +444,31 @@ func (rw *responder) fail(ev event) {
 	apiError(rw.w, http.StatusServiceUnavailable, "server_overloaded", "request aborted by the simulated server")
 }
 
-// whole answers a non-streaming request once its stream ends.
+// whole answers a non-streaming request once its stream ends: it counts
+// the tokens as they come and writes the text once (bounded by the
+// context length).
 func (rw *responder) whole(ctx context.Context) {
-	var text []byte
+	n := 0
 	for !rw.ended {
-		var ev event
 		select {
-		case ev = <-rw.st.events:
+		case <-rw.st.box.ready:
 		case <-ctx.Done():
 			return
 		}
-		if ev.end {
-			rw.ended = true
-			if ev.status != sim.StatusFinished {
-				rw.fail(ev)
-				return
+		rw.evs = rw.st.box.take(rw.evs[:0])
+		for _, ev := range rw.evs {
+			if ev.end {
+				rw.ended = true
+				if ev.status != sim.StatusFinished {
+					rw.fail(ev)
+					return
+				}
+				break
 			}
-			break
+			n += ev.tokens
 		}
-		text = rw.text(text, ev.tokens)
 	}
+	text := rw.text(make([]byte, 0, 8*n), n)
 	choice := map[string]any{"index": 0, "finish_reason": rw.st.finish, "logprobs": nil}
 	object := "text_completion"
 	if rw.chat {
@@ -469,6 +477,7 @@ func (rw *responder) whole(ctx context.Context) {
 	} else {
 		choice["text"] = string(text)
 	}
+	rw.renew()
 	writeJSON(rw.w, http.StatusOK, map[string]any{
 		"id": rw.id, "object": object, "created": rw.s.created, "model": rw.model,
 		"choices": []any{choice}, "usage": rw.usageOf(),
@@ -490,8 +499,12 @@ const flushGrace = time.Millisecond
 // chunks after the first are held and written at the window boundaries
 // (first chunk + k × window, simulated time), each write carrying every
 // token emitted up to its boundary, as the simulated flush stage does.
+//
+// Each write must complete within the write timeout: a client that stops
+// reading is cut off then, and its stream aborted. Until then the engine
+// goes on producing and the mailbox merges what the response cannot take,
+// so a stalled client costs a bounded amount of memory.
 func (rw *responder) stream(ctx context.Context) {
-	fl, _ := rw.w.(http.Flusher)
 	window := rw.s.opt.FlushWindow
 	var (
 		started bool
@@ -510,7 +523,7 @@ func (rw *responder) stream(ctx context.Context) {
 			h := rw.w.Header()
 			h.Set("Content-Type", "text/event-stream")
 			h.Set("Cache-Control", "no-cache")
-			rw.w.WriteHeader(http.StatusOK)
+			h.Set("X-Accel-Buffering", "no") // nginx and others: pass each event on at once
 			started = true
 		}
 		rw.chunk(n, last)
@@ -520,10 +533,11 @@ func (rw *responder) stream(ctx context.Context) {
 		if last {
 			rw.buf = append(rw.buf, "data: [DONE]\n\n"...)
 		}
+		rw.renew()
 		_, err := rw.w.Write(rw.buf)
 		rw.buf = rw.buf[:0]
-		if fl != nil {
-			fl.Flush()
+		if err == nil {
+			err = rw.rc.Flush()
 		}
 		return err == nil
 	}
@@ -540,29 +554,41 @@ func (rw *responder) stream(ctx context.Context) {
 		}
 		timerC = timer.C
 	}
-	events := rw.st.events
-	for events != nil || timerC != nil {
+	open := true
+	for open || timerC != nil {
+		var ready <-chan struct{}
+		if open {
+			ready = rw.st.box.ready
+		}
 		select {
-		case ev, ok := <-events:
-			switch {
-			case !ok:
-				events = nil
-			case ev.end:
-				rw.ended = true
-				if ev.status != sim.StatusFinished && !started {
-					rw.fail(ev)
-					return
+		case <-ready:
+			rw.evs = rw.st.box.take(rw.evs[:0])
+			for _, ev := range rw.evs {
+				switch {
+				case ev.end:
+					rw.ended, open = true, false
+					if ev.status != sim.StatusFinished && !started {
+						rw.fail(ev)
+						return
+					}
+				case window == 0 || !started:
+					if !write(ev.tokens, ev.last) {
+						return
+					}
+					tick = ev.at + window
+				default:
+					if timerC == nil {
+						arm(ev.at)
+					}
+					if n := len(held); n > 0 && held[n-1].at <= tick && ev.at <= tick {
+						// Both go out in the same write: one entry, so that
+						// a long window holds no more than its boundaries.
+						held[n-1].tokens += ev.tokens
+						held[n-1].at, held[n-1].last = ev.at, held[n-1].last || ev.last
+					} else {
+						held = append(held, ev)
+					}
 				}
-			case window == 0 || !started:
-				if !write(ev.tokens, ev.last) {
-					return
-				}
-				tick = ev.at + window
-			default:
-				if timerC == nil {
-					arm(ev.at)
-				}
-				held = append(held, ev)
 			}
 		case <-timerC:
 			timerC = nil

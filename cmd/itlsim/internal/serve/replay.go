@@ -83,7 +83,7 @@ func (p *replayer) start(ctx context.Context, a ask) (*stream, error) {
 	if prompt == 0 {
 		prompt = sc.Prompt
 	}
-	s := &stream{id: id, prompt: prompt, output: out, arrival: p.now(), finish: "length", events: make(chan event, len(sc.Tokens)+1)}
+	s := &stream{id: id, prompt: prompt, output: out, arrival: p.now(), finish: "length", box: newMailbox()}
 	go p.play(s, sc, gone)
 	return s, nil
 }
@@ -112,7 +112,7 @@ func (p *replayer) play(s *stream, sc *Script, gone chan struct{}) {
 				return
 			}
 		}
-		s.events <- event{tokens: sc.Tokens[i], at: at, last: i == len(sc.Offsets)-1}
+		s.box.put(event{tokens: sc.Tokens[i], at: at, last: i == len(sc.Offsets)-1})
 		if p.metrics != nil {
 			if i == 0 {
 				p.metrics.ttft(off)
@@ -126,8 +126,7 @@ func (p *replayer) play(s *stream, sc *Script, gone chan struct{}) {
 	if n := len(sc.Offsets); n > 0 {
 		end += sc.Offsets[n-1]
 	}
-	s.events <- event{end: true, at: end, status: sim.StatusFinished}
-	close(s.events)
+	s.box.close(event{end: true, at: end, status: sim.StatusFinished})
 	p.mu.Lock()
 	p.running--
 	delete(p.gone, s.id)
@@ -140,8 +139,7 @@ func (p *replayer) play(s *stream, sc *Script, gone chan struct{}) {
 
 // aborted ends a stream whose client went away before its end.
 func (p *replayer) aborted(s *stream) {
-	s.events <- event{end: true, at: p.now(), status: sim.StatusCancelled}
-	close(s.events)
+	s.box.close(event{end: true, at: p.now(), status: sim.StatusCancelled})
 	p.mu.Lock()
 	p.running--
 	p.publish()
