@@ -96,6 +96,9 @@ type streamLine struct {
 	ChunkTokens []int     `json:"chunk_tokens"`
 	Output      int       `json:"output_tokens"`
 	Error       string    `json:"error"`
+	Rejected    string    `json:"rejected"`
+	Outcome     string    `json:"outcome"`
+	HTTPStatus  int       `json:"http_status"`
 	ResponseID  string    `json:"response_id"`
 }
 
@@ -207,40 +210,41 @@ func TestRecordAgainstServeReproducesTheSchedule(t *testing.T) {
 	})
 }
 
-// A rejection reaches record as an HTTP error and is counted: a batch of
-// one, a queue of one and six requests at once leave four rejected (429).
+// A rejection reaches record as a 429 and is counted as serve counts it,
+// rejected for its reason: a batch of one, a queue of one and six requests
+// at once leave four rejected (queue-full, the reason serve names).
 func TestRecordCountsRejections(t *testing.T) {
 	dir := t.TempDir()
 	recPath := filepath.Join(dir, "rec.jsonl")
 	s := startServe(t, "--max-num-seqs", "1", "--admission", "max-queue", "--set", "scheduler.admission.max_queue=1", "--exit-after", "6", "--time-scale", "0.5")
 	r := mustRunCLI(t, "record", s.url, "--requests", "6", "--rate", "10000", "--input-len", "fixed:32", "--output-len", "fixed:20", "-o", recPath, "--format", "json")
 	s.wait(t)
-	if !strings.Contains(r.stderr, "6 requests sent, 4 failed: http 429 ×4") {
+	if !strings.Contains(r.stderr, "6 requests sent, 0 failed, 4 rejected: queue-full ×4") {
 		t.Fatalf("record's stderr: %s", r.stderr)
 	}
-	failed := 0
+	rejected := 0
 	for _, l := range readLines(t, recPath) {
-		if l.Error == "http 429" {
-			failed++
+		if l.Rejected == "queue-full" && l.Outcome == "rejected" && l.HTTPStatus == 429 {
+			rejected++
 		}
 	}
-	if failed != 4 {
-		t.Fatalf("%d lines with error http 429, want 4", failed)
+	if rejected != 4 {
+		t.Fatalf("%d lines rejected with queue-full and status 429, want 4", rejected)
 	}
 	var doc struct {
 		Runs []struct {
 			Summary struct {
 				Requests int            `json:"requests"`
 				Finished int            `json:"finished"`
-				Failed   map[string]int `json:"failed_by_reason"`
+				Rejected map[string]int `json:"rejected_by_reason"`
 			} `json:"summary"`
 		} `json:"runs"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || len(doc.Runs) != 1 {
 		t.Fatalf("record --format json: %v\n%.300s", err, r.stdout)
 	}
-	if sm := doc.Runs[0].Summary; sm.Requests != 6 || sm.Finished != 2 || sm.Failed["http 429"] != 4 {
-		t.Fatalf("summary %+v; want 6 requests, 2 finished, 4 failed with http 429", sm)
+	if sm := doc.Runs[0].Summary; sm.Requests != 6 || sm.Finished != 2 || sm.Rejected["queue-full"] != 4 {
+		t.Fatalf("summary %+v; want 6 requests, 2 finished, 4 rejected for queue-full", sm)
 	}
 }
 
@@ -493,10 +497,11 @@ func TestServeRecordBadInput(t *testing.T) {
 			t.Fatalf("itlsim %s left %s", strings.Join(c.args, " "), out)
 		}
 	}
-	// A server that refuses connections: every request fails and is counted.
-	r := mustRunCLI(t, "record", "http://127.0.0.1:1", "--served-model-name", "m", "--requests", "3", "--rate", "1000", "-o", out)
-	if !strings.Contains(r.stderr, "3 requests sent, 3 failed: connection") {
-		t.Fatalf("stderr %q", r.stderr)
+	// A server that refuses connections: every request fails and is
+	// counted, and written; none completed, so the exit status is 1.
+	r := execCLI(t, "record", "http://127.0.0.1:1", "--served-model-name", "m", "--requests", "3", "--rate", "1000", "-o", out)
+	if r.code != 1 || !strings.Contains(r.stderr, "3 requests sent, 3 failed: connection refused ×3") || !strings.Contains(r.stderr, "no request of 3 completed") {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
 	if n := len(readLines(t, out)); n != 3 {
 		t.Fatalf("%d lines written, want 3 failed requests", n)

@@ -31,6 +31,7 @@ type recordOptions struct {
 	outPath     string
 	jsonPath    string
 	format      string
+	failOnError bool
 }
 
 func newRecordCmd(temps *tempFiles) *cobra.Command {
@@ -70,6 +71,7 @@ sending, cancels the requests in flight and still writes what was recorded
 	f.StringVarP(&o.outPath, "out", "o", "", "write the recorded streams (itlsim's stream format) to this file")
 	f.StringVar(&o.jsonPath, "json", "", "write the full results (runs, streams, time series) as JSON to this file")
 	f.StringVar(&o.format, "format", "table", "stdout form: table, markdown or json")
+	f.BoolVar(&o.failOnError, "fail-on-error", false, "exit 1 when any request did not complete (failed or rejected); without it record exits 1 only when none completed")
 	return cmd
 }
 
@@ -123,7 +125,12 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 	if err := workloads.Err(src); err != nil {
 		return fmt.Errorf("workload: %w", err)
 	}
-	fmt.Fprintf(stderr, "itlsim record: %d requests sent, %d failed%s\n", res.Sent, len(res.Streams)-completed(res), failedList(res.Failed))
+	nFailed, nRejected := countOf(res.Failed), countOf(res.Rejected)
+	rejected := ""
+	if nRejected > 0 {
+		rejected = fmt.Sprintf(", %d rejected%s", nRejected, failedList(res.Rejected))
+	}
+	fmt.Fprintf(stderr, "itlsim record: %d requests sent, %d failed%s%s\n", res.Sent, nFailed, failedList(res.Failed), rejected)
 	if res.Sent == 0 {
 		return fmt.Errorf("no request was sent")
 	}
@@ -159,15 +166,25 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 	if res.Stopped {
 		return &exitError{code: 130, err: fmt.Errorf("stopped by a signal after %d requests; what was recorded is written", res.Sent)}
 	}
+	// Every stream is written whatever its outcome; the exit status says
+	// whether the recording is one to trust.
+	where := "every stream is written"
+	if o.outPath != "" {
+		where += " to " + o.outPath
+	}
+	switch done := res.Completed(); {
+	case done == 0:
+		return fmt.Errorf("no request of %d completed (%d failed, %d rejected); %s", res.Sent, nFailed, nRejected, where)
+	case o.failOnError && done < res.Sent:
+		return fmt.Errorf("--fail-on-error: %d of %d requests did not complete (%d failed, %d rejected); %s", res.Sent-done, res.Sent, nFailed, nRejected, where)
+	}
 	return nil
 }
 
-func completed(r *record.Result) int {
+func countOf(m map[string]int) int {
 	n := 0
-	for _, s := range r.Streams {
-		if s.Err == "" {
-			n++
-		}
+	for _, v := range m {
+		n += v
 	}
 	return n
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/itlsim/itlsim/scheduler"
@@ -24,7 +25,14 @@ import (
 // client saw before the connection failed, which count in the output tokens
 // and stalls, as the run counted them, and in no per-stream figure. A
 // line with "rejected" (a scheduler reason such as "queue-full") is a
-// request the server refused and needs no chunks. Times are rounded to the nanosecond,
+// request the server refused and needs no chunks. "outcome" (optional, as
+// itlsim record writes it) names how the request ended — ok, rejected,
+// error, reset, timeout, malformed or cancelled — and must agree with the
+// line: ok for a stream without "error" or "rejected", rejected with
+// "rejected", any other with "error". "http_status" (optional) is the
+// answer's HTTP status, 100 to 599. Readers that predate them ignore both,
+// as they ignore any other key (record's "response_id"), so a file with
+// them reads everywhere and a file without them reads as before. Times are rounded to the nanosecond,
 // the simulator's clock unit, so that a simulation's own streams come back
 // exactly. The run's duration ends at its last chunk.
 
@@ -38,6 +46,34 @@ type streamLine struct {
 	ChunkTokens  []int      `json:"chunk_tokens"`
 	Error        *string    `json:"error"`
 	Rejected     *string    `json:"rejected"`
+	Outcome      *string    `json:"outcome"`
+	HTTPStatus   *int       `json:"http_status"`
+}
+
+// Outcomes names the values of a stream line's "outcome".
+var Outcomes = []string{"ok", "rejected", "error", "reset", "timeout", "malformed", "cancelled"}
+
+// checkOutcome checks a line's outcome and HTTP status against the rest of it.
+func checkOutcome(where string, l *streamLine) error {
+	if l.HTTPStatus != nil && (*l.HTTPStatus < 100 || *l.HTTPStatus > 599) {
+		return fmt.Errorf("%s: http_status: expected an HTTP status 100-599, got %d", where, *l.HTTPStatus)
+	}
+	if l.Outcome == nil {
+		return nil
+	}
+	o := *l.Outcome
+	if !slices.Contains(Outcomes, o) {
+		return fmt.Errorf("%s: outcome: expected one of %s, got %q", where, strings.Join(Outcomes, ", "), o)
+	}
+	switch {
+	case o == "ok" && (l.Error != nil || l.Rejected != nil):
+		return fmt.Errorf("%s: outcome \"ok\" on a line with \"error\" or \"rejected\": the line contradicts itself", where)
+	case o == "rejected" && l.Rejected == nil:
+		return fmt.Errorf("%s: outcome \"rejected\" without \"rejected\", the reason", where)
+	case o != "ok" && o != "rejected" && l.Error == nil:
+		return fmt.Errorf("%s: outcome %q without \"error\", what went wrong", where, o)
+	}
+	return nil
 }
 
 // nsOf converts seconds to whole nanoseconds, as float64.
@@ -78,6 +114,9 @@ func parseStreams(name string, data []byte) ([]Recording, error) {
 			return nil, fmt.Errorf("%s: %s: id %d repeats line %d of run %q", name, where, *l.ID, prev, run)
 		}
 		seen[run][*l.ID] = ln.num
+		if err := checkOutcome(where, &l); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
 		if l.Rejected != nil {
 			why, ok := scheduler.ReasonNamed(*l.Rejected)
 			if !ok {

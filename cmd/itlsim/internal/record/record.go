@@ -15,8 +15,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/itlsim/itlsim/scheduler"
 	"github.com/itlsim/itlsim/workloads"
 	"github.com/itlsim/itlsim/workloads/seed"
 )
@@ -60,6 +62,17 @@ type Options struct {
 	Client *http.Client
 }
 
+// Outcomes: how a request ended. Every request is recorded with one.
+const (
+	OutcomeOK        = "ok"        // the stream reached [DONE] with output
+	OutcomeRejected  = "rejected"  // the server refused it: 429, or a refusal naming a scheduler reason
+	OutcomeError     = "error"     // another HTTP status, an error event in the stream, no connection
+	OutcomeReset     = "reset"     // the connection broke or closed before [DONE]
+	OutcomeTimeout   = "timeout"   // Options.Timeout cut it
+	OutcomeMalformed = "malformed" // bytes that are not a stream of chunks, or usage that contradicts itself
+	OutcomeCancelled = "cancelled" // the run was stopped (the context ended)
+)
+
 // Stream is one request as the client saw it. Times are ns from the
 // start of the run, in the workload's time (wall time × TimeScale).
 type Stream struct {
@@ -67,11 +80,23 @@ type Stream struct {
 	Arrival      int64
 	InputTokens  int // the server's prompt_tokens when it sent usage, else the requested length
 	OutputTokens int // from usage when the server sent it, else the chunks' tokens
-	ChunkTimes   []int64
-	ChunkTokens  []int
-	// Err is why the request failed ("http 429", "timeout", "cancelled",
-	// ...); empty for a stream that completed.
+	// ChunkTimes are the visible chunks' times, failed streams' included:
+	// the chunks a stream showed before it failed are kept.
+	ChunkTimes []int64
+	// ChunkTokens are the chunks' token counts, from continuous usage;
+	// nil when the server did not send usage with every visible chunk (the
+	// count per chunk is then unknown).
+	ChunkTokens []int
+	// Outcome is one of the Outcome constants.
+	Outcome string
+	// Err says why the request failed ("http 500", "timeout", "connection
+	// reset", ...); empty for a stream that completed or was rejected.
 	Err string
+	// Rejected is the scheduler reason a refused request counts under
+	// (rate-limited for a bare 429, the reason itlsim serve names).
+	Rejected string
+	// HTTPStatus is the response's status code, 0 when none came.
+	HTTPStatus int
 	// ResponseID is the id the server gave the response (cmpl-7), to
 	// match a stream with the server's own records.
 	ResponseID string
@@ -80,11 +105,24 @@ type Stream struct {
 // Result is a recording.
 type Result struct {
 	Streams []Stream // in request id order
-	// Sent counts requests sent; Failed those that failed, by Err.
-	Sent   int
-	Failed map[string]int
+	// Sent counts requests sent; Failed those that failed, by Err;
+	// Rejected those the server refused, by reason.
+	Sent     int
+	Failed   map[string]int
+	Rejected map[string]int
 	// Stopped is set when the context ended the run before the workload did.
 	Stopped bool
+}
+
+// Completed counts the streams whose outcome is ok.
+func (r *Result) Completed() int {
+	n := 0
+	for i := range r.Streams {
+		if r.Streams[i].Outcome == OutcomeOK {
+			n++
+		}
+	}
+	return n
 }
 
 func (o *Options) validate() error {
@@ -194,7 +232,7 @@ type done struct {
 }
 
 func (r *recorder) run(ctx context.Context, src workloads.Source) *Result {
-	res := &Result{Failed: map[string]int{}}
+	res := &Result{Failed: map[string]int{}, Rejected: map[string]int{}}
 	reactive, _ := src.(workloads.Reactive)
 	var sem chan struct{}
 	if r.o.Concurrency > 0 {
@@ -320,7 +358,10 @@ loop:
 	}
 	slices.SortFunc(streams, func(a, b Stream) int { return cmp.Compare(a.ID, b.ID) })
 	for _, s := range streams {
-		if s.Err != "" {
+		switch {
+		case s.Outcome == OutcomeRejected:
+			res.Rejected[s.Rejected]++
+		case s.Outcome != OutcomeOK:
 			res.Failed[s.Err]++
 		}
 	}
@@ -340,7 +381,7 @@ func (r *recorder) one(ctx context.Context, q *workloads.Request) Stream {
 	body := r.body(q)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.path, bytes.NewReader(body))
 	if err != nil {
-		s.Err = "request: " + err.Error()
+		s.Outcome, s.Err = OutcomeError, "request: "+err.Error()
 		return s
 	}
 	req.Header.Set("Content-Type", "application/json")
@@ -349,34 +390,76 @@ func (r *recorder) one(ctx context.Context, q *workloads.Request) Stream {
 	s.Arrival = r.now()
 	resp, err := r.client.Do(req)
 	if err != nil {
-		s.Err = failure(ctx, err)
+		s.Outcome, s.Err = failure(ctx, err, false)
 		return s
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-		s.Err = "http " + strconv.Itoa(resp.StatusCode)
+		s.HTTPStatus = resp.StatusCode
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if why := refusal(resp.StatusCode, msg); why != "" {
+			s.Outcome, s.Rejected = OutcomeRejected, why
+			return s
+		}
+		s.Outcome, s.Err = OutcomeError, "http "+strconv.Itoa(resp.StatusCode)
 		return s
 	}
-	if err := r.read(ctx, resp.Body, &s); err != "" {
-		s.Err = err
+	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
+		s.Outcome, s.Err = OutcomeMalformed, "malformed: a JSON answer, not an event stream"
+		return s
 	}
+	s.Outcome, s.Err = r.read(ctx, resp.Body, &s)
 	return s
 }
 
-// failure names a transport error.
-func failure(ctx context.Context, err error) string {
+// refusal is the scheduler reason an HTTP answer counts under when it is
+// a refusal, "" when it is an error: 429 is a refusal (rate-limited unless
+// the body names another reason), and so is any status whose error message
+// ends in a scheduler reason's name, as itlsim serve's do ("request
+// rejected by the simulated server: kv-full"), so that record counts
+// rejections as serve does.
+func refusal(status int, body []byte) string {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil {
+		if _, name, ok := strings.Cut(e.Error.Message, "rejected by the simulated server: "); ok {
+			if _, known := scheduler.ReasonNamed(name); known {
+				return name
+			}
+		}
+	}
+	if status == http.StatusTooManyRequests {
+		return scheduler.ReasonRateLimited.String()
+	}
+	return ""
+}
+
+// failure names a transport error: its outcome and message. midStream is
+// set once the response's headers came.
+func failure(ctx context.Context, err error, midStream bool) (outcome, msg string) {
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return "timeout"
+		return OutcomeTimeout, "timeout"
 	case ctx.Err() != nil:
-		return "cancelled"
+		return OutcomeCancelled, "cancelled"
+	case errors.Is(err, syscall.ECONNRESET):
+		return OutcomeReset, "connection reset"
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return OutcomeReset, "connection closed mid-response"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return OutcomeError, "connection refused"
+	}
+	if midStream {
+		return OutcomeReset, "connection: " + firstLine(err.Error())
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return "connection: " + err.Error()
+	return OutcomeError, "connection: " + firstLine(err.Error())
 }
 
 // chunk is the part of a streamed chunk record reads.
@@ -396,13 +479,36 @@ type chunk struct {
 	Error json.RawMessage `json:"error"`
 }
 
-// read reads the server-sent events of one response into s. A chunk is
-// visible when it carries text; its time is when its line was read.
-func (r *recorder) read(ctx context.Context, body io.Reader, s *Stream) string {
+// maxLine bounds one line of a server's stream (a chunk's JSON).
+const maxLine = 16 << 20
+
+// read reads the server-sent events of one response into s and says how
+// the stream ended. A chunk is visible when it carries text; its time is
+// when its line was read. With continuous usage, a chunk's tokens are the
+// rise in completion_tokens since the previous visible chunk (tokens that
+// showed no text count in the next chunk that does, trailing ones in the
+// last); usage that goes down is malformed. Whatever the outcome, the
+// chunks seen before it stay in s.
+func (r *recorder) read(ctx context.Context, body io.Reader, s *Stream) (outcome, msg string) {
 	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	sc.Buffer(make([]byte, 4<<10), maxLine)
 	usage, lastUsage, prompt := -1, 0, 0
+	counted := r.o.ContinuousUsage // every visible chunk carried usage
 	complete := false
+	defer func() {
+		if !counted {
+			s.ChunkTokens = nil
+		}
+		for _, n := range s.ChunkTokens {
+			s.OutputTokens += n
+		}
+		if s.ChunkTokens == nil {
+			s.OutputTokens = len(s.ChunkTimes)
+			if outcome == OutcomeOK && usage >= 0 {
+				s.OutputTokens = usage
+			}
+		}
+	}()
 	for sc.Scan() {
 		at := r.now()
 		line := sc.Bytes()
@@ -417,13 +523,13 @@ func (r *recorder) read(ctx context.Context, body io.Reader, s *Stream) string {
 		}
 		var c chunk
 		if err := json.Unmarshal(data, &c); err != nil {
-			return "bad chunk: " + firstLine(err.Error())
+			return OutcomeMalformed, "malformed: a chunk that is not JSON"
 		}
 		if len(c.Error) > 0 && string(c.Error) != "null" {
-			return "error in stream"
+			return OutcomeError, "error in stream"
 		}
 		if s.ResponseID == "" {
-			s.ResponseID = c.ID
+			s.ResponseID = c.ID[:min(len(c.ID), 256)]
 		}
 		visible := false
 		for _, ch := range c.Choices {
@@ -435,41 +541,47 @@ func (r *recorder) read(ctx context.Context, body io.Reader, s *Stream) string {
 			}
 		}
 		if c.Usage != nil {
+			if c.Usage.CompletionTokens < max(usage, 0) || c.Usage.CompletionTokens < 0 {
+				return OutcomeMalformed, "malformed: completion_tokens went down"
+			}
 			usage, prompt = c.Usage.CompletionTokens, c.Usage.PromptTokens
 		}
 		if !visible {
 			continue
 		}
 		n := 1
-		if r.o.ContinuousUsage && c.Usage != nil {
+		if c.Usage != nil {
 			n = max(1, c.Usage.CompletionTokens-lastUsage)
 			lastUsage = c.Usage.CompletionTokens
+		} else {
+			counted = false
 		}
 		s.ChunkTimes = append(s.ChunkTimes, at)
 		s.ChunkTokens = append(s.ChunkTokens, n)
 	}
 	if err := sc.Err(); err != nil && !complete {
-		return failure(ctx, err)
+		if errors.Is(err, bufio.ErrTooLong) {
+			return OutcomeMalformed, "malformed: a line over 16 MiB"
+		}
+		return failure(ctx, err, true)
 	}
 	if !complete {
 		if ctx.Err() != nil {
-			return failure(ctx, ctx.Err())
+			return failure(ctx, ctx.Err(), true)
 		}
-		return "stream ended before [DONE]"
+		return OutcomeReset, "stream ended before [DONE]"
 	}
 	if len(s.ChunkTimes) == 0 {
-		return "no output"
+		return OutcomeMalformed, "no output"
 	}
-	for _, n := range s.ChunkTokens {
-		s.OutputTokens += n
-	}
-	if usage >= 0 {
-		s.OutputTokens = usage
+	if counted && usage > lastUsage {
+		// Trailing tokens that showed no text: the last chunk ended them.
+		s.ChunkTokens[len(s.ChunkTokens)-1] += usage - lastUsage
 	}
 	if prompt > 0 { // the server's count of the synthesised prompt
 		s.InputTokens = prompt
 	}
-	return ""
+	return OutcomeOK, ""
 }
 
 func firstLine(s string) string {
