@@ -62,7 +62,9 @@ func WorstStreams(r *sim.Result) []WorstStream {
 //
 // Times are seconds from the start of the run; chunk_tokens gives the tokens
 // each chunk made visible. A stream whose connection failed for good ends
-// with "error":"connection" after the chunks it saw; a rejected request has
+// with "error":"connection" after the chunks it saw, one the server aborted
+// (serve's client went away, or the drain ran out) with "error":"cancelled"
+// after the chunks it had sent; a rejected request has
 // no chunks and says why, "rejected":"queue-full" (a scheduler reason).
 // Analyzing the file counts them as the run did. It implements
 // sim.TimelineSink and allocates nothing per stream once its buffer has
@@ -118,8 +120,11 @@ func (t *TimelineWriter) Stream(s *sim.Timeline) {
 		b = strconv.AppendInt(b, int64(c.Tokens), 10)
 	}
 	b = append(b, ']')
-	if s.Status == sim.StatusFailed {
+	switch s.Status {
+	case sim.StatusFailed:
 		b = append(b, `,"error":"connection"`...)
+	case sim.StatusCancelled:
+		b = append(b, `,"error":"cancelled"`...)
 	}
 	b = append(b, "}\n"...)
 	t.buf = b

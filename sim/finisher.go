@@ -43,6 +43,10 @@ func (x *ended) reduce(t *Timeline) {
 		return
 	}
 	if x.offer {
+		if x.chunks == 0 && s.Status == StatusCancelled && rc.sink != nil {
+			// Aborted before its first chunk: the sink still hears of it.
+			rc.sinkNoChunks(s.ID, s.Arrival, s.InputTokens, s.Status, 0)
+		}
 		rc.offerTimeline(x, t)
 	}
 	if g := x.gaps; len(g) > 0 {

@@ -411,6 +411,7 @@ func (rc *recorder) offerTimeline(x *ended, t *Timeline) {
 		return
 	}
 	t.ID, t.Arrival, t.InputTokens, t.OutputTokens = x.s.ID, x.s.Arrival, x.s.InputTokens, x.s.OutputTokens
+	t.Status = x.s.Status // finished, or cancelled (aborted: serve's client went away)
 	// The chunks are written in place (a sized slice, no append per
 	// chunk), one token each unless some chunk had more.
 	t.Chunks = slices.Grow(t.Chunks[:0], len(gaps)+1)[:len(gaps)+1]

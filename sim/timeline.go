@@ -31,7 +31,9 @@ type Timeline struct {
 	OutputTokens int
 	// Status is how the request ended, as the run's figures count it:
 	// finished, failed (the client's connection dropped for good; its
-	// chunks are those it saw) or rejected (no chunks; Reject says why).
+	// chunks are those it saw), cancelled (aborted on the server, as when
+	// serve's client goes away; its chunks are those sent before) or
+	// rejected (no chunks; Reject says why).
 	Status Status
 	Reject scheduler.Reason
 	Chunks []Chunk

@@ -33,7 +33,9 @@ type Options struct {
 	// first chunk at once, then one write per window boundary carrying
 	// every token produced up to it. 0 writes every chunk at once.
 	FlushWindow sim.Time
-	// MaxModelLen is reported by /v1/models (tokens; 0: not reported).
+	// MaxModelLen is the context in tokens: /v1/models reports it and a
+	// request for more (prompt + max_tokens) is refused with 400, as vLLM
+	// refuses it. New takes the scenario's when 0; a replay checks none.
 	MaxModelLen int
 	// ExitAfter stops the server once this many requests have been
 	// answered (rejections included); 0 never.
@@ -138,6 +140,9 @@ type Server struct {
 func New(setup *sim.Setup, o Options, sink sim.TimelineSink) (*Server, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
+	}
+	if o.MaxModelLen == 0 {
+		o.MaxModelLen = setup.Config.MaxModelLen
 	}
 	s := newServer(o)
 	d, err := newDriver(setup, o.TimeScale, nil, sink)
