@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -97,11 +98,20 @@ func TestPeakHeapPerRequest(t *testing.T) {
 		t.Logf("%d requests: peak live heap %d bytes over %d collections", requests, p, cycles)
 		return p
 	}
+	// Floating garbage only ever adds to what a collection finds live, and
+	// more of it on a loaded machine (215 bytes seen at a load average of
+	// 7 on two cores, 165-180 idle, same build), so the test takes the
+	// smallest of up to three measurements: a real regression shows in
+	// every one of them.
 	const n = 4096
-	short, long := peak(n), peak(20*n)
-	per := float64(int64(long)-int64(short)) / float64(19*n)
-	t.Logf("%.1f bytes per extra request", per)
-	if per > 200 {
-		t.Errorf("the peak live heap grows %.1f bytes per request, want at most 200", per)
+	best := math.Inf(1)
+	for attempt := 0; attempt < 3 && best > 200; attempt++ {
+		short, long := peak(n), peak(20*n)
+		per := float64(int64(long)-int64(short)) / float64(19*n)
+		t.Logf("%.1f bytes per extra request", per)
+		best = min(best, per)
+	}
+	if best > 200 {
+		t.Errorf("the peak live heap grows %.1f bytes per request (the least of three measurements), want at most 200", best)
 	}
 }
