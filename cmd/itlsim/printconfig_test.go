@@ -25,7 +25,7 @@ func TestPrintConfigRoundTrips(t *testing.T) {
 	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := scenario.Load(path)
+	f, err := scenario.Load(path, out.Bytes())
 	if err != nil {
 		t.Fatalf("printed config does not load: %v", err)
 	}

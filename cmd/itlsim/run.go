@@ -418,7 +418,11 @@ func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Var
 	var parsed scenario.File
 	file := ""
 	if len(args) == 1 {
-		f, err := scenario.Load(args[0])
+		data, err := os.ReadFile(args[0])
+		if err != nil {
+			return nil, scenarioFile{}, err
+		}
+		f, err := scenario.Load(args[0], data)
 		if err != nil {
 			return nil, scenarioFile{}, err
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -44,14 +43,12 @@ var (
 	lineRef      = regexp.MustCompile(`line (\d+): `)
 )
 
-// Load reads a scenario file over the default configuration. Fields the
-// file omits keep their defaults; unknown fields, wrong types and invalid
-// values are errors that name the file and line.
-func Load(path string) (File, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return File{}, err
-	}
+// Load decodes the bytes of the scenario file at path (the caller reads
+// them) over the default configuration. Fields the file omits keep their
+// defaults; unknown fields, wrong types and invalid values are errors that
+// name the file and line. Unlike Parse, files the scenario names are made
+// relative to path's folder.
+func Load(path string, data []byte) (File, error) {
 	f, err := Parse(path, data)
 	if err != nil {
 		return File{}, err

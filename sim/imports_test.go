@@ -1,0 +1,63 @@
+package sim_test
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// osAllowed are the non-test files under sim/ that still import os, each to
+// read one file a user names; they are to take bytes or an fs.FS instead,
+// and the list may only shrink.
+var osAllowed = map[string]bool{
+	"cost/hfconfig.go": true, // LoadHFConfig
+}
+
+// TestEngineImportsNoReaders parses the imports of every non-test Go file
+// under sim/ (this folder and its subpackages): none imports a reports
+// package (the engine sits below the readers of measured files), and none
+// imports os or io/ioutil except the files in osAllowed.
+func TestEngineImportsNoReaders(t *testing.T) {
+	const module = "github.com/itlsim/itlsim/"
+	files := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "testdata" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		files++
+		rel := filepath.ToSlash(path)
+		for _, imp := range f.Imports {
+			p, err := strconv.Unquote(imp.Path.Value)
+			if err != nil {
+				return err
+			}
+			switch {
+			case p == module+"reports" || strings.HasPrefix(p, module+"reports/"):
+				t.Errorf("sim/%s imports %s: nothing under sim/ may import a reports package", rel, p)
+			case (p == "os" || p == "io/ioutil") && !osAllowed[rel]:
+				t.Errorf("sim/%s imports %s: code under sim/ takes bytes or an fs.FS, the caller opens files", rel, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 30 {
+		t.Fatalf("parsed only %d files under sim/: the walk missed the packages", files)
+	}
+}
