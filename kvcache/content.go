@@ -109,3 +109,49 @@ func (c *Content) name(j, bs int) (uint64, bool) {
 	}
 	return mix(mix(k^saltOut) ^ uint64(j)), c.Own
 }
+
+// PromptBlocks appends to dst[:0] the content ids of the ⌈Prompt/bs⌉
+// prompt blocks of bs tokens and returns it: the identity a router-side
+// prefix index keys on, the same the cache itself uses for full blocks.
+// A partial last block is named as a prompt block (by Key or SharedKey),
+// so that it never matches a block of generated tokens.
+func (c *Content) PromptBlocks(bs int, dst []uint64) []uint64 {
+	dst = dst[:0]
+	if bs <= 0 {
+		return dst
+	}
+	full := c.Prompt / bs
+	for j := range full {
+		id, _ := c.name(j, bs)
+		dst = append(dst, id)
+	}
+	if full*bs < c.Prompt {
+		j := full
+		if (j+1)*bs <= c.SharedTokens {
+			dst = append(dst, mix(mix(c.SharedKey^saltShared)^uint64(j)))
+		} else {
+			dst = append(dst, mix(mix(c.Key^saltOwn)^uint64(j)))
+		}
+	}
+	return dst
+}
+
+// CachedPrefix is how many leading prompt tokens of content the cache
+// holds now in full blocks, at most tokens: what a KV-event subscriber
+// (llm-d's precise prefix-cache scorer) sees of this replica. It reads the
+// cache and changes nothing, not even the eviction order.
+func (m *Manager) CachedPrefix(content *Content, tokens int) int {
+	if !m.prefixOn {
+		return 0
+	}
+	c := m.prefix
+	private := content.privateFrom(m.blockSize)
+	n := 0
+	for j := 0; (j+1)*m.blockSize <= tokens && int32(j) < private; j++ {
+		if _, ok := c.index.get(content.Block(j, m.blockSize), c.entries); !ok {
+			break
+		}
+		n++
+	}
+	return n * m.blockSize
+}

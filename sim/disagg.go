@@ -160,6 +160,7 @@ type routeGroup struct {
 	reasons [router.NumReasons]int
 	policy  string
 	rq      router.Request
+	events  bool // the router reads each member's cached prefix (router.Config.UsesKVEvents)
 }
 
 // newDisagg builds the routers of a disaggregated cluster over the
@@ -190,14 +191,15 @@ func newDisagg(s *Setup, reps []*Replica, infos []router.Replica, runSeed uint64
 			return nil, err
 		}
 		g.g.policy = g.rc.Policy
+		g.g.events = g.rc.UsesKVEvents()
 		g.g.state.Loads = make([]router.Load, len(in))
 	}
 	return d, nil
 }
 
-// pick routes a request of prompt tokens (and prefix) over g's replicas,
+// pick routes a request of prompt tokens and content over g's replicas,
 // reading their loads live, and returns the replica's index.
-func (e *Engine) pick(g *routeGroup, id, prompt int, prefix []uint64, unit int) int32 {
+func (e *Engine) pick(g *routeGroup, id, prompt int, content *kvcache.Content) int32 {
 	st := &g.state
 	for i, m := range g.members {
 		l := &st.Loads[i]
@@ -206,12 +208,17 @@ func (e *Engine) pick(g *routeGroup, id, prompt int, prefix []uint64, unit int) 
 		l.Waiting = r.sched.Waiting()
 		l.Running = len(r.sched.Running())
 		l.KVUtilization = r.kv.Utilization()
+		if g.events {
+			l.CachedTokens = r.kv.CachedPrefix(content, prompt)
+		}
 	}
 	st.Snapshot++
 	rq := &g.rq
 	rq.ID, rq.PromptTokens = id, prompt
-	rq.Prefix, rq.PrefixUnit = prefix, unit
+	rq.Prefix, rq.PrefixUnit = content.Units, content.UnitTokens
+	rq.Content = content
 	d := g.router.Route(rq, st)
+	rq.Content = nil
 	g.reasons[d.Reason]++
 	m := g.members[d.Replica]
 	e.inflight[m]++
@@ -232,7 +239,7 @@ func (e *Engine) handoff(r *Replica, q *request) {
 	t.seq = q.seq
 	t.seq.Output, t.seq.State, t.seq.KV, t.seq.Reserved, t.seq.Sched, t.seq.Spec = q.output, scheduler.Waiting, kvcache.Alloc{}, 0, 0, 0
 	t.arrival, t.seed, t.class, t.preemptions = q.arrival, q.seed, q.class, q.preemptions
-	t.to = e.pick(&d.decode, t.seq.ID, t.seq.Prompt, t.seq.Content.Units, t.seq.Content.UnitTokens)
+	t.to = e.pick(&d.decode, t.seq.ID, t.seq.Prompt, &t.seq.Content)
 	t.bytes = int64(q.seq.Prompt) * r.kvTokenBytes
 	t.prefillEnd = e.now
 	ready := e.now

@@ -40,9 +40,11 @@ type Engine struct {
 	routed      []int        // per replica: requests routed
 	reasons     [router.NumReasons]int
 	routeReq    router.Request
-	disagg      *disagg       // prefill and decode pools; nil otherwise (disagg.go)
-	shared      *clusterHists // the histograms a cluster's replicas record into (ITL by position, over time); nil for one replica
-	finished    bool          // Run reduced ended streams on the finisher
+	kvEvents    bool            // the router reads each replica's cached prefix (router.Config.UsesKVEvents)
+	content     kvcache.Content // the arriving request's content, named before it is routed
+	disagg      *disagg         // prefill and decode pools; nil otherwise (disagg.go)
+	shared      *clusterHists   // the histograms a cluster's replicas record into (ITL by position, over time); nil for one replica
+	finished    bool            // Run reduced ended streams on the finisher
 
 	classIndex     map[string]int16
 	classNames     []string
@@ -154,6 +156,7 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 			e.engineState = true
 			e.staleness = FromMS(rc.Staleness())
 		}
+		e.kvEvents = rc.UsesKVEvents()
 	}
 	for _, cl := range s.Classes { // configured classes first, in order
 		e.classOf(cl.Name)
@@ -372,10 +375,13 @@ func (e *Engine) arrive() {
 	}
 	p := &e.pending
 	r := e.reps[0]
+	e.content = kvcache.Content{Units: p.PrefixBlocks, UnitTokens: p.PrefixBlockTokens, Prompt: p.InputTokens,
+		SharedKey: p.SharedKey, SharedTokens: p.SharedTokens, Key: p.Key(), OutKey: p.OutputKey,
+		Own: p.ContentKey == 0 && p.OutputKey == 0} // the seed key: unique per request ID, and IDs per run
 	if i, ok := e.pinned(p.ID); ok {
 		r = e.reps[i]
 	} else if e.disagg != nil {
-		r = e.reps[e.pick(&e.disagg.prefill, p.ID, p.InputTokens, p.PrefixBlocks, p.PrefixBlockTokens)]
+		r = e.reps[e.pick(&e.disagg.prefill, p.ID, p.InputTokens, &e.content)]
 	} else if e.router != nil {
 		r = e.reps[e.route(p)]
 	} else {
@@ -387,9 +393,7 @@ func (e *Engine) arrive() {
 	q.seed = p.Seed
 	q.seq.ID, q.seq.Arrival, q.seq.Priority = p.ID, p.Arrival, p.Priority
 	q.seq.Prompt, q.seq.Output = p.InputTokens, p.OutputTokens
-	q.seq.Content = kvcache.Content{Units: p.PrefixBlocks, UnitTokens: p.PrefixBlockTokens, Prompt: p.InputTokens,
-		SharedKey: p.SharedKey, SharedTokens: p.SharedTokens, Key: p.Key(), OutKey: p.OutputKey,
-		Own: p.ContentKey == 0 && p.OutputKey == 0} // the seed key: unique per request ID, and IDs per run
+	q.seq.Content = e.content
 	q.class = e.classOf(p.Class)
 	q.output = p.OutputTokens
 	if r.handoff != nil { // a prefill replica computes the prompt and samples one token

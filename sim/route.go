@@ -63,7 +63,14 @@ func (e *Engine) route(p *workloads.Request) int {
 	rq := &e.routeReq
 	rq.ID, rq.PromptTokens = p.ID, p.InputTokens
 	rq.Prefix, rq.PrefixUnit = p.PrefixBlocks, p.PrefixBlockTokens
+	rq.Content = &e.content
+	if e.kvEvents {
+		for i, r := range e.reps {
+			st.Loads[i].CachedTokens = r.kv.CachedPrefix(&e.content, p.InputTokens)
+		}
+	}
 	d := e.router.Route(rq, st)
+	rq.Content = nil
 	e.reasons[d.Reason]++
 	e.inflight[d.Replica]++
 	e.routed[d.Replica]++

@@ -210,6 +210,32 @@ func TestStoryClusterPrefix(t *testing.T) {
 	}
 }
 
+// Generated shared prefixes (no block ids in the workload): the routers'
+// indexes name a prompt's blocks as the KV cache does, so a prefix keeps
+// going where it is cached (issue 27: at least 15 points above
+// round-robin's hit rate).
+func TestStoryClusterGeneratedPrefix(t *testing.T) {
+	doc := runStory(t, "cluster-generated-prefix")
+	rr := runOf(t, doc, "round-robin").Summary
+	for _, name := range []string{"llm-d", "sglang-cache-aware"} {
+		s := runOf(t, doc, name).Summary
+		if s.PrefixCacheHitRate < rr.PrefixCacheHitRate+0.15 || s.TTFT.Mean >= rr.TTFT.Mean {
+			t.Errorf("%s: hit rate %.3f, TTFT mean %.0f ms; round-robin %.3f, %.0f: want 15 points more hits and a lower mean",
+				name, s.PrefixCacheHitRate, s.TTFT.Mean, rr.PrefixCacheHitRate, rr.TTFT.Mean)
+		}
+	}
+}
+
+// llm-d's precise scorer reads the replicas' caches; on the same workload
+// it must route at least as well as the approximate index it replaces.
+func TestStoryClusterKVEvents(t *testing.T) {
+	doc := runStory(t, "cluster-kv-events")
+	ap, pr := runOf(t, doc, "approximate").Summary, runOf(t, doc, "precise").Summary
+	if pr.PrefixCacheHitRate < ap.PrefixCacheHitRate || pr.PrefixCacheHitRate < 0.5 {
+		t.Errorf("precise hit rate %.3f, approximate %.3f: want precise ≥ approximate and ≥ 0.5", pr.PrefixCacheHitRate, ap.PrefixCacheHitRate)
+	}
+}
+
 func TestStoryClusterMixed(t *testing.T) {
 	doc := runStory(t, "cluster-mixed")
 	rr := runOf(t, doc, "round-robin")

@@ -101,11 +101,15 @@ func (x *prefixIndex) pushFront(s int32) {
 }
 
 // blocksOf gives a request's content identity for the index: its prefix
-// ids when the workload has them, else ids of its own unique to the
-// request (its prompt is shared with nobody), in units of unit tokens.
+// ids when the workload has them, else its blocks as the KV cache names
+// them (Content), else ids of its own unique to the request (its prompt
+// is shared with nobody), in units of unit tokens.
 func blocksOf(req *Request, unit int, scratch []uint64) ([]uint64, int) {
 	if len(req.Prefix) > 0 && req.PrefixUnit > 0 {
 		return req.Prefix, req.PrefixUnit
+	}
+	if req.Content != nil {
+		return req.Content.PromptBlocks(unit, scratch), unit
 	}
 	n := (req.PromptTokens + unit - 1) / unit
 	scratch = scratch[:0]

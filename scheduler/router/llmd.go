@@ -27,13 +27,27 @@ type LLMDConfig struct {
 	// BlockTokens is the block size, in tokens, of the router's prefix
 	// index for requests without block ids of their own. Default 16.
 	BlockTokens int `yaml:"block_tokens" json:"block_tokens"`
+	// PrefixScorer is how the prefix-cache scorer learns what a replica
+	// caches: "approximate" (default; llm-d's prefix-cache-scorer fed by
+	// the approximate producer, an LRU of the block hashes of the prompts
+	// the router sent to each replica, bounded by its KV capacity) or
+	// "precise" (llm-d's precise-prefix-cache-scorer, fed by the KV-cache
+	// indexer that subscribes to the replicas' KV events: the blocks each
+	// replica's cache holds when the request arrives).
+	PrefixScorer string `yaml:"prefix_scorer" json:"prefix_scorer"`
 }
+
+// The prefix-cache scorer's sources.
+const (
+	PrefixApproximate = "approximate"
+	PrefixPrecise     = "precise"
+)
 
 // DefaultLLMD is llm-d's default profile: queue 2, prefix-cache 3 (Red
 // Hat OpenShift AI, "Configuring scheduler settings for LLM inference
 // services"), plus kv-utilisation 2.
 func DefaultLLMD() LLMDConfig {
-	return LLMDConfig{QueueWeight: 2, KVWeight: 2, PrefixWeight: 3, BlockTokens: 16}
+	return LLMDConfig{QueueWeight: 2, KVWeight: 2, PrefixWeight: 3, BlockTokens: 16, PrefixScorer: PrefixApproximate}
 }
 
 func (c LLMDConfig) validate() error {
@@ -48,6 +62,9 @@ func (c LLMDConfig) validate() error {
 	}
 	if c.BlockTokens < 1 || c.BlockTokens > 1<<20 {
 		errs = append(errs, fmt.Errorf("cluster.router.llm_d.block_tokens: must be in [1, 1048576], got %d", c.BlockTokens))
+	}
+	if c.PrefixScorer != PrefixApproximate && c.PrefixScorer != PrefixPrecise {
+		errs = append(errs, fmt.Errorf("cluster.router.llm_d.prefix_scorer: must be %q or %q, got %q", PrefixApproximate, PrefixPrecise, c.PrefixScorer))
 	}
 	return errors.Join(errs...)
 }
@@ -80,9 +97,14 @@ func (r *llmD) Route(req *Request, st *State) Decision {
 	for _, l := range st.Loads {
 		minQ, maxQ = min(minQ, l.Waiting), max(maxQ, l.Waiting)
 	}
-	blocks, unit := blocksOf(req, r.cfg.BlockTokens, r.scratch)
-	if len(req.Prefix) == 0 {
-		r.scratch = blocks
+	precise := r.cfg.PrefixScorer == PrefixPrecise
+	var blocks []uint64
+	unit := 0
+	if !precise {
+		blocks, unit = blocksOf(req, r.cfg.BlockTokens, r.scratch)
+		if len(req.Prefix) == 0 {
+			r.scratch = blocks
+		}
 	}
 	best := math.Inf(-1)
 	r.ties = r.ties[:0]
@@ -94,7 +116,11 @@ func (r *llmD) Route(req *Request, st *State) Decision {
 		}
 		p := 0.0
 		if req.PromptTokens > 0 && r.cfg.PrefixWeight > 0 {
-			p = float64(r.idx[i].match(blocks, unit, req.PromptTokens)) / float64(req.PromptTokens)
+			m := l.CachedTokens
+			if !precise {
+				m = r.idx[i].match(blocks, unit, req.PromptTokens)
+			}
+			p = float64(m) / float64(req.PromptTokens)
 		}
 		s := r.cfg.QueueWeight*q + r.cfg.KVWeight*(1-l.KVUtilization) + r.cfg.PrefixWeight*p
 		switch {
@@ -109,7 +135,12 @@ func (r *llmD) Route(req *Request, st *State) Decision {
 	if len(r.ties) > 1 {
 		i = r.ties[r.rnd.IntN(len(r.ties))]
 	}
-	if r.cfg.PrefixWeight > 0 {
+	switch {
+	case r.cfg.PrefixWeight > 0 && precise:
+		if st.Loads[i].CachedTokens > 0 {
+			reason = ReasonPrefixMatch
+		}
+	case r.cfg.PrefixWeight > 0:
 		if r.idx[i].match(blocks, unit, req.PromptTokens) > 0 {
 			reason = ReasonPrefixMatch
 		}

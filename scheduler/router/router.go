@@ -18,6 +18,16 @@ type Request struct {
 	// workload says nothing of shared content.
 	Prefix     []uint64
 	PrefixUnit int
+	// Content names the prompt's blocks by content for a request without
+	// Prefix, the way the replicas' KV caches name them (generated shared
+	// prefixes, conversations); nil names every block uniquely.
+	Content BlockNamer
+}
+
+// BlockNamer names a prompt's blocks of bs tokens, in order, appending to
+// dst[:0] (kvcache.Content does, with the ids the KV cache uses).
+type BlockNamer interface {
+	PromptBlocks(bs int, dst []uint64) []uint64
 }
 
 // Load is one replica as the router sees it.
@@ -30,6 +40,10 @@ type Load struct {
 	Waiting       int
 	Running       int
 	KVUtilization float64
+	// CachedTokens is how many leading prompt tokens of the request being
+	// routed the replica's KV cache holds now, as its KV events tell a
+	// subscriber; filled only for a router that asks (Config.UsesKVEvents).
+	CachedTokens int
 }
 
 // State is the cluster as the router sees it when it routes a request.
@@ -133,6 +147,13 @@ func (c Config) Staleness() float64 {
 		return c.StalenessMS
 	}
 	return e.staleness
+}
+
+// UsesKVEvents reports whether the policy reads each replica's cached
+// prefix for the request being routed (Load.CachedTokens): llm-d with its
+// precise prefix-cache scorer.
+func (c Config) UsesKVEvents() bool {
+	return c.Policy == LLMDName && c.LLMD.PrefixScorer == PrefixPrecise && c.LLMD.PrefixWeight > 0
 }
 
 // UsesEngineState reports whether the policy reads engine-reported load
