@@ -281,8 +281,17 @@ type DeliverySummary struct {
 type SpecSummary struct {
 	Method string `json:"method"`
 	K      int    `json:"k"`
-	// AcceptanceRate is accepted / drafted tokens.
+	// AcceptanceRate is accepted / drafted tokens: vLLM's draft acceptance
+	// rate (vllm:spec_decode_num_accepted_tokens over
+	// vllm:spec_decode_num_draft_tokens). Drafts after the first rejection
+	// count as drafted, so it is below the per-draft α an acceptance model
+	// is configured with (iid:0.8 with k = 4 gives about 59 %).
 	AcceptanceRate float64 `json:"acceptance_rate"`
+	// AcceptancePerVerifiedDraft is accepted / verified tokens, a verified
+	// draft being one the target model judged (every accepted one and the
+	// first rejected): the quantity an acceptance model's α is (iid:0.8
+	// gives about 80 % at any k).
+	AcceptancePerVerifiedDraft float64 `json:"acceptance_per_verified_draft"`
 	// MeanAcceptanceLength is 1 + accepted / drafts (vLLM's): tokens a
 	// verify step yields on average.
 	MeanAcceptanceLength float64 `json:"mean_acceptance_length"`
@@ -488,6 +497,9 @@ func summarize(r *sim.Result, set streamSet, m sim.MetricsConfig, o Options) Sum
 			AcceptedByPosition: []float64{}}
 		if sp.Drafted > 0 {
 			ss.AcceptanceRate = float64(sp.Accepted) / float64(sp.Drafted)
+		}
+		if sp.Verified > 0 {
+			ss.AcceptancePerVerifiedDraft = float64(sp.Accepted) / float64(sp.Verified)
 		}
 		if sp.Steps > 0 {
 			ss.MeanAcceptanceLength = 1 + float64(sp.Accepted)/float64(sp.Steps)

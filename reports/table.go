@@ -165,7 +165,8 @@ func summaryRows(runs []Run) []row {
 		rows = append(rows,
 			section("SPECULATIVE DECODING"),
 			row{"method, k", spec(func(p *SpecSummary) string { return fmt.Sprintf("%s, %d", p.Method, p.K) })},
-			row{"acceptance rate", spec(func(p *SpecSummary) string { return pct(p.AcceptanceRate) })},
+			row{"acceptance rate (accepted/drafted, vLLM)", spec(func(p *SpecSummary) string { return pct(p.AcceptanceRate) })},
+			row{"acceptance α (accepted/verified)", spec(func(p *SpecSummary) string { return pct(p.AcceptancePerVerifiedDraft) })},
 			row{"acceptance by tenth of response", spec(func(p *SpecSummary) string {
 				parts := make([]string, len(p.AcceptanceByRegion))
 				for i, v := range p.AcceptanceByRegion {

@@ -665,6 +665,11 @@ func (r *Replica) endEntries(plan *scheduler.Plan, now Time, fastOK, plain bool,
 			st.Steps++
 			st.Drafted += int64(k)
 			st.Accepted += int64(n - 1)
+			if a > n-1 { // the response ended inside the accepted drafts: none was rejected
+				st.Verified += int64(n - 1)
+			} else {
+				st.Verified += int64(min(k, n))
+			}
 			st.RegionDrafted[reg] += int64(k)
 			st.RegionAccepted[reg] += int64(n - 1)
 			st.Emitted += int64(n)

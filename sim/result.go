@@ -240,6 +240,7 @@ type SpecStats struct {
 	Steps      int64                  // verify entries: one stream speculating in one step
 	Drafted    int64                  // draft tokens proposed
 	Accepted   int64                  // draft tokens accepted
+	Verified   int64                  // draft tokens verified: the accepted ones and the first rejected (the configured α's denominator)
 	Emitted    int64                  // tokens made visible by verify entries (accepted + 1 each)
 	Drafts     [specdecode.MaxK]int64 // draft tokens proposed at each position
 	ByPosition [specdecode.MaxK]int64 // draft tokens accepted at each position
@@ -264,6 +265,7 @@ func (s *SpecStats) merge(o *SpecStats) {
 	s.Steps += o.Steps
 	s.Drafted += o.Drafted
 	s.Accepted += o.Accepted
+	s.Verified += o.Verified
 	s.Emitted += o.Emitted
 	for i := range s.Drafts {
 		s.Drafts[i] += o.Drafts[i]

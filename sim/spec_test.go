@@ -3,6 +3,7 @@ package sim_test
 import (
 	"math"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/itlsim/itlsim/reports"
@@ -70,6 +71,10 @@ func TestSpecSpeedupMatchesTheory(t *testing.T) {
 	if ar := spec.Spec.AcceptanceRate; math.Abs(ar-(E-1)/k) > 0.02 {
 		t.Errorf("acceptance rate %.4f, want (E−1)/k = %.4f", ar, (E-1)/k)
 	}
+	// The configured α is accepted over verified drafts, at any k.
+	if a := spec.Spec.AcceptancePerVerifiedDraft; math.Abs(a-alpha) > 0.02 {
+		t.Errorf("acceptance per verified draft %.4f, want the configured α = %.2f", a, alpha)
+	}
 	if base.Spec != nil || spec.Spec == nil {
 		t.Errorf("summary.spec: %v without speculation, %v with it", base.Spec, spec.Spec)
 	}
@@ -80,6 +85,27 @@ func TestSpecSpeedupMatchesTheory(t *testing.T) {
 		}
 	}
 }
+
+// The figure reported as α is the configured α for every acceptance level
+// and draft length, while vLLM's accepted/drafted rate falls with k (issue
+// 27: 80 % and 30 % showed as 58 % and 10 %, with nothing to say why).
+func TestSpecReportsConfiguredAlpha(t *testing.T) {
+	for _, alpha := range []float64{0.3, 0.8} {
+		for _, k := range []int{1, 4} {
+			cfg := specConfig("eagle", "iid:"+strconvF(alpha), k)
+			e := replay(t, cfg, workloads.Request{InputTokens: 100, OutputTokens: 8000, Seed: 7})
+			sp := reports.Summarize(e.Run(), cfg.Metrics).Spec
+			if math.Abs(sp.AcceptancePerVerifiedDraft-alpha) > 0.03 {
+				t.Errorf("iid:%g k=%d: acceptance per verified draft %.3f, want %g", alpha, k, sp.AcceptancePerVerifiedDraft, alpha)
+			}
+			if want := (specdecode.ExpectedTokens(alpha, k) - 1) / float64(k); math.Abs(sp.AcceptanceRate-want) > 0.03 {
+				t.Errorf("iid:%g k=%d: acceptance rate %.3f, want (E−1)/k = %.3f", alpha, k, sp.AcceptanceRate, want)
+			}
+		}
+	}
+}
+
+func strconvF(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // TestSpecAttributionNamesRejections: with acceptance 0, every draft is
 // wasted, and the stall table must name spec-rejection; the per-token view
