@@ -87,7 +87,7 @@ var shorthands = []shorthand{
 	{"slo-ttft", "metrics.slo.ttft_ms", "TTFT limit for SLO goodput, ms (0: none)", false},
 	{"slo-tpot", "metrics.slo.tpot_ms", "TPOT limit for SLO goodput, ms (0: none)", false},
 	{"slo-e2el", "metrics.slo.e2el_ms", "E2EL limit for SLO goodput, ms (0: none)", false},
-	{"percentiles", "metrics.percentiles", "percentiles shown in tables, the JSON summary and gate metric names (default 50,90,95,99)", false},
+	{"percentiles", "metrics.percentiles", "percentiles shown in tables, the JSON summary and gate metric names", false},
 }
 
 type runOptions struct {
