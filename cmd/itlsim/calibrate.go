@@ -26,6 +26,7 @@ type calibrateOptions struct {
 	evals     int
 	seeds     int
 	warmCache bool
+	holdOut   bool
 	output    string
 	worst     int
 }
@@ -68,6 +69,7 @@ Fields --fit may name: ` + strings.Join(calibrate.TunableNames(), ", "),
 	f.IntVar(&o.evals, "evals", 300, "with measured runs: simulations the fit may spend")
 	f.IntVar(&o.seeds, "seeds", 2, "with measured runs: arrival draws per simulation when arrivals are random")
 	f.BoolVar(&o.warmCache, "warm-cache", false, "with measured runs: earlier runs' prompts start cached (see validate)")
+	f.BoolVar(&o.holdOut, "leave-one-out", false, "with measured runs: fit on all runs but one and validate on the one left out, for each run; print the out-of-sample errors and write no profile")
 	f.StringVarP(&o.output, "output", "o", "", "write the fitted profile (YAML) to this file")
 	f.IntVar(&o.worst, "worst", 5, "with --steps: rows of largest relative error to print")
 	return cmd
@@ -76,6 +78,9 @@ Fields --fit may name: ` + strings.Join(calibrate.TunableNames(), ", "),
 func (o *calibrateOptions) calibrate(cmd *cobra.Command, args []string) error {
 	if (o.steps == "") == (len(args) == 0) {
 		return fmt.Errorf("give either --steps FILE.csv or measured run files, not both or neither")
+	}
+	if o.holdOut && (o.steps != "" || o.output != "") {
+		return fmt.Errorf("--leave-one-out checks a fit out of sample and writes no profile: give measured runs without --steps and -o")
 	}
 	base, err := oneConfig(cmd, o.run, o.scenario, "calibrate fits")
 	if err != nil {
@@ -93,9 +98,12 @@ func (o *calibrateOptions) calibrate(cmd *cobra.Command, args []string) error {
 	w := cmd.OutOrStdout()
 	var prof *calibrate.Profile
 	var comment string
-	if o.steps != "" {
+	switch {
+	case o.holdOut:
+		return o.leaveOneOut(w, base, args)
+	case o.steps != "":
 		prof, comment, err = o.fitSteps(w, base)
-	} else {
+	default:
 		prof, comment, err = o.tune(w, base, args)
 	}
 	if err != nil {
@@ -113,23 +121,88 @@ func (o *calibrateOptions) calibrate(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-func (o *calibrateOptions) tune(w io.Writer, base sim.Config, args []string) (*calibrate.Profile, string, error) {
+// measured reads the measured runs and the tuning options the flags give.
+func (o *calibrateOptions) measured(args []string) ([]ingest.Recording, calibrate.TuneOptions, error) {
 	in, err := ingest.ParseFormat(o.input)
 	if err != nil {
-		return nil, "", fmt.Errorf("--input-format: %w", err)
+		return nil, calibrate.TuneOptions{}, fmt.Errorf("--input-format: %w", err)
 	}
 	if o.seeds < 1 || o.seeds > 100 {
-		return nil, "", fmt.Errorf("--seeds: must be in [1, 100], got %d", o.seeds)
+		return nil, calibrate.TuneOptions{}, fmt.Errorf("--seeds: must be in [1, 100], got %d", o.seeds)
 	}
 	if o.evals < 1 || o.evals > 10000 {
-		return nil, "", fmt.Errorf("--evals: must be in [1, 10000], got %d", o.evals)
+		return nil, calibrate.TuneOptions{}, fmt.Errorf("--evals: must be in [1, 10000], got %d", o.evals)
 	}
 	recs, err := readRecordings(args, in)
 	if err != nil {
+		return nil, calibrate.TuneOptions{}, err
+	}
+	return recs, calibrate.TuneOptions{Params: o.fit, Evals: o.evals,
+		Validate: calibrate.Options{Seeds: o.seeds, WarmCache: o.warmCache}}, nil
+}
+
+// leaveOneOut prints, for each measured run, the errors of a fit made on
+// the other runs: the fidelity a user can expect on a run nobody fitted.
+func (o *calibrateOptions) leaveOneOut(w io.Writer, base sim.Config, args []string) error {
+	recs, opt, err := o.measured(args)
+	if err != nil {
+		return err
+	}
+	hs, err := calibrate.LeaveOneOut(base, recs, opt)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "out of sample: each run simulated with the fields fitted on the other %d runs (%d simulations per fit at most)\n\n", len(recs)-1, o.evals)
+	t := newTable(w, reports.FormatTable)
+	hdr := []any{"held-out run"}
+	for _, k := range calibrate.HoldOutMetrics {
+		hdr = append(hdr, k+" meas/sim (err)")
+	}
+	t.Header(hdr...)
+	for _, h := range hs {
+		row := []any{h.Run}
+		for _, k := range calibrate.HoldOutMetrics {
+			f, ok := h.Comparison.Figure(k)
+			if !ok || f.Error == nil {
+				row = append(row, "n/a")
+				continue
+			}
+			row = append(row, num(f.Measured)+" / "+num(f.Simulated)+" ("+errText(f.Error)+")")
+		}
+		_ = t.Append(row...)
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	// The fitted fields, one row per fit (each on every run but its own).
+	keys := make([]string, 0, len(hs[0].Values))
+	for k := range hs[0].Values {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	t = newTable(w, reports.FormatTable)
+	hdr = []any{"fitted without"}
+	for _, k := range keys {
+		hdr = append(hdr, k)
+	}
+	t.Header(hdr...)
+	for _, h := range hs {
+		row := []any{h.Run}
+		for _, k := range keys {
+			row = append(row, num(h.Values[k]))
+		}
+		_ = t.Append(row...)
+	}
+	return t.Render()
+}
+
+func (o *calibrateOptions) tune(w io.Writer, base sim.Config, args []string) (*calibrate.Profile, string, error) {
+	recs, opt, err := o.measured(args)
+	if err != nil {
 		return nil, "", err
 	}
-	res, err := calibrate.Tune(base, recs, calibrate.TuneOptions{Params: o.fit, Evals: o.evals,
-		Validate: calibrate.Options{Seeds: o.seeds, WarmCache: o.warmCache}})
+	res, err := calibrate.Tune(base, recs, opt)
 	if err != nil {
 		return nil, "", err
 	}

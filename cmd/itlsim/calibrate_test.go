@@ -165,3 +165,49 @@ func TestCalibrateStepsSplitwiseShared(t *testing.T) {
 		t.Errorf("R² %v (%v), want ≥ 0.95:\n%s", r2, err, r.stdout)
 	}
 }
+
+// TestCalibrateLeaveOneOut is the hold-out protocol on the four shared vLLM
+// runs: each run is simulated with the fields fitted on the other three,
+// so no figure comes from a fit that saw its run. The test prints the
+// out-of-sample table (-v) and holds every figure within 50 %: far from
+// the 10 % / 25 % issue 27 aims at (docs/fidelity.md shows where it
+// misses), but a fit that broke or leaked nothing would be caught.
+func TestCalibrateLeaveOneOut(t *testing.T) {
+	files := vllm70B(t)
+	r := mustRunCLI(t, append(append([]string{"calibrate"}, files...), "--model", "llama-3.3-70b", "--gpu", "a100-40gb", "--tp", "8",
+		"--warm-cache", "--evals", "60", "--leave-one-out")...)
+	t.Log("\n" + r.stdout)
+	rows := 0
+	fits := map[string]bool{}
+	for _, line := range strings.Split(r.stdout, "\n") {
+		cells := strings.Split(line, "│")
+		if len(cells) < 3 || !strings.Contains(cells[1], "serving_tp8") {
+			continue
+		}
+		if !strings.Contains(line, " / ") { // the fitted fields' table
+			fit := strings.Join(cells[2:], "|")
+			if fits[fit] {
+				t.Errorf("two held-out runs got the same fit %s: were they fitted on the same runs?", fit)
+			}
+			fits[fit] = true
+			continue
+		}
+		rows++
+		for _, c := range cells[2 : len(cells)-1] {
+			var meas, sim, errPct float64
+			if _, err := fmt.Sscanf(strings.TrimSpace(c), "%g / %g (%g%%)", &meas, &sim, &errPct); err != nil {
+				t.Errorf("%s: cell %q: %v", cells[1], c, err)
+				continue
+			}
+			if errPct < -50 || errPct > 50 {
+				t.Errorf("%s: %s out of sample %+.1f %%, want within ±50 %%", strings.TrimSpace(cells[1]), c, errPct)
+			}
+		}
+	}
+	if rows != len(files) || len(fits) != len(files) {
+		t.Errorf("%d held-out rows and %d fits, want %d of each:\n%s", rows, len(fits), len(files), r.stdout)
+	}
+	if r := execCLI(t, "calibrate", files[0], "--leave-one-out", "-o", filepath.Join(t.TempDir(), "p.yaml")); r.code == 0 {
+		t.Error("--leave-one-out with -o: accepted, want an error (it writes no profile)")
+	}
+}
