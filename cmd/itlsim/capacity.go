@@ -172,6 +172,7 @@ func (o *capacityOptions) plan(cmd *cobra.Command, args []string) (*capacityPlan
 }
 
 func (o *capacityOptions) run(cmd *cobra.Command, args []string) error {
+	setStudyGCPercent()
 	p, err := o.plan(cmd, args)
 	if err != nil {
 		return err

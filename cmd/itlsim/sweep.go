@@ -107,6 +107,7 @@ func (o *sweepOptions) plan(cmd *cobra.Command, args []string) (*study.SweepPlan
 }
 
 func (o *sweepOptions) run(cmd *cobra.Command, args []string) error {
+	setStudyGCPercent()
 	p, keys, _, err := o.plan(cmd, args)
 	if err != nil {
 		return err

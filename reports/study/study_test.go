@@ -158,7 +158,7 @@ func TestOverloadIsNotStable(t *testing.T) {
 	}
 }
 
-func mustTerms(t *testing.T, ss ...string) Terms {
+func mustTerms(t testing.TB, ss ...string) Terms {
 	t.Helper()
 	ts, err := slo.ParseAll(ss)
 	if err != nil {
