@@ -180,6 +180,9 @@ type Search struct {
 	MaxSeeds  int     `json:",omitempty"`
 	// Terms are the SLO terms; nil holds runs to stability alone.
 	Terms Condition
+	// cold starts every probe at the scenario's length (no warm start),
+	// the reference the warm start is tested against.
+	cold bool
 }
 
 // maxBracket bounds the doublings of the exponential bracket: 2^30 times
@@ -299,9 +302,15 @@ func (c Capacity) MarshalJSON() ([]byte, error) {
 
 // probe simulates cfg at rate r and judges it.
 func (s *Search) probe(v scenario.Variant, cfg sim.Config, r float64, seed uint64) (Point, error) {
+	return s.probeFrom(v, cfg, r, seed, 0)
+}
+
+// probeFrom is probe with the run starting at 2^from times the scenario's
+// length (simulateFrom).
+func (s *Search) probeFrom(v scenario.Variant, cfg sim.Config, r float64, seed uint64, from int) (Point, error) {
 	cfg.Workload.Rate = r
 	cfg.Seed = seed
-	m, secs, err := simulate(cfg, s.Window, scoresQoE(s.Terms), sectionsFor(s.Terms))
+	m, secs, err := simulateFrom(cfg, s.Window, scoresQoE(s.Terms), sectionsFor(s.Terms), from)
 	if err != nil {
 		return Point{}, fmt.Errorf("%s at %g req/s, seed %d: %w", v.Name, r, seed, err)
 	}
@@ -320,8 +329,9 @@ func (s *Search) searchSeed(v scenario.Variant, seed uint64) (SeedCapacity, []Po
 		r = v.Config.Workload.Rate
 	}
 	var probes []Point
+	from := 0 // doublings a bisection probe starts at
 	try := func(r float64) (*Point, error) {
-		p, err := s.probe(v, v.Config, r, seed)
+		p, err := s.probeFrom(v, v.Config, r, seed, from)
 		if err != nil {
 			return nil, err
 		}
@@ -384,6 +394,13 @@ func (s *Search) searchSeed(v scenario.Variant, seed uint64) (SeedCapacity, []Po
 		}
 	}
 	for probes[hiI].Rate-probes[loI].Rate > s.Tolerance*probes[loI].Rate {
+		// Warm start: a rate between the bracket's ends starts at the
+		// shorter of the run lengths the two needed for their verdicts
+		// (near capacity the backlog's trend takes longest to tell), so
+		// the runs shorter than that are not simulated only to be rerun.
+		if !s.cold {
+			from = min(probes[loI].Steady.Extensions, probes[hiI].Steady.Extensions)
+		}
 		mid := sig6((probes[loI].Rate + probes[hiI].Rate) / 2)
 		if mid <= probes[loI].Rate || mid >= probes[hiI].Rate {
 			break

@@ -27,7 +27,20 @@ func Simulate(cfg sim.Config, w Window, qoe bool) (Metrics, error) {
 // simulate is Simulate; with sections > 0 it also returns the summaries
 // of that many consecutive sections of the final run's window.
 func simulate(cfg sim.Config, w Window, qoe bool, sections int) (Metrics, []reports.Summary, error) {
-	for ext, f := 0, 1; ; ext, f = ext+1, f*2 {
+	return simulateFrom(cfg, w, qoe, sections, 0)
+}
+
+// simulateFrom is simulate starting at 2^from times the scenario's length
+// (from ≤ log2 w.MaxExtend), for a probe whose neighbour needed that long:
+// the shorter runs would only be rerun.
+func simulateFrom(cfg sim.Config, w Window, qoe bool, sections, from int) (Metrics, []reports.Summary, error) {
+	f0 := 1 << from
+	if cfg.Workload.Requests > 0 {
+		cfg.Workload.Requests *= f0
+	} else {
+		cfg.Workload.DurationS *= float64(f0)
+	}
+	for ext, f := from, f0; ; ext, f = ext+1, f*2 {
 		m, secs, err := simulateOnce(cfg, w, qoe, sections)
 		if err != nil {
 			return Metrics{}, nil, err
