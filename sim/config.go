@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"slices"
 	"strconv"
@@ -52,6 +53,12 @@ type Config struct {
 	// Cluster puts several replicas of the configuration above (or pools
 	// of other ones) behind a router; one replica by default.
 	Cluster ClusterConfig `yaml:"cluster" json:"cluster"`
+
+	// Files is where a Model (or draft model) given as the path of a
+	// Hugging Face config.json is read from; the engine opens no files, so
+	// the caller supplies it (cmd/itlsim reads the host's files). Nil: only
+	// presets resolve.
+	Files fs.FS `yaml:"-" json:"-"`
 }
 
 // CostConfig selects the step cost model and the server-side jitter sources.
@@ -358,15 +365,22 @@ type Setup struct {
 	Pools []Pool
 }
 
-// lookupModel finds a preset or reads a Hugging Face config.json.
-func lookupModel(name string) (cost.ModelSpec, error) {
+// lookupModel finds a preset or reads a Hugging Face config.json from files.
+func lookupModel(files fs.FS, name string) (cost.ModelSpec, error) {
 	if m, ok := cost.LookupModel(name); ok {
 		return m, nil
 	}
 	if !strings.HasSuffix(name, ".json") {
 		return cost.ModelSpec{}, fmt.Errorf("unknown preset %q; valid: %s (or the path of a Hugging Face config.json)", name, strings.Join(cost.ModelNames(), ", "))
 	}
-	return cost.LoadHFConfig(name)
+	if files == nil {
+		return cost.ModelSpec{}, fmt.Errorf("%s: no file system to read a Hugging Face config.json from (Config.Files is nil)", name)
+	}
+	data, err := fs.ReadFile(files, name)
+	if err != nil {
+		return cost.ModelSpec{}, err
+	}
+	return cost.ParseHFConfig(name, data)
 }
 
 // Resolve validates c, looks up its presets and derives what the engine
@@ -413,7 +427,7 @@ func (c Config) resolve() (*Setup, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	m, err := lookupModel(c.Model)
+	m, err := lookupModel(c.Files, c.Model)
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
@@ -482,7 +496,7 @@ func (c Config) resolve() (*Setup, error) {
 	if c.SpecDecode.Enabled() {
 		spec = specdecode.New(c.SpecDecode)
 		if c.SpecDecode.Method == specdecode.DraftModel {
-			dm, err := lookupModel(c.SpecDecode.DraftModel)
+			dm, err := lookupModel(c.Files, c.SpecDecode.DraftModel)
 			if err != nil {
 				return nil, fmt.Errorf("spec_decode.draft_model: %w", err)
 			}

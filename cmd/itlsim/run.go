@@ -437,6 +437,7 @@ func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Var
 			cmps = append(cmps, cmp)
 		}
 	}
+	base.Files = hostFS{} // a model given as a config.json path is read from here
 	// setBy records which flag set each field on the command line, so that
 	// a field set twice (--seed 5 --set seed=6) is an error rather than one
 	// value silently replacing the other. A comparison of a set field

@@ -5,19 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"strings"
 )
-
-// LoadHFConfig reads a Hugging Face config.json into a ModelSpec named by its
-// path. See ParseHFConfig.
-func LoadHFConfig(path string) (ModelSpec, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ModelSpec{}, err
-	}
-	return ParseHFConfig(path, data)
-}
 
 // ParseHFConfig reads the bytes of a Hugging Face config.json for a dense
 // Llama-style model. name labels the result (Name and Source) and prefixes
