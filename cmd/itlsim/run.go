@@ -36,6 +36,8 @@ var shorthands = []shorthand{
 	{"model", "model", "model preset or path of a Hugging Face config.json", true},
 	{"gpu", "gpu", "GPU preset", true},
 	{"tp", "tp", "tensor-parallel degree", true},
+	{"quantization", "quantization", "weight format (vLLM --quantization): fp8, int4 (awq, gptq); empty keeps the checkpoint's", true},
+	{"kv-cache-dtype", "kv_cache_dtype", "KV cache element type (vLLM --kv-cache-dtype): auto or fp8", true},
 	{"seed", "seed", "random seed", true},
 	{"policy", "scheduler.policy", "batching policy: chunked, prefill-first, orca, static", true},
 	{"admission", "scheduler.admission.rule", "admission rule: always, kv-watermark, kv-reserve, max-queue, token-bucket", true},

@@ -96,6 +96,69 @@ var models = map[string]ModelSpec{
 		Intermediate: 20480, Vocab: 64000, MaxContext: 4096, DTypeBytes: 2,
 		Source: "https://huggingface.co/01-ai/Yi-34B/blob/main/config.json",
 	},
+
+	// Mixture-of-experts and 2026 dense presets. Each config.json ships
+	// under sim/cost/testdata/hf/NAME; Params is ArchParams() of it and
+	// matches the model card's total (active in the description).
+	"qwen3-30b-a3b": {
+		Description: "Qwen3 30B-A3B: 48 layers, GQA 32q/4kv, 128 experts top-8 (3.3B active), 40k context",
+		Params:      30_532_110_336, Layers: 48, Hidden: 2048, Heads: 32, KVHeads: 4, HeadDim: 128,
+		Intermediate: 6144, Vocab: 151936, MaxContext: 40960, DTypeBytes: 2,
+		Experts: 128, ExpertsPerToken: 8, MoEIntermediate: 768,
+		Source: "https://huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json",
+	},
+	"qwen3-235b-a22b": {
+		Description: "Qwen3 235B-A22B: 94 layers, GQA 64q/4kv, 128 experts top-8 (22B active), 40k context",
+		Params:      235_093_610_496, Layers: 94, Hidden: 4096, Heads: 64, KVHeads: 4, HeadDim: 128,
+		Intermediate: 12288, Vocab: 151936, MaxContext: 40960, DTypeBytes: 2,
+		Experts: 128, ExpertsPerToken: 8, MoEIntermediate: 1536,
+		Source: "https://huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/config.json",
+	},
+	"mixtral-8x7b": {
+		Description: "Mistral Mixtral 8x7B: 32 layers, GQA 32q/8kv, 8 experts top-2 (12.9B active), 32k context",
+		Params:      46_702_792_704, Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128,
+		Intermediate: 14336, Vocab: 32000, MaxContext: 32768, DTypeBytes: 2,
+		Experts: 8, ExpertsPerToken: 2, MoEIntermediate: 14336,
+		Source: "https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json",
+	},
+	"gpt-oss-20b": {
+		// MXFP4 experts (4 bits; the 8-bit scale per 32 weights is ignored),
+		// bf16 attention, router, embeddings. Approximated: every layer is
+		// priced and sized as full attention (the config alternates
+		// 128-token sliding-window and full layers), attention sinks and
+		// the experts' biases are left out.
+		Description: "OpenAI gpt-oss-20b: 24 layers, GQA 64q/8kv, 32 experts top-4 in MXFP4 (3.6B active), 128k context",
+		Params:      20_908_050_240, Layers: 24, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64,
+		Intermediate: 2880, Vocab: 201088, MaxContext: 131072, DTypeBytes: 2,
+		Experts: 32, ExpertsPerToken: 4, MoEIntermediate: 2880, ExpertWeightBits: 4,
+		Source: "https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json",
+	},
+	"qwen3-8b": {
+		Description: "Qwen3 8B: 36 layers, GQA 32q/8kv, 40k context",
+		Params:      8_190_726_144, Layers: 36, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128,
+		Intermediate: 12288, Vocab: 151936, MaxContext: 40960, DTypeBytes: 2,
+		Source: "https://huggingface.co/Qwen/Qwen3-8B/blob/main/config.json",
+	},
+	"qwen3-32b": {
+		Description: "Qwen3 32B: 64 layers, GQA 64q/8kv, 40k context",
+		Params:      32_762_106_880, Layers: 64, Hidden: 5120, Heads: 64, KVHeads: 8, HeadDim: 128,
+		Intermediate: 25600, Vocab: 151936, MaxContext: 40960, DTypeBytes: 2,
+		Source: "https://huggingface.co/Qwen/Qwen3-32B/blob/main/config.json",
+	},
+	"deepseek-v3": {
+		// Block-wise FP8 weights (quantization_config fp8, 128×128 blocks),
+		// bf16 activations and KV cache. Multi-head latent attention: one
+		// 512 + 64 latent per token per layer. 3 dense layers then 58 MoE
+		// layers of 256 routed experts top-8 and 1 shared. The multi-token
+		// prediction layer (num_nextn_predict_layers 1, 14B) is not counted.
+		// DeepSeek-R1 shares this architecture.
+		Description: "DeepSeek-V3 671B: 61 layers, MLA, 256 experts top-8 + 1 shared (37B active), FP8, 160k context",
+		Params:      671_026_404_352, Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 192,
+		Intermediate: 18432, Vocab: 129280, MaxContext: 163840, DTypeBytes: 2,
+		Experts: 256, ExpertsPerToken: 8, MoEIntermediate: 2048, SharedExperts: 1, DenseLayers: 3,
+		KVLoRARank: 512, QLoRARank: 1536, QKRopeHeadDim: 64, QKNopeHeadDim: 128, VHeadDim: 128, WeightBits: 8,
+		Source: "https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json",
+	},
 }
 
 // gpus are the accelerators that ship with itlsim. Rates are datasheet
