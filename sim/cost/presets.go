@@ -201,6 +201,15 @@ var gpus = map[string]GPUSpec{
 		InterconnectBW: 450e9, HostLinkBW: 64e9,
 		Source: "NVIDIA H200 Tensor Core GPU datasheet, SXM column",
 	},
+	"b200-180gb": {
+		// HGX B200 (1,000 W), per GPU: BF16 tensor 2.25 PFLOPS dense (4.5
+		// sparse), FP8 4.5 dense (9 sparse), FP4 9 dense (not modelled);
+		// 180 GB HBM3e at 8 TB/s; NVLink 5 1.8 TB/s bidirectional; PCIe
+		// Gen5 x16 128 GB/s bidirectional to the host.
+		MemoryBytes: 180 * gib, PeakFLOPS: 2250e12, PeakFP8FLOPS: 4500e12, MemBandwidth: 8e12,
+		InterconnectBW: 900e9, HostLinkBW: 64e9,
+		Source: "NVIDIA HGX B200 datasheet (HGX B200 column, per GPU = 8-GPU figures / 8), read 2026-12",
+	},
 	"l40s": {
 		// L40S 48GB GDDR6: BF16 tensor 362.05 TFLOPS dense (733 sparse), FP8
 		// 733 dense (1,466 sparse); 864 GB/s; no NVLink: peers and host share
@@ -280,6 +289,10 @@ var gpuPrices = map[string]Price{
 	"a100-80gb":     {USDPerGPUHour: 1.30, Source: priceSource}, // A100 80GB: $1.10–$1.50
 	"h100-sxm-80gb": {USDPerGPUHour: 3.00, Source: priceSource}, // H100 SXM5: $2.50–$3.50
 	"h200-141gb":    {USDPerGPUHour: 4.00, Source: priceSource}, // H200 SXM5: $3.50–$4.50
+	// The survey has no B200 or MI300X row; these come from one provider's
+	// list and one cross-provider median, so compare them with care.
+	"b200-180gb": {USDPerGPUHour: 6.03, Source: "Spheron on-demand B200 SXM price as of 17 March 2026 (https://www.spheron.network/blog/nvidia-h200-vs-b200-vs-gb200)"},
+	"mi300x":     {USDPerGPUHour: 1.99, Source: "median on-demand MI300X price over neoclouds and hyperscalers, Cliff Center research note 2026-05-18 (https://www.cliffcenter.com/research/amd-inference-economics)"},
 }
 
 // GPUPrice returns the on-demand price of the GPU preset named name

@@ -65,7 +65,7 @@ func TestMoEPresetParams(t *testing.T) {
 
 func TestGPUPresets(t *testing.T) {
 	names := GPUNames()
-	want := []string{"a100-40gb", "a100-80gb", "h100-sxm-80gb", "h200-141gb", "l40s", "mi300x"}
+	want := []string{"a100-40gb", "a100-80gb", "b200-180gb", "h100-sxm-80gb", "h200-141gb", "l40s", "mi300x"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("GPUNames() = %v, want %v", names, want)
 	}
