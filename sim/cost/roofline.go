@@ -113,6 +113,7 @@ type Kernels struct {
 	wBytes     float64 // bytes per weight element
 	actBytes   float64 // bytes per activation element written by kernels
 	kvBytes    float64 // bytes per KV-cache element
+	tileRows   float64 // GEMM output-tile height (gemmTileRows or wnaTileRows)
 }
 
 // NewKernels prices operators on g for weights of dtypeBytes bytes (1 = fp8,
@@ -141,6 +142,7 @@ func NewKernels(g GPUSpec, dtypeBytes int, cfg RooflineConfig) (Kernels, error) 
 		wBytes:     float64(dtypeBytes),
 		actBytes:   float64(max(dtypeBytes, 2)),
 		kvBytes:    float64(dtypeBytes),
+		tileRows:   gemmTileRows,
 	}, nil
 }
 
@@ -164,6 +166,8 @@ func kernelsFor(m ModelSpec, g GPUSpec, cfg RooflineConfig) (Kernels, error) {
 	if m.WeightBits == 8 && g.PeakFP8FLOPS > 0 {
 		k.flopsPerNS = g.PeakFP8FLOPS * cfg.ComputeEfficiency / 1e9
 		k.opBytes = 1
+	} else {
+		k.tileRows = wnaTileRows
 	}
 	k.kvBytes = float64(m.KVElementBytes())
 	return k, nil
@@ -193,11 +197,17 @@ func (k Kernels) shape(kk, n int) gemmShape {
 // and 136 tokens, and the roofline follows.
 const gemmTileRows = 128
 
+// wnaTileRows is the output-tile height of the weight-only quantized GEMMs
+// (W4A16, W8A16) vLLM runs for int4 checkpoints and for fp8 weights on GPUs
+// without fp8 tensor cores: Marlin and its MoE variant tile M by 16, so a
+// small batch does not pay a 128-row tile's compute.
+const wnaTileRows = 16
+
 func (k Kernels) gemm(s gemmShape, m float64) float64 {
 	if m <= 0 {
 		return 0
 	}
-	tiles := math.Ceil(m/gemmTileRows) * gemmTileRows
+	tiles := math.Ceil(m/k.tileRows) * k.tileRows
 	return max(tiles*s.flopNSPerRow, roof(m*s.flopNSPerRow, s.weightNS+m*s.rowNS)) + k.kernelNS
 }
 
@@ -215,7 +225,7 @@ func (k Kernels) moeGEMM(s gemmShape, m, experts, topK float64) float64 {
 	d := experts * (1 - math.Pow(1-topK/experts, m))
 	d = min(max(d, topK), experts)
 	rows := m * topK
-	tiles := d * math.Ceil(rows/d/gemmTileRows) * gemmTileRows
+	tiles := d * math.Ceil(rows/d/k.tileRows) * k.tileRows
 	return max(tiles*s.flopNSPerRow, roof(rows*s.flopNSPerRow, d*s.weightNS+rows*s.rowNS)) + k.kernelNS
 }
 
@@ -421,9 +431,10 @@ func NewRoofline(m ModelSpec, g GPUSpec, tp int, cfg RooflineConfig) (*Roofline,
 		r.router = k.shape(h, m.Experts)
 		ek := k
 		ek.wBytes = float64(m.expertWeightBits()) / 8
-		if m.expertWeightBits() != 8 || g.PeakFP8FLOPS == 0 {
+		if bits := m.expertWeightBits(); bits < 8 || (bits == 8 && g.PeakFP8FLOPS == 0) {
 			ek.flopsPerNS = g.PeakFLOPS * cfg.ComputeEfficiency / 1e9
 			ek.opBytes = max(float64(m.DTypeBytes), 2)
+			ek.tileRows = wnaTileRows
 		}
 		mi := m.MoEIntermediate / tp
 		r.expGateUp = ek.shape(h, 2*mi)
