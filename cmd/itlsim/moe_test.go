@@ -75,3 +75,21 @@ func TestRunDeepSeekV3On8xH200(t *testing.T) {
 		t.Errorf("%v KV tokens, want a few hundred thousand", tokens)
 	}
 }
+
+// --model PATH/config.json works for the MoE and MLA families: each shipped
+// config gives its preset's results.
+func TestRunMoEHFConfigsMatchPresets(t *testing.T) {
+	for _, tt := range []struct{ name, gpu, tp string }{
+		{"qwen3-30b-a3b", "h100-sxm-80gb", "1"}, {"gpt-oss-20b", "h100-sxm-80gb", "1"},
+		{"deepseek-v3", "h200-141gb", "8"},
+	} {
+		path := "../../sim/cost/testdata/hf/" + tt.name + "/config.json"
+		args := []string{"--gpu", tt.gpu, "--tp", tt.tp, "--requests", "3"}
+		hf, preset := runSummary(t, append([]string{"--model", path}, args...)...), runSummary(t, append([]string{"--model", tt.name}, args...)...)
+		for _, k := range []string{"output_tokens", "duration_s", "kv_blocks"} {
+			if hf[k] != preset[k] {
+				t.Errorf("%s: %s: config.json gives %v, preset %v", tt.name, k, hf[k], preset[k])
+			}
+		}
+	}
+}
