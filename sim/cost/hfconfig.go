@@ -91,6 +91,12 @@ func ParseHFConfig(name string, data []byte) (ModelSpec, error) {
 		return ModelSpec{}, p.err
 	}
 
+	// Keep ArchParams inside int64: far above any real model (DeepSeek-V3
+	// is 6.7·10^11), far below overflow even at 16 bits per weight.
+	if est := float64(m.Layers) * float64(m.Hidden) * (float64(m.Experts+m.SharedExperts)*3*float64(m.MoEIntermediate) +
+		3*float64(m.Intermediate) + 4*float64(m.Heads)*float64(m.HeadDim)); est > maxParams {
+		return ModelSpec{}, fmt.Errorf("%s: the architecture has about %.3g parameters, beyond the supported %.0g", name, est, float64(maxParams))
+	}
 	m.Params = m.ArchParams()
 	if bias {
 		m.Params += int64(m.Layers) * int64(m.Heads+2*m.KVHeads) * int64(m.HeadDim)

@@ -146,6 +146,7 @@ const (
 	maxLayers = 1 << 12
 	maxVocab  = 1 << 24
 	maxCtx    = 1 << 31
+	maxParams = 1e17 // parameters a parsed config may describe (every dense config within the limits above fits)
 )
 
 // WeightBytes is the size of all weights in bytes (Params × DTypeBytes),
