@@ -406,7 +406,6 @@ func kvElementBytes(d string) (int, error) {
 }
 
 // quantize applies Quantization and KVCacheDType to m (validated already).
-// The name gains the override so tables tell the runs apart.
 func (c Config) quantize(m cost.ModelSpec) cost.ModelSpec {
 	if bits, _ := quantizationBits(c.Quantization); bits > 0 {
 		m.WeightBits, m.ExpertWeightBits = bits, 0
