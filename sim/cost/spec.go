@@ -2,9 +2,13 @@ package cost
 
 import "fmt"
 
-// ModelSpec is a dense decoder-only transformer (Llama-style: grouped-query
-// attention, gated MLP, RMSNorm) as far as serving cost is concerned. Values
-// are the Hugging Face config.json figures; presets cite theirs in Source.
+// ModelSpec is a decoder-only transformer (Llama-style: grouped-query
+// attention, gated MLP, RMSNorm) as far as serving cost is concerned,
+// optionally with mixture-of-experts layers (Experts > 0), multi-head latent
+// attention (KVLoRARank > 0) and quantized weights or KV cache. Values are
+// the Hugging Face config.json figures; presets cite theirs in Source. The
+// zero values of the MoE, MLA and quantization fields describe a dense
+// 16-bit model exactly as before they existed.
 type ModelSpec struct {
 	// Name is the lower-case preset name or the name given to ParseHFConfig.
 	Name string `yaml:"name" json:"name"`
