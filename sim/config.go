@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"slices"
 	"strconv"
@@ -35,6 +36,15 @@ type Config struct {
 	// MaxModelLen is the context limit in tokens (vLLM --max-model-len);
 	// 0 takes the model's. A request whose prompt + output exceeds it is rejected.
 	MaxModelLen int `yaml:"max_model_len" json:"max_model_len"`
+	// Quantization overrides the weights' format (vLLM --quantization):
+	// "" keeps the checkpoint's (its quantization_config), fp8 stores
+	// weights in 8 bits (run at the GPU's fp8 peak where it has one), int4
+	// (or awq, gptq) in 4 bits at the bf16 peak.
+	Quantization string `yaml:"quantization,omitempty" json:"quantization,omitempty"`
+	// KVCacheDType is the KV cache's element type (vLLM --kv-cache-dtype):
+	// auto ("": the model's activation dtype) or fp8 (also fp8_e4m3,
+	// fp8_e5m2), one byte per element, which doubles the blocks.
+	KVCacheDType string `yaml:"kv_cache_dtype,omitempty" json:"kv_cache_dtype,omitempty"`
 
 	Cost      CostConfig       `yaml:"cost" json:"cost"`
 	Scheduler scheduler.Config `yaml:"scheduler" json:"scheduler"`
@@ -52,6 +62,12 @@ type Config struct {
 	// Cluster puts several replicas of the configuration above (or pools
 	// of other ones) behind a router; one replica by default.
 	Cluster ClusterConfig `yaml:"cluster" json:"cluster"`
+
+	// Files is where a Model (or draft model) given as the path of a
+	// Hugging Face config.json is read from; the engine opens no files, so
+	// the caller supplies it (cmd/itlsim reads the host's files). Nil: only
+	// presets resolve.
+	Files fs.FS `yaml:"-" json:"-"`
 }
 
 // CostConfig selects the step cost model and the server-side jitter sources.
@@ -214,6 +230,12 @@ func (c *Config) Validate() error {
 	if c.TP < 1 {
 		errs = append(errs, fmt.Errorf("tp: must be ≥ 1, got %d", c.TP))
 	}
+	if _, err := quantizationBits(c.Quantization); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := kvElementBytes(c.KVCacheDType); err != nil {
+		errs = append(errs, err)
+	}
 	if c.MaxModelLen < 0 {
 		errs = append(errs, fmt.Errorf("max_model_len: must be ≥ 0 (0 takes the model's), got %d", c.MaxModelLen))
 	}
@@ -358,15 +380,59 @@ type Setup struct {
 	Pools []Pool
 }
 
-// lookupModel finds a preset or reads a Hugging Face config.json.
-func lookupModel(name string) (cost.ModelSpec, error) {
+// quantizationBits maps a Quantization name to bits per weight (0: the
+// checkpoint's).
+func quantizationBits(q string) (int, error) {
+	switch strings.ToLower(q) {
+	case "", "auto", "none":
+		return 0, nil
+	case "fp8":
+		return 8, nil
+	case "int4", "awq", "gptq":
+		return 4, nil
+	}
+	return 0, fmt.Errorf("quantization: %q is not one of fp8, int4, awq, gptq (or empty for the checkpoint's)", q)
+}
+
+// kvElementBytes maps a KVCacheDType name to bytes per element (0: auto).
+func kvElementBytes(d string) (int, error) {
+	switch strings.ToLower(d) {
+	case "", "auto":
+		return 0, nil
+	case "fp8", "fp8_e4m3", "fp8_e5m2":
+		return 1, nil
+	}
+	return 0, fmt.Errorf("kv_cache_dtype: %q is not auto or fp8 (fp8_e4m3, fp8_e5m2)", d)
+}
+
+// quantize applies Quantization and KVCacheDType to m (validated already).
+func (c Config) quantize(m cost.ModelSpec) cost.ModelSpec {
+	if bits, _ := quantizationBits(c.Quantization); bits > 0 {
+		m.WeightBits, m.ExpertWeightBits = bits, 0
+		m.DTypeBytes = max(m.DTypeBytes, 2)
+	}
+	if b, _ := kvElementBytes(c.KVCacheDType); b > 0 {
+		m.KVDTypeBytes = b
+	}
+	return m
+}
+
+// lookupModel finds a preset or reads a Hugging Face config.json from files.
+func lookupModel(files fs.FS, name string) (cost.ModelSpec, error) {
 	if m, ok := cost.LookupModel(name); ok {
 		return m, nil
 	}
 	if !strings.HasSuffix(name, ".json") {
 		return cost.ModelSpec{}, fmt.Errorf("unknown preset %q; valid: %s (or the path of a Hugging Face config.json)", name, strings.Join(cost.ModelNames(), ", "))
 	}
-	return cost.LoadHFConfig(name)
+	if files == nil {
+		return cost.ModelSpec{}, fmt.Errorf("%s: no file system to read a Hugging Face config.json from (Config.Files is nil)", name)
+	}
+	data, err := fs.ReadFile(files, name)
+	if err != nil {
+		return cost.ModelSpec{}, err
+	}
+	return cost.ParseHFConfig(name, data)
 }
 
 // Resolve validates c, looks up its presets and derives what the engine
@@ -413,10 +479,11 @@ func (c Config) resolve() (*Setup, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	m, err := lookupModel(c.Model)
+	m, err := lookupModel(c.Files, c.Model)
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
+	m = c.quantize(m)
 	g, ok := cost.LookupGPU(c.GPU)
 	if !ok {
 		return nil, fmt.Errorf("gpu: unknown preset %q; valid: %s", c.GPU, strings.Join(cost.GPUNames(), ", "))
@@ -454,6 +521,9 @@ func (c Config) resolve() (*Setup, error) {
 		c.KVCache.NumGPUBlocks = blocks
 	}
 	blockBytes := int64(c.KVCache.BlockSize) * m.KVBytesPerToken()
+	if m.IsMLA() { // every rank holds the whole latent
+		blockBytes *= int64(c.TP)
+	}
 	swapBlocks := int(c.KVCache.SwapSpaceGiB * (1 << 30) * float64(c.TP) / float64(blockBytes))
 	if c.KVCache.HostLinkGBps == 0 {
 		c.KVCache.HostLinkGBps = g.HostLinkBW / 1e9
@@ -482,7 +552,7 @@ func (c Config) resolve() (*Setup, error) {
 	if c.SpecDecode.Enabled() {
 		spec = specdecode.New(c.SpecDecode)
 		if c.SpecDecode.Method == specdecode.DraftModel {
-			dm, err := lookupModel(c.SpecDecode.DraftModel)
+			dm, err := lookupModel(c.Files, c.SpecDecode.DraftModel)
 			if err != nil {
 				return nil, fmt.Errorf("spec_decode.draft_model: %w", err)
 			}

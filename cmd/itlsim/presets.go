@@ -31,10 +31,15 @@ func writePresets(w io.Writer) error {
 		fmt.Fprintf(&b, "  %-16s %6.1fB params, %3d layers, %2d/%-2d heads (q/kv), %6d ctx  %s\n",
 			n, float64(m.Params)/1e9, m.Layers, m.Heads, m.KVHeads, m.MaxContext, m.Description)
 	}
-	priceSource := ""
+	// The header names the source most prices share; a price from another
+	// source names its own.
+	priceSource, uses := "", map[string]int{}
 	for _, n := range cost.GPUNames() {
 		if p, ok := cost.GPUPrice(n); ok {
-			priceSource = p.Source
+			uses[p.Source]++
+			if uses[p.Source] > uses[priceSource] {
+				priceSource = p.Source
+			}
 		}
 	}
 	b.WriteString("GPUS (--gpu NAME; on-demand prices: " + priceSource + ")\n")
@@ -43,6 +48,9 @@ func writePresets(w io.Writer) error {
 		price := "no price (--gpu-price)"
 		if p, ok := cost.GPUPrice(n); ok {
 			price = fmt.Sprintf("$%.2f/GPU-hour", p.USDPerGPUHour)
+			if p.Source != priceSource {
+				price += " (" + p.Source + ")"
+			}
 		}
 		fmt.Fprintf(&b, "  %-16s %5.0f GiB, %6.0f TFLOP/s bf16 dense, %5.2f TB/s HBM, %4.0f GB/s interconnect, %3.0f GB/s host link, %s\n",
 			n, float64(g.MemoryBytes)/(1<<30), g.PeakFLOPS/1e12, g.MemBandwidth/1e12, g.InterconnectBW/1e9, g.HostLinkBW/1e9, price)

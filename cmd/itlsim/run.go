@@ -36,6 +36,8 @@ var shorthands = []shorthand{
 	{"model", "model", "model preset or path of a Hugging Face config.json", true},
 	{"gpu", "gpu", "GPU preset", true},
 	{"tp", "tp", "tensor-parallel degree", true},
+	{"quantization", "quantization", "weight format (vLLM --quantization): fp8, int4 (awq, gptq); empty keeps the checkpoint's", true},
+	{"kv-cache-dtype", "kv_cache_dtype", "KV cache element type (vLLM --kv-cache-dtype): auto or fp8", true},
 	{"seed", "seed", "random seed", true},
 	{"policy", "scheduler.policy", "batching policy: chunked, prefill-first, orca, static", true},
 	{"admission", "scheduler.admission.rule", "admission rule: always, kv-watermark, kv-reserve, max-queue, token-bucket", true},
@@ -437,6 +439,7 @@ func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Var
 			cmps = append(cmps, cmp)
 		}
 	}
+	base.Files = hostFS{} // a model given as a config.json path is read from here
 	// setBy records which flag set each field on the command line, so that
 	// a field set twice (--seed 5 --set seed=6) is an error rather than one
 	// value silently replacing the other. A comparison of a set field

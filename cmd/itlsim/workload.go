@@ -131,6 +131,7 @@ func (o *sourceOptions) config(cmd *cobra.Command, source string) (sim.Config, e
 	if err := scenario.ApplySets(&cfg, o.sets); err != nil {
 		return cfg, err
 	}
+	cfg.Files = hostFS{}
 	setup, err := cfg.Resolve()
 	if err != nil {
 		return cfg, err

@@ -22,8 +22,9 @@
 //     same batch features, for users who have measured their own server.
 //
 // presets.go holds the architectures and GPUs that ship with itlsim, each
-// figure cited next to its value; hfconfig.go reads any Hugging Face
-// config.json into a [ModelSpec]. memory.go sizes the KV cache the way vLLM
+// figure cited next to its value; hfconfig.go parses the bytes of a Hugging
+// Face config.json (dense, mixture-of-experts, MLA; fp8, int4 and mxfp4
+// quantization) into a [ModelSpec]; the caller reads the file. memory.go sizes the KV cache the way vLLM
 // V1's start-up profile does (what is left of the device's total ×
 // gpu_memory_utilization after the weights, the activation peak and
 // non-torch memory), with testdata/vllm_kv_logs.csv holding the published

@@ -5,19 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"strings"
 )
-
-// LoadHFConfig reads a Hugging Face config.json into a ModelSpec named by its
-// path. See ParseHFConfig.
-func LoadHFConfig(path string) (ModelSpec, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ModelSpec{}, err
-	}
-	return ParseHFConfig(path, data)
-}
 
 // ParseHFConfig reads the bytes of a Hugging Face config.json for a dense
 // Llama-style model. name labels the result (Name and Source) and prefixes
@@ -29,8 +18,10 @@ func LoadHFConfig(path string) (ModelSpec, error) {
 // num_key_value_heads (default num_attention_heads); head_dim (default
 // hidden_size / num_attention_heads); torch_dtype or dtype (default
 // bfloat16; float32 checkpoints count as 16-bit because vLLM serves them
-// so by default; float8 as 1 byte); quantization_config (only quant_method
-// "fp8" is supported, as 1-byte weights); tie_word_embeddings;
+// so by default; float8 as 1 byte); quantization_config (see
+// quantization); the mixture-of-experts fields (see moe); the MLA fields
+// kv_lora_rank, q_lora_rank, qk_rope_head_dim, qk_nope_head_dim,
+// v_head_dim; tie_word_embeddings;
 // attention_bias and model_type "qwen2" (q/k/v biases). A multimodal config
 // whose language model sits under text_config is read from there.
 //
@@ -70,8 +61,19 @@ func ParseHFConfig(name string, data []byte) (ModelSpec, error) {
 	if p.present("num_key_value_heads") {
 		m.KVHeads = p.dim("num_key_value_heads", maxDim)
 	}
+	if p.present("kv_lora_rank") { // multi-head latent attention (DeepSeek)
+		m.KVLoRARank = p.dim("kv_lora_rank", maxDim)
+		m.QKRopeHeadDim = p.dim("qk_rope_head_dim", maxDim)
+		m.QKNopeHeadDim = p.dim("qk_nope_head_dim", maxDim)
+		m.VHeadDim = p.dim("v_head_dim", maxDim)
+		if p.present("q_lora_rank") {
+			m.QLoRARank = p.dim("q_lora_rank", maxDim)
+		}
+	}
 	if p.present("head_dim") {
 		m.HeadDim = p.dim("head_dim", maxDim)
+	} else if m.KVLoRARank > 0 {
+		m.HeadDim = m.QKNopeHeadDim + m.QKRopeHeadDim
 	} else if m.Hidden%m.Heads == 0 {
 		m.HeadDim = m.Hidden / m.Heads
 	} else {
@@ -80,23 +82,113 @@ func ParseHFConfig(name string, data []byte) (ModelSpec, error) {
 	if p.err == nil && (m.KVHeads > m.Heads || m.Heads%m.KVHeads != 0) {
 		p.fail("num_key_value_heads", fmt.Sprintf("%d does not divide num_attention_heads %d", m.KVHeads, m.Heads))
 	}
+	p.moe(&m)
 	m.DTypeBytes = p.dtype()
+	m.WeightBits, m.ExpertWeightBits = p.quantization()
 	m.TiedEmbeddings = p.boolean("tie_word_embeddings")
 	bias := p.boolean("attention_bias") || p.str("model_type") == "qwen2"
 	if p.err != nil {
 		return ModelSpec{}, p.err
 	}
 
+	// Keep ArchParams inside int64: far above any real model (DeepSeek-V3
+	// is 6.7·10^11), far below overflow even at 16 bits per weight.
+	if est := float64(m.Layers) * float64(m.Hidden) * (float64(m.Experts+m.SharedExperts)*3*float64(m.MoEIntermediate) +
+		3*float64(m.Intermediate) + 4*float64(m.Heads)*float64(m.HeadDim)); est > maxParams {
+		return ModelSpec{}, fmt.Errorf("%s: the architecture has about %.3g parameters, beyond the supported %.0g", name, est, float64(maxParams))
+	}
 	m.Params = m.ArchParams()
 	if bias {
 		m.Params += int64(m.Layers) * int64(m.Heads+2*m.KVHeads) * int64(m.HeadDim)
 	}
 	m.Description = fmt.Sprintf("from %s: %d layers, %dq/%dkv heads, %d-token context",
 		name, m.Layers, m.Heads, m.KVHeads, m.MaxContext)
+	if m.IsMoE() {
+		m.Description += fmt.Sprintf(", %d experts top-%d", m.Experts, m.ExpertsPerToken)
+	}
 	if err := m.Validate(); err != nil {
 		return ModelSpec{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return m, nil
+}
+
+// moe reads the mixture-of-experts fields: the routed expert count
+// (num_local_experts: Mixtral, gpt-oss; n_routed_experts: DeepSeek;
+// num_experts: Qwen MoE), num_experts_per_tok (experts_per_token),
+// moe_intermediate_size (default intermediate_size), n_shared_experts, and
+// which layers are dense: DeepSeek's layer i is MoE when
+// i ≥ first_k_dense_replace and i % moe_layer_freq == 0; Qwen's when
+// (i+1) % decoder_sparse_step == 0 and i is not in mlp_only_layers.
+func (p *hfParser) moe(m *ModelSpec) {
+	field := ""
+	for _, f := range []string{"num_local_experts", "n_routed_experts", "num_experts"} {
+		if p.present(f) {
+			field = f
+			break
+		}
+	}
+	if field == "" {
+		return
+	}
+	m.Experts = p.dim(field, maxDim)
+	if p.present("num_experts_per_tok") {
+		m.ExpertsPerToken = p.dim("num_experts_per_tok", maxDim)
+	} else {
+		m.ExpertsPerToken = p.dim("experts_per_token", maxDim)
+	}
+	m.MoEIntermediate = m.Intermediate
+	if p.present("moe_intermediate_size") {
+		m.MoEIntermediate = p.dim("moe_intermediate_size", maxDim)
+	}
+	if p.present("n_shared_experts") {
+		m.SharedExperts = p.dim("n_shared_experts", maxDim)
+	}
+	firstK, freq, step := 0, 1, 1
+	if p.present("first_k_dense_replace") {
+		firstK = p.count("first_k_dense_replace")
+	}
+	if p.present("moe_layer_freq") {
+		freq = p.dim("moe_layer_freq", maxLayers)
+	}
+	if p.present("decoder_sparse_step") {
+		step = p.dim("decoder_sparse_step", maxLayers)
+	}
+	dense := map[int]bool{}
+	if v, ok := p.cfg["mlp_only_layers"]; ok && v != nil {
+		list, ok := v.([]any)
+		if !ok {
+			p.fail("mlp_only_layers", "not a list of layer indices")
+			return
+		}
+		for _, e := range list {
+			n, ok := e.(json.Number)
+			i, err := n.Int64()
+			if !ok || err != nil || i < 0 || i >= int64(m.Layers) {
+				p.fail("mlp_only_layers", fmt.Sprintf("%v is not a layer index in [0,%d)", e, m.Layers))
+				return
+			}
+			dense[int(i)] = true
+		}
+	}
+	if p.err != nil {
+		return
+	}
+	for i := 0; i < m.Layers; i++ {
+		if i < firstK || i%freq != 0 || (i+1)%step != 0 || dense[i] {
+			m.DenseLayers++
+		}
+	}
+	if m.ExpertsPerToken > m.Experts {
+		p.fail("num_experts_per_tok", fmt.Sprintf("%d exceeds the %d experts", m.ExpertsPerToken, m.Experts))
+	}
+}
+
+// count reads a non-negative integer no larger than maxLayers.
+func (p *hfParser) count(field string) int {
+	if num, ok := p.cfg[field].(json.Number); ok && num.String() == "0" {
+		return 0
+	}
+	return p.dim(field, maxLayers)
 }
 
 // hfParser reads typed fields from a decoded config, keeping the first error.
@@ -154,22 +246,41 @@ func (p *hfParser) str(field string) string {
 	return s
 }
 
+// quantization reads quantization_config into bits per weight and per
+// routed-expert weight (0: unquantized): quant_method fp8 (per-tensor or
+// block-wise, weight_block_size) is 8 bits; awq, gptq and compressed-tensors
+// with bits / num_bits 4 are 4; mxfp4 (gpt-oss, experts only, the rest
+// bf16) is 4 bits for the experts.
+func (p *hfParser) quantization() (weight, expert int) {
+	q, ok := p.cfg["quantization_config"]
+	if !ok || q == nil {
+		return 0, 0
+	}
+	qc, ok := q.(map[string]any)
+	if !ok {
+		p.fail("quantization_config", "not an object")
+		return 0, 0
+	}
+	method, _ := qc["quant_method"].(string)
+	switch strings.ToLower(method) {
+	case "fp8":
+		return 8, 0
+	case "mxfp4":
+		return 0, 4
+	case "awq", "gptq":
+		if b, ok := qc["bits"].(json.Number); ok && b.String() == "4" {
+			return 4, 0
+		}
+		p.fail("quantization_config.bits", fmt.Sprintf("%v is not supported for %s (only 4)", qc["bits"], method))
+		return 0, 0
+	}
+	p.fail("quantization_config.quant_method", fmt.Sprintf("%q is not supported (fp8, mxfp4, awq or gptq with 4 bits)", method))
+	return 0, 0
+}
+
 // dtype maps torch_dtype (or its newer name, dtype) and an fp8
 // quantization_config to bytes per weight.
 func (p *hfParser) dtype() int {
-	if q, ok := p.cfg["quantization_config"]; ok && q != nil {
-		qc, ok := q.(map[string]any)
-		if !ok {
-			p.fail("quantization_config", "not an object")
-			return 0
-		}
-		method, _ := qc["quant_method"].(string)
-		if strings.EqualFold(method, "fp8") {
-			return 1
-		}
-		p.fail("quantization_config.quant_method", fmt.Sprintf("%q is not supported (only fp8)", method))
-		return 0
-	}
 	field := "torch_dtype"
 	if !p.present(field) && p.present("dtype") {
 		field = "dtype"

@@ -9,11 +9,16 @@ import (
 
 // The testdata configs are the published config.json files of two presets;
 // reading them must give the presets back.
-func TestLoadHFConfigMatchesPresets(t *testing.T) {
-	for _, name := range []string{"llama-3.1-8b", "qwen2.5-7b"} {
+func TestParseHFConfigMatchesPresets(t *testing.T) {
+	for _, name := range []string{"llama-3.1-8b", "qwen2.5-7b", "qwen3-30b-a3b", "qwen3-235b-a22b",
+		"mixtral-8x7b", "gpt-oss-20b", "qwen3-8b", "qwen3-32b", "deepseek-v3"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("testdata", "hf", name, "config.json")
-			got, err := LoadHFConfig(path)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := ParseHFConfig(path, data)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,13 +58,15 @@ func TestParseHFConfigVariants(t *testing.T) {
 		name  string
 		json  string
 		bytes int
+		bits  int // WeightBits
 	}{
-		{"float32 served in 16 bits", `{` + base + `, "torch_dtype": "float32"}`, 2},
-		{"new dtype key", `{` + base + `, "dtype": "float16"}`, 2},
-		{"fp8 quantization", `{` + base + `, "torch_dtype": "bfloat16", "quantization_config": {"quant_method": "fp8"}}`, 1},
+		{"float32 served in 16 bits", `{` + base + `, "torch_dtype": "float32"}`, 2, 0},
+		{"new dtype key", `{` + base + `, "dtype": "float16"}`, 2, 0},
+		{"fp8 quantization", `{` + base + `, "torch_dtype": "bfloat16", "quantization_config": {"quant_method": "fp8"}}`, 2, 8},
+		{"awq int4", `{` + base + `, "quantization_config": {"quant_method": "awq", "bits": 4}}`, 2, 4},
 		{"float numbers", `{"hidden_size": 4096.0, "num_hidden_layers": 32, "num_attention_heads": 32,
-			"intermediate_size": 14336, "vocab_size": 32000, "max_position_embeddings": 4096}`, 2},
-		{"multimodal text_config", `{"model_type": "llava", "text_config": {` + base + `}}`, 2},
+			"intermediate_size": 14336, "vocab_size": 32000, "max_position_embeddings": 4096}`, 2, 0},
+		{"multimodal text_config", `{"model_type": "llava", "text_config": {` + base + `}}`, 2, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,8 +74,8 @@ func TestParseHFConfigVariants(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m.DTypeBytes != tt.bytes || m.Hidden != 4096 {
-				t.Errorf("got DTypeBytes %d, Hidden %d; want %d, 4096", m.DTypeBytes, m.Hidden, tt.bytes)
+			if m.DTypeBytes != tt.bytes || m.Hidden != 4096 || m.WeightBits != tt.bits {
+				t.Errorf("got DTypeBytes %d, Hidden %d, WeightBits %d; want %d, 4096, %d", m.DTypeBytes, m.Hidden, m.WeightBits, tt.bytes, tt.bits)
 			}
 		})
 	}
@@ -120,8 +127,22 @@ func TestParseHFConfigErrors(t *testing.T) {
 		{"dtype type", build(map[string]string{"torch_dtype": "16"}), "config.json: torch_dtype: not a string"},
 		{"tie type", build(map[string]string{"tie_word_embeddings": `"yes"`}),
 			"config.json: tie_word_embeddings: not true or false"},
-		{"awq", build(map[string]string{"quantization_config": `{"quant_method": "awq", "bits": 4}`}),
-			`config.json: quantization_config.quant_method: "awq" is not supported (only fp8)`},
+		{"top-k beyond the experts", `{"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+			"intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 64, "num_experts": 4, "num_experts_per_tok": 8}`,
+			`config.json: num_experts_per_tok: 8 exceeds the 4 experts`},
+		{"mlp_only_layers out of range", `{"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+			"intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 64, "num_experts": 4, "num_experts_per_tok": 2,
+			"mlp_only_layers": [5]}`, `config.json: mlp_only_layers: 5 is not a layer index in [0,2)`},
+		{"MLA without rope dim", `{"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+			"intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 64, "kv_lora_rank": 16}`,
+			`config.json: qk_rope_head_dim: missing or not a positive integer`},
+		{"experts beyond int64", `{"hidden_size": 1048576, "num_hidden_layers": 4096, "num_attention_heads": 1,
+			"intermediate_size": 8, "vocab_size": 8, "max_position_embeddings": 8, "num_experts": 1048576, "num_experts_per_tok": 1,
+			"moe_intermediate_size": 1048576}`, `beyond the supported 1e+17`},
+		{"awq 3-bit", build(map[string]string{"quantization_config": `{"quant_method": "awq", "bits": 3}`}),
+			`config.json: quantization_config.bits: 3 is not supported for awq (only 4)`},
+		{"bitsandbytes", build(map[string]string{"quantization_config": `{"quant_method": "bitsandbytes"}`}),
+			`config.json: quantization_config.quant_method: "bitsandbytes" is not supported`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -131,15 +152,13 @@ func TestParseHFConfigErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := LoadHFConfig(filepath.Join("testdata", "no-such", "config.json")); err == nil {
-		t.Error("LoadHFConfig of a missing file: no error")
-	}
 }
 
 // FuzzParseHFConfig: no input panics, and whatever parses is a valid spec a
 // roofline can be built from.
 func FuzzParseHFConfig(f *testing.F) {
-	for _, name := range []string{"llama-3.1-8b", "qwen2.5-7b"} {
+	for _, name := range []string{"llama-3.1-8b", "qwen2.5-7b", "qwen3-30b-a3b", "qwen3-235b-a22b",
+		"mixtral-8x7b", "gpt-oss-20b", "qwen3-8b", "qwen3-32b", "deepseek-v3"} {
 		data, err := os.ReadFile(filepath.Join("testdata", "hf", name, "config.json"))
 		if err != nil {
 			f.Fatal(err)

@@ -104,8 +104,11 @@ func WeightBytesPerGPU(m ModelSpec, tp int) int64 {
 // KV heads split over tp GPUs, or one replicated head each when tp exceeds
 // the KV head count (as vLLM does).
 func KVBytesPerTokenPerGPU(m ModelSpec, tp int) int64 {
+	if m.IsMLA() { // the latent is replicated on every rank (vLLM)
+		return m.KVBytesPerToken()
+	}
 	heads := max(m.KVHeads/max(tp, 1), 1)
-	return 2 * int64(m.Layers) * int64(heads) * int64(m.HeadDim) * int64(m.DTypeBytes)
+	return 2 * int64(m.Layers) * int64(heads) * int64(m.HeadDim) * int64(m.KVElementBytes())
 }
 
 // KVBlocks is the number of KV-cache blocks of blockSize tokens one replica

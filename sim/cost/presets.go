@@ -96,6 +96,69 @@ var models = map[string]ModelSpec{
 		Intermediate: 20480, Vocab: 64000, MaxContext: 4096, DTypeBytes: 2,
 		Source: "https://huggingface.co/01-ai/Yi-34B/blob/main/config.json",
 	},
+
+	// Mixture-of-experts and 2026 dense presets. Each config.json ships
+	// under sim/cost/testdata/hf/NAME; Params is ArchParams() of it and
+	// matches the model card's total (active in the description).
+	"qwen3-30b-a3b": {
+		Description: "Qwen3 30B-A3B: 48 layers, GQA 32q/4kv, 128 experts top-8 (3.3B active), 40k context",
+		Params:      30_532_110_336, Layers: 48, Hidden: 2048, Heads: 32, KVHeads: 4, HeadDim: 128,
+		Intermediate: 6144, Vocab: 151936, MaxContext: 40960, DTypeBytes: 2,
+		Experts: 128, ExpertsPerToken: 8, MoEIntermediate: 768,
+		Source: "https://huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json",
+	},
+	"qwen3-235b-a22b": {
+		Description: "Qwen3 235B-A22B: 94 layers, GQA 64q/4kv, 128 experts top-8 (22B active), 40k context",
+		Params:      235_093_610_496, Layers: 94, Hidden: 4096, Heads: 64, KVHeads: 4, HeadDim: 128,
+		Intermediate: 12288, Vocab: 151936, MaxContext: 40960, DTypeBytes: 2,
+		Experts: 128, ExpertsPerToken: 8, MoEIntermediate: 1536,
+		Source: "https://huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/config.json",
+	},
+	"mixtral-8x7b": {
+		Description: "Mistral Mixtral 8x7B: 32 layers, GQA 32q/8kv, 8 experts top-2 (12.9B active), 32k context",
+		Params:      46_702_792_704, Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128,
+		Intermediate: 14336, Vocab: 32000, MaxContext: 32768, DTypeBytes: 2,
+		Experts: 8, ExpertsPerToken: 2, MoEIntermediate: 14336,
+		Source: "https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json",
+	},
+	"gpt-oss-20b": {
+		// MXFP4 experts (4 bits; the 8-bit scale per 32 weights is ignored),
+		// bf16 attention, router, embeddings. Approximated: every layer is
+		// priced and sized as full attention (the config alternates
+		// 128-token sliding-window and full layers), attention sinks and
+		// the experts' biases are left out.
+		Description: "OpenAI gpt-oss-20b: 24 layers, GQA 64q/8kv, 32 experts top-4 in MXFP4 (3.6B active), 128k context",
+		Params:      20_908_050_240, Layers: 24, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64,
+		Intermediate: 2880, Vocab: 201088, MaxContext: 131072, DTypeBytes: 2,
+		Experts: 32, ExpertsPerToken: 4, MoEIntermediate: 2880, ExpertWeightBits: 4,
+		Source: "https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json",
+	},
+	"qwen3-8b": {
+		Description: "Qwen3 8B: 36 layers, GQA 32q/8kv, 40k context",
+		Params:      8_190_726_144, Layers: 36, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128,
+		Intermediate: 12288, Vocab: 151936, MaxContext: 40960, DTypeBytes: 2,
+		Source: "https://huggingface.co/Qwen/Qwen3-8B/blob/main/config.json",
+	},
+	"qwen3-32b": {
+		Description: "Qwen3 32B: 64 layers, GQA 64q/8kv, 40k context",
+		Params:      32_762_106_880, Layers: 64, Hidden: 5120, Heads: 64, KVHeads: 8, HeadDim: 128,
+		Intermediate: 25600, Vocab: 151936, MaxContext: 40960, DTypeBytes: 2,
+		Source: "https://huggingface.co/Qwen/Qwen3-32B/blob/main/config.json",
+	},
+	"deepseek-v3": {
+		// Block-wise FP8 weights (quantization_config fp8, 128×128 blocks),
+		// bf16 activations and KV cache. Multi-head latent attention: one
+		// 512 + 64 latent per token per layer. 3 dense layers then 58 MoE
+		// layers of 256 routed experts top-8 and 1 shared. The multi-token
+		// prediction layer (num_nextn_predict_layers 1, 14B) is not counted.
+		// DeepSeek-R1 shares this architecture.
+		Description: "DeepSeek-V3 671B: 61 layers, MLA, 256 experts top-8 + 1 shared (37B active), FP8, 160k context",
+		Params:      671_026_404_352, Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 192,
+		Intermediate: 18432, Vocab: 129280, MaxContext: 163840, DTypeBytes: 2,
+		Experts: 256, ExpertsPerToken: 8, MoEIntermediate: 2048, SharedExperts: 1, DenseLayers: 3,
+		KVLoRARank: 512, QLoRARank: 1536, QKRopeHeadDim: 64, QKNopeHeadDim: 128, VHeadDim: 128, WeightBits: 8,
+		Source: "https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json",
+	},
 }
 
 // gpus are the accelerators that ship with itlsim. Rates are datasheet
@@ -137,6 +200,15 @@ var gpus = map[string]GPUSpec{
 		MemoryBytes: 141 * gib, PeakFLOPS: 989.4e12, PeakFP8FLOPS: 1978.9e12, MemBandwidth: 4.8e12,
 		InterconnectBW: 450e9, HostLinkBW: 64e9,
 		Source: "NVIDIA H200 Tensor Core GPU datasheet, SXM column",
+	},
+	"b200-180gb": {
+		// HGX B200 (1,000 W), per GPU: BF16 tensor 2.25 PFLOPS dense (4.5
+		// sparse), FP8 4.5 dense (9 sparse), FP4 9 dense (not modelled);
+		// 180 GB HBM3e at 8 TB/s; NVLink 5 1.8 TB/s bidirectional; PCIe
+		// Gen5 x16 128 GB/s bidirectional to the host.
+		MemoryBytes: 180 * gib, PeakFLOPS: 2250e12, PeakFP8FLOPS: 4500e12, MemBandwidth: 8e12,
+		InterconnectBW: 900e9, HostLinkBW: 64e9,
+		Source: "NVIDIA HGX B200 datasheet (HGX B200 column, per GPU = 8-GPU figures / 8), read 2026-12",
 	},
 	"l40s": {
 		// L40S 48GB GDDR6: BF16 tensor 362.05 TFLOPS dense (733 sparse), FP8
@@ -217,6 +289,10 @@ var gpuPrices = map[string]Price{
 	"a100-80gb":     {USDPerGPUHour: 1.30, Source: priceSource}, // A100 80GB: $1.10–$1.50
 	"h100-sxm-80gb": {USDPerGPUHour: 3.00, Source: priceSource}, // H100 SXM5: $2.50–$3.50
 	"h200-141gb":    {USDPerGPUHour: 4.00, Source: priceSource}, // H200 SXM5: $3.50–$4.50
+	// The survey has no B200 or MI300X row; these come from one provider's
+	// list and one cross-provider median, so compare them with care.
+	"b200-180gb": {USDPerGPUHour: 6.03, Source: "Spheron on-demand B200 SXM price as of 17 March 2026 (https://www.spheron.network/blog/nvidia-h200-vs-b200-vs-gb200)"},
+	"mi300x":     {USDPerGPUHour: 1.99, Source: "median on-demand MI300X price over neoclouds and hyperscalers, Cliff Center research note 2026-05-18 (https://www.cliffcenter.com/research/amd-inference-economics)"},
 }
 
 // GPUPrice returns the on-demand price of the GPU preset named name

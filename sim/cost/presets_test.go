@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -8,8 +9,9 @@ import (
 
 func TestModelPresets(t *testing.T) {
 	names := ModelNames()
-	want := []string{"llama-2-70b", "llama-2-7b", "llama-3.1-70b", "llama-3.1-8b", "llama-3.2-1b", "llama-3.3-70b",
-		"mistral-7b", "qwen2.5-7b", "yi-34b"}
+	want := []string{"deepseek-v3", "gpt-oss-20b", "llama-2-70b", "llama-2-7b", "llama-3.1-70b", "llama-3.1-8b",
+		"llama-3.2-1b", "llama-3.3-70b", "mistral-7b", "mixtral-8x7b", "qwen2.5-7b", "qwen3-235b-a22b",
+		"qwen3-30b-a3b", "qwen3-32b", "qwen3-8b", "yi-34b"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("ModelNames() = %v, want %v", names, want)
 	}
@@ -24,9 +26,10 @@ func TestModelPresets(t *testing.T) {
 		if m.Source == "" || m.Description == "" {
 			t.Errorf("%s: missing Source or Description", name)
 		}
-		// Params is the architecture count, plus q/k/v biases for Qwen2.
+		// Params is the architecture count, plus q/k/v biases for Qwen2
+		// and gpt-oss.
 		want := m.ArchParams()
-		if name == "qwen2.5-7b" {
+		if name == "qwen2.5-7b" || name == "gpt-oss-20b" {
 			want += int64(m.Layers) * int64(m.Heads+2*m.KVHeads) * int64(m.HeadDim)
 		}
 		if m.Params != want {
@@ -38,9 +41,31 @@ func TestModelPresets(t *testing.T) {
 	}
 }
 
+// The MoE presets' total and active parameter counts are the model
+// cards' (gpt-oss's card counts active parameters without the input
+// embedding, 3.61B; ours include it).
+func TestMoEPresetParams(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		total, active float64 // billions, rounded as the model card
+	}{
+		{"qwen3-30b-a3b", 30.5, 3.3},
+		{"qwen3-235b-a22b", 235, 22},
+		{"mixtral-8x7b", 46.7, 12.9},
+		{"gpt-oss-20b", 20.9, 3.61 + 0.58},
+		{"deepseek-v3", 671, 37},
+	} {
+		m, _ := LookupModel(tt.name)
+		total, active := float64(m.Params)/1e9, float64(m.ActiveParams())/1e9
+		if math.Abs(total/tt.total-1) > 0.02 || math.Abs(active/tt.active-1) > 0.03 {
+			t.Errorf("%s: %.2fB total, %.2fB active; model card %.1fB, %.1fB", tt.name, total, active, tt.total, tt.active)
+		}
+	}
+}
+
 func TestGPUPresets(t *testing.T) {
 	names := GPUNames()
-	want := []string{"a100-40gb", "a100-80gb", "h100-sxm-80gb", "h200-141gb", "l40s", "mi300x"}
+	want := []string{"a100-40gb", "a100-80gb", "b200-180gb", "h100-sxm-80gb", "h200-141gb", "l40s", "mi300x"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("GPUNames() = %v, want %v", names, want)
 	}

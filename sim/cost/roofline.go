@@ -109,9 +109,11 @@ type Kernels struct {
 	bytesPerNS float64 // sustained bytes per ns: bandwidth × MemoryEfficiency / 1e9
 	kernelNS   float64 // KernelOverheadUS in ns
 	attnNS     float64 // AttentionOverheadUS in ns
-	opBytes    float64 // bytes per GEMM operand element (weights and their inputs)
+	opBytes    float64 // bytes per GEMM input element
+	wBytes     float64 // bytes per weight element
 	actBytes   float64 // bytes per activation element written by kernels
 	kvBytes    float64 // bytes per KV-cache element
+	tileRows   float64 // GEMM output-tile height (gemmTileRows or wnaTileRows)
 }
 
 // NewKernels prices operators on g for weights of dtypeBytes bytes (1 = fp8,
@@ -137,9 +139,38 @@ func NewKernels(g GPUSpec, dtypeBytes int, cfg RooflineConfig) (Kernels, error) 
 		kernelNS:   cfg.KernelOverheadUS * 1e3,
 		attnNS:     cfg.AttentionOverheadUS * 1e3,
 		opBytes:    float64(dtypeBytes),
+		wBytes:     float64(dtypeBytes),
 		actBytes:   float64(max(dtypeBytes, 2)),
 		kvBytes:    float64(dtypeBytes),
+		tileRows:   gemmTileRows,
 	}, nil
+}
+
+// kernelsFor prices operators for m's weights on g: as [NewKernels] for
+// m.DTypeBytes unless m is quantized (WeightBits set). Then fp8 weights run
+// at the fp8 peak with fp8 inputs (W8A8) where g has fp8 tensor cores, and
+// otherwise (A100, int4) at the bf16 peak with 16-bit inputs, saving only
+// weight bytes (W8A16/W4A16 kernels dequantize in registers). The KV cache
+// holds m.KVElementBytes per element.
+func kernelsFor(m ModelSpec, g GPUSpec, cfg RooflineConfig) (Kernels, error) {
+	if m.WeightBits == 0 {
+		k, err := NewKernels(g, m.DTypeBytes, cfg)
+		k.kvBytes = float64(m.KVElementBytes())
+		return k, err
+	}
+	k, err := NewKernels(g, max(m.DTypeBytes, 2), cfg)
+	if err != nil {
+		return k, err
+	}
+	k.wBytes = float64(m.WeightBits) / 8
+	if m.WeightBits == 8 && g.PeakFP8FLOPS > 0 {
+		k.flopsPerNS = g.PeakFP8FLOPS * cfg.ComputeEfficiency / 1e9
+		k.opBytes = 1
+	} else {
+		k.tileRows = wnaTileRows
+	}
+	k.kvBytes = float64(m.KVElementBytes())
+	return k, nil
 }
 
 // gemmShape holds one weight matrix's per-m coefficients so that pricing it
@@ -154,7 +185,7 @@ func (k Kernels) shape(kk, n int) gemmShape {
 	fk, fn := float64(kk), float64(n)
 	return gemmShape{
 		flopNSPerRow: 2 * fk * fn / k.flopsPerNS,
-		weightNS:     fk * fn * k.opBytes / k.bytesPerNS,
+		weightNS:     fk * fn * k.wBytes / k.bytesPerNS,
 		rowNS:        (fk*k.opBytes + fn*k.actBytes) / k.bytesPerNS,
 	}
 }
@@ -166,12 +197,36 @@ func (k Kernels) shape(kk, n int) gemmShape {
 // and 136 tokens, and the roofline follows.
 const gemmTileRows = 128
 
+// wnaTileRows is the output-tile height of the weight-only quantized GEMMs
+// (W4A16, W8A16) vLLM runs for int4 checkpoints and for fp8 weights on GPUs
+// without fp8 tensor cores: Marlin and its MoE variant tile M by 16, so a
+// small batch does not pay a 128-row tile's compute.
+const wnaTileRows = 16
+
 func (k Kernels) gemm(s gemmShape, m float64) float64 {
 	if m <= 0 {
 		return 0
 	}
-	tiles := math.Ceil(m/gemmTileRows) * gemmTileRows
+	tiles := math.Ceil(m/k.tileRows) * k.tileRows
 	return max(tiles*s.flopNSPerRow, roof(m*s.flopNSPerRow, s.weightNS+m*s.rowNS)) + k.kernelNS
+}
+
+// moeGEMM prices one grouped GEMM over the routed experts of a MoE layer
+// for m tokens, s being one expert's shape: each token runs topK of
+// experts, so under uniform routing the step touches
+// D = E·(1−(1−k/E)^m) distinct experts (k at m = 1, nearly E at large m)
+// whose weights are read once; the m·k rows split evenly over them, each
+// expert's rows rounded up to whole 128-row tiles (the grouped kernel's
+// floor per expert). One kernel's fixed overhead.
+func (k Kernels) moeGEMM(s gemmShape, m, experts, topK float64) float64 {
+	if m <= 0 {
+		return 0
+	}
+	d := experts * (1 - math.Pow(1-topK/experts, m))
+	d = min(max(d, topK), experts)
+	rows := m * topK
+	tiles := d * math.Ceil(rows/d/k.tileRows) * k.tileRows
+	return max(tiles*s.flopNSPerRow, roof(rows*s.flopNSPerRow, d*s.weightNS+rows*s.rowNS)) + k.kernelNS
 }
 
 // roof combines a kernel's compute time and memory time. It is a smooth
@@ -247,7 +302,12 @@ const elementwiseKernels = 5
 //   - OverheadUS once per step, SeqOverheadUS once per sequence in it.
 //
 // Not modelled: overlap between phases or between GPUs (none is assumed),
-// pipeline parallelism, MoE, sliding-window attention, quantized KV scales.
+// pipeline parallelism, expert parallelism, skewed expert routing,
+// sliding-window attention, quantized KV scales.
+//
+// Mixture-of-experts layers price the routed experts as two grouped GEMMs
+// over the distinct experts a step's tokens touch under uniform routing
+// (see moeGEMM); MLA attention is priced absorbed, on the cached latent.
 type Roofline struct {
 	Kernels
 
@@ -257,9 +317,27 @@ type Roofline struct {
 	cfg   RooflineConfig
 	name  string
 
-	layers                float64
-	qkv, o, gateUp, down  gemmShape
-	lmHead                gemmShape
+	layers               float64
+	qkv, o, gateUp, down gemmShape
+	lmHead               gemmShape
+
+	// Mixture of experts: moeLayers of the layers replace gateUp and down
+	// by the router, the shared experts and the routed experts' grouped
+	// GEMMs (expGateUp, expDown: one expert's shapes at its weight width).
+	denseLayers, moeLayers float64
+	experts, topK          float64
+	router                 gemmShape
+	sharedGateUp           gemmShape
+	sharedDown             gemmShape
+	expGateUp, expDown     gemmShape
+	hasShared              bool
+	moeEWDeltaNSPerToken   float64 // elementwise bytes a MoE layer adds over a dense one
+
+	// Multi-head latent attention: the q (q_a, q_b) and kv (kv_a, kv_b)
+	// projections that replace qkv.
+	mla              bool
+	qA, qB, kvA, kvB gemmShape
+
 	attnFixedNS           float64 // layers × AttentionOverheadUS
 	attnFLOPNSPerPair     float64 // ns of compute per causal pair, all layers
 	kvReadNSPerToken      float64 // ns of bandwidth per KV entry read, all layers
@@ -280,10 +358,11 @@ func NewRoofline(m ModelSpec, g GPUSpec, tp int, cfg RooflineConfig) (*Roofline,
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	k, err := NewKernels(g, m.DTypeBytes, cfg)
+	k, err := kernelsFor(m, g, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("model %s on %s: %w", m.Name, g.Name, err)
 	}
+	denseLayers := m.Layers - m.MoELayers()
 	switch {
 	case tp < 1 || tp > 1024:
 		return nil, fmt.Errorf("tensor_parallel: must be in [1,1024], got %d", tp)
@@ -291,8 +370,10 @@ func NewRoofline(m ModelSpec, g GPUSpec, tp int, cfg RooflineConfig) (*Roofline,
 		return nil, fmt.Errorf("tensor_parallel: %d does not divide %s's %d attention heads", tp, m.Name, m.Heads)
 	case m.KVHeads%tp != 0 && tp%m.KVHeads != 0:
 		return nil, fmt.Errorf("tensor_parallel: %d neither divides nor is a multiple of %s's %d KV heads", tp, m.Name, m.KVHeads)
-	case m.Intermediate%tp != 0:
+	case denseLayers > 0 && m.Intermediate%tp != 0:
 		return nil, fmt.Errorf("tensor_parallel: %d does not divide %s's intermediate size %d", tp, m.Name, m.Intermediate)
+	case m.IsMoE() && m.MoEIntermediate%tp != 0:
+		return nil, fmt.Errorf("tensor_parallel: %d does not divide %s's expert intermediate size %d", tp, m.Name, m.MoEIntermediate)
 	}
 
 	layers := float64(m.Layers)
@@ -317,17 +398,65 @@ func NewRoofline(m ModelSpec, g GPUSpec, tp int, cfg RooflineConfig) (*Roofline,
 		lmHead:  k.shape(h, vocab),
 	}
 	fq, fkv, fd := float64(qHeads), float64(kvHeads), float64(d)
+	r.denseLayers, r.moeLayers = float64(denseLayers), float64(m.MoELayers())
 	r.attnFixedNS = layers * k.attnNS
 	r.attnFLOPNSPerPair = layers * 4 * fq * fd / k.flopsPerNS
 	r.kvReadNSPerToken = layers * 2 * fkv * fd * k.kvBytes / k.bytesPerNS
 	r.qoNSPerToken = layers * 2 * fq * fd * k.actBytes / k.bytesPerNS
+	kvWidth := 2 * fkv * fd // one token's K and V per layer on this GPU, elements
+	if m.IsMLA() {
+		// Absorbed attention (vLLM's MLA decode path, also used here for
+		// prefill): each query head scores the cached latent and rotary key
+		// (KVLoRARank + QKRopeHeadDim) and sums the latent (KVLoRARank),
+		// 2 FLOPs per multiply-add; every rank reads the whole latent.
+		lat, rope := float64(m.KVLoRARank), float64(m.QKRopeHeadDim)
+		r.mla = true
+		r.attnFLOPNSPerPair = layers * 2 * fq * (2*lat + rope) / k.flopsPerNS
+		r.kvReadNSPerToken = layers * (lat + rope) * k.kvBytes / k.bytesPerNS
+		r.qoNSPerToken = layers * fq * (2*lat + rope) * k.actBytes / k.bytesPerNS
+		kvWidth = lat + rope
+		qk := qHeads * (m.QKNopeHeadDim + m.QKRopeHeadDim)
+		if m.QLoRARank > 0 {
+			r.qA = k.shape(h, m.QLoRARank)
+			r.qB = k.shape(m.QLoRARank, qk)
+		} else {
+			r.qB = k.shape(h, qk)
+		}
+		r.kvA = k.shape(h, m.KVLoRARank+m.QKRopeHeadDim)
+		r.kvB = k.shape(m.KVLoRARank, qHeads*(m.QKNopeHeadDim+m.VHeadDim))
+		r.o = k.shape(qHeads*m.VHeadDim, h)
+	}
+	if m.IsMoE() {
+		r.experts, r.topK = float64(m.Experts), float64(m.ExpertsPerToken)
+		r.router = k.shape(h, m.Experts)
+		ek := k
+		ek.wBytes = float64(m.expertWeightBits()) / 8
+		if bits := m.expertWeightBits(); bits < 8 || (bits == 8 && g.PeakFP8FLOPS == 0) {
+			ek.flopsPerNS = g.PeakFLOPS * cfg.ComputeEfficiency / 1e9
+			ek.opBytes = max(float64(m.DTypeBytes), 2)
+			ek.tileRows = wnaTileRows
+		}
+		mi := m.MoEIntermediate / tp
+		r.expGateUp = ek.shape(h, 2*mi)
+		r.expDown = ek.shape(mi, h)
+		if m.SharedExperts > 0 {
+			r.hasShared = true
+			r.sharedGateUp = k.shape(h, 2*m.SharedExperts*mi)
+			r.sharedDown = k.shape(m.SharedExperts*mi, h)
+		}
+		// SiLU-and-multiply runs on each token's k routed and the shared
+		// experts' widths instead of the dense intermediate; the router
+		// writes E logits.
+		moeInter := float64((m.ExpertsPerToken+m.SharedExperts)*mi) - float64(m.Intermediate)/float64(tp)
+		r.moeEWDeltaNSPerToken = r.moeLayers * k.actBytes * (3*moeInter + float64(m.Experts)) / k.bytesPerNS
+	}
 
 	// Per layer and token: two fused add+RMSNorm read and write the hidden
 	// state and the residual (8·h), rotary embedding reads and writes q and k,
 	// SiLU-and-multiply reads gate and up and writes their product, and the
 	// cache write reads k and v and stores them.
-	ewBytes := k.actBytes*(8*float64(h)+2*(fq+fkv)*fd+3*float64(inter)+2*fkv*fd) + 2*fkv*fd*k.kvBytes
-	r.elementwiseNSPerToken = layers * ewBytes / k.bytesPerNS
+	ewBytes := k.actBytes*(8*float64(h)+2*(fq+fkv)*fd+3*float64(inter)+kvWidth) + kvWidth*k.kvBytes
+	r.elementwiseNSPerToken = layers*ewBytes/k.bytesPerNS + r.moeEWDeltaNSPerToken
 	r.elementwiseFixedNS = layers * elementwiseKernels * k.kernelNS
 
 	if tp > 1 {
@@ -358,7 +487,31 @@ func (r *Roofline) LayerLinearNS(tokens int) float64 {
 }
 
 func (r *Roofline) layerLinear(m float64) float64 {
-	return r.gemm(r.qkv, m) + r.gemm(r.o, m) + r.gemm(r.gateUp, m) + r.gemm(r.down, m)
+	return r.attnLinear(m) + r.gemm(r.gateUp, m) + r.gemm(r.down, m)
+}
+
+// attnLinear is one layer's attention projections for m tokens.
+func (r *Roofline) attnLinear(m float64) float64 {
+	if !r.mla {
+		return r.gemm(r.qkv, m) + r.gemm(r.o, m)
+	}
+	t := r.gemm(r.qB, m) + r.gemm(r.kvA, m) + r.gemm(r.kvB, m) + r.gemm(r.o, m)
+	if r.qA.weightNS > 0 {
+		t += r.gemm(r.qA, m)
+	}
+	return t
+}
+
+// moeLayerLinear is one MoE layer's linear operators for m tokens: the
+// attention projections, the router, the shared experts and the routed
+// experts' two grouped GEMMs.
+func (r *Roofline) moeLayerLinear(m float64) float64 {
+	t := r.attnLinear(m) + r.gemm(r.router, m) +
+		r.moeGEMM(r.expGateUp, m, r.experts, r.topK) + r.moeGEMM(r.expDown, m, r.experts, r.topK)
+	if r.hasShared {
+		t += r.gemm(r.sharedGateUp, m) + r.gemm(r.sharedDown, m)
+	}
+	return t
 }
 
 // Breakdown is a step's time split by phase, in float nanoseconds; the phases
@@ -385,7 +538,14 @@ func (r *Roofline) Breakdown(b *Batch) Breakdown {
 	seqs := float64(b.PrefillSeqs + b.DecodeSeqs)
 
 	var p Breakdown
-	p.LinearNS = r.layers*r.layerLinear(tokens) + r.gemm(r.lmHead, seqs)
+	if r.moeLayers == 0 && !r.mla {
+		p.LinearNS = r.layers*r.layerLinear(tokens) + r.gemm(r.lmHead, seqs)
+	} else {
+		p.LinearNS = r.gemm(r.lmHead, seqs) + r.moeLayers*r.moeLayerLinear(tokens)
+		if r.denseLayers > 0 {
+			p.LinearNS += r.denseLayers * r.layerLinear(tokens)
+		}
+	}
 
 	prefill := roof(float64(b.PrefillAttn)*r.attnFLOPNSPerPair,
 		float64(b.PrefillContext)*r.kvReadNSPerToken+float64(b.PrefillTokens)*r.qoNSPerToken)

@@ -2,9 +2,13 @@ package cost
 
 import "fmt"
 
-// ModelSpec is a dense decoder-only transformer (Llama-style: grouped-query
-// attention, gated MLP, RMSNorm) as far as serving cost is concerned. Values
-// are the Hugging Face config.json figures; presets cite theirs in Source.
+// ModelSpec is a decoder-only transformer (Llama-style: grouped-query
+// attention, gated MLP, RMSNorm) as far as serving cost is concerned,
+// optionally with mixture-of-experts layers (Experts > 0), multi-head latent
+// attention (KVLoRARank > 0) and quantized weights or KV cache. Values are
+// the Hugging Face config.json figures; presets cite theirs in Source. The
+// zero values of the MoE, MLA and quantization fields describe a dense
+// 16-bit model exactly as before they existed.
 type ModelSpec struct {
 	// Name is the lower-case preset name or the name given to ParseHFConfig.
 	Name string `yaml:"name" json:"name"`
@@ -36,6 +40,107 @@ type ModelSpec struct {
 	TiedEmbeddings bool `yaml:"tied_embeddings" json:"tied_embeddings"`
 	// Source cites where the figures come from (a config.json URL or path).
 	Source string `yaml:"source" json:"source"`
+
+	// Mixture of experts; all zero for a dense model.
+
+	// Experts is the routed experts per MoE layer (num_local_experts,
+	// n_routed_experts or num_experts); 0 for a dense model.
+	Experts int `yaml:"experts,omitempty" json:"experts,omitempty"`
+	// ExpertsPerToken is num_experts_per_tok, the routed experts each token
+	// runs (top-k).
+	ExpertsPerToken int `yaml:"experts_per_token,omitempty" json:"experts_per_token,omitempty"`
+	// MoEIntermediate is one expert's gated-MLP inner width
+	// (moe_intermediate_size; intermediate_size where the config has none).
+	MoEIntermediate int `yaml:"moe_intermediate,omitempty" json:"moe_intermediate,omitempty"`
+	// SharedExperts is n_shared_experts: experts every token runs, priced
+	// as a dense MLP of SharedExperts·MoEIntermediate.
+	SharedExperts int `yaml:"shared_experts,omitempty" json:"shared_experts,omitempty"`
+	// DenseLayers is how many of the Layers have a dense MLP of width
+	// Intermediate (first_k_dense_replace, moe_layer_freq /
+	// decoder_sparse_step, mlp_only_layers); the rest are MoE layers.
+	DenseLayers int `yaml:"dense_layers,omitempty" json:"dense_layers,omitempty"`
+
+	// Multi-head latent attention (DeepSeek); KVLoRARank 0 for none.
+
+	// KVLoRARank is kv_lora_rank, the compressed KV latent's width.
+	KVLoRARank int `yaml:"kv_lora_rank,omitempty" json:"kv_lora_rank,omitempty"`
+	// QLoRARank is q_lora_rank (0: queries are not compressed).
+	QLoRARank int `yaml:"q_lora_rank,omitempty" json:"q_lora_rank,omitempty"`
+	// QKRopeHeadDim is qk_rope_head_dim, the decoupled rotary key width,
+	// cached beside the latent.
+	QKRopeHeadDim int `yaml:"qk_rope_head_dim,omitempty" json:"qk_rope_head_dim,omitempty"`
+	// QKNopeHeadDim is qk_nope_head_dim.
+	QKNopeHeadDim int `yaml:"qk_nope_head_dim,omitempty" json:"qk_nope_head_dim,omitempty"`
+	// VHeadDim is v_head_dim.
+	VHeadDim int `yaml:"v_head_dim,omitempty" json:"v_head_dim,omitempty"`
+
+	// Quantization; zero values keep DTypeBytes for everything.
+
+	// WeightBits is bits per weight: 8 for fp8, 4 for int4 (AWQ/GPTQ);
+	// 0 takes 8·DTypeBytes. fp8 weights run at the GPU's fp8 peak where it
+	// has one (W8A8), others at its bf16 peak with 16-bit activations.
+	WeightBits int `yaml:"weight_bits,omitempty" json:"weight_bits,omitempty"`
+	// ExpertWeightBits is bits per routed-expert weight when the experts
+	// are quantized apart from the rest (gpt-oss: MXFP4 experts, 4 bits
+	// with the shared 8-bit scale of each 32 weights ignored); 0 takes
+	// WeightBits.
+	ExpertWeightBits int `yaml:"expert_weight_bits,omitempty" json:"expert_weight_bits,omitempty"`
+	// KVDTypeBytes is bytes per KV-cache element (1 for vLLM's
+	// --kv-cache-dtype fp8); 0 takes DTypeBytes ("auto").
+	KVDTypeBytes int `yaml:"kv_dtype_bytes,omitempty" json:"kv_dtype_bytes,omitempty"`
+}
+
+// IsMoE reports whether the model routes tokens to experts.
+func (m ModelSpec) IsMoE() bool { return m.Experts > 0 }
+
+// IsMLA reports whether the model uses multi-head latent attention.
+func (m ModelSpec) IsMLA() bool { return m.KVLoRARank > 0 }
+
+// MoELayers is how many layers have routed experts.
+func (m ModelSpec) MoELayers() int {
+	if !m.IsMoE() {
+		return 0
+	}
+	return m.Layers - m.DenseLayers
+}
+
+// weightBits is bits per non-expert weight.
+func (m ModelSpec) weightBits() int {
+	if m.WeightBits > 0 {
+		return m.WeightBits
+	}
+	return 8 * m.DTypeBytes
+}
+
+// expertWeightBits is bits per routed-expert weight.
+func (m ModelSpec) expertWeightBits() int {
+	if m.ExpertWeightBits > 0 {
+		return m.ExpertWeightBits
+	}
+	return m.weightBits()
+}
+
+// KVElementBytes is bytes per KV-cache element.
+func (m ModelSpec) KVElementBytes() int {
+	if m.KVDTypeBytes > 0 {
+		return m.KVDTypeBytes
+	}
+	return m.DTypeBytes
+}
+
+// RoutedExpertParams is the parameters of all routed experts of all MoE
+// layers (3·Hidden·MoEIntermediate each).
+func (m ModelSpec) RoutedExpertParams() int64 {
+	return int64(m.MoELayers()) * int64(m.Experts) * 3 * int64(m.Hidden) * int64(m.MoEIntermediate)
+}
+
+// ActiveParams is the parameters one token runs through: Params less the
+// routed experts it is not sent to (Params for a dense model).
+func (m ModelSpec) ActiveParams() int64 {
+	if !m.IsMoE() {
+		return m.Params
+	}
+	return m.Params - m.RoutedExpertParams()/int64(m.Experts)*int64(m.Experts-m.ExpertsPerToken)
 }
 
 // Limits on a ModelSpec's dimensions, far above any real model; they keep
@@ -45,27 +150,56 @@ const (
 	maxLayers = 1 << 12
 	maxVocab  = 1 << 24
 	maxCtx    = 1 << 31
+	maxParams = 1e17 // parameters a parsed config may describe (every dense config within the limits above fits)
 )
 
 // WeightBytes is the size of all weights in bytes (Params × DTypeBytes),
 // before any tensor-parallel split.
-func (m ModelSpec) WeightBytes() int64 { return m.Params * int64(m.DTypeBytes) }
+// Quantized weights count WeightBits (ExpertWeightBits for routed experts).
+func (m ModelSpec) WeightBytes() int64 {
+	if m.WeightBits == 0 && m.ExpertWeightBits == 0 {
+		return m.Params * int64(m.DTypeBytes)
+	}
+	experts := m.RoutedExpertParams()
+	return ((m.Params-experts)*int64(m.weightBits()) + experts*int64(m.expertWeightBits())) / 8
+}
 
 // KVBytesPerToken is the KV cache one token occupies over all layers, K and
-// V, for the whole model (no tensor-parallel split): 2·Layers·KVHeads·HeadDim·DTypeBytes.
+// V, for the whole model (no tensor-parallel split):
+// 2·Layers·KVHeads·HeadDim·KVElementBytes; with MLA one latent of
+// KVLoRARank + QKRopeHeadDim per layer.
 func (m ModelSpec) KVBytesPerToken() int64 {
-	return 2 * int64(m.Layers) * int64(m.KVHeads) * int64(m.HeadDim) * int64(m.DTypeBytes)
+	if m.IsMLA() {
+		return int64(m.Layers) * int64(m.KVLoRARank+m.QKRopeHeadDim) * int64(m.KVElementBytes())
+	}
+	return 2 * int64(m.Layers) * int64(m.KVHeads) * int64(m.HeadDim) * int64(m.KVElementBytes())
 }
 
 // ArchParams counts parameters from the architecture: embeddings, per layer
 // the q, k, v, o projections, the gated MLP (gate, up, down: 3·Hidden·Intermediate)
 // and two RMSNorms, the final norm, and lm_head unless tied. Attention biases
 // (Qwen2) are not included; ParseHFConfig adds them when the config has them.
+//
+// A MoE layer's MLP is instead its router (Hidden·Experts), its routed
+// experts (Experts·3·Hidden·MoEIntermediate) and its shared experts; MLA
+// attention counts q_a/q_b (or q), kv_a with its norm, kv_b and o.
 func (m ModelSpec) ArchParams() int64 {
 	h, d := int64(m.Hidden), int64(m.HeadDim)
-	perLayer := h*int64(m.Heads)*d + 2*h*int64(m.KVHeads)*d + int64(m.Heads)*d*h +
-		3*h*int64(m.Intermediate) + 2*h
-	p := int64(m.Vocab)*h + int64(m.Layers)*perLayer + h
+	attn := h*int64(m.Heads)*d + 2*h*int64(m.KVHeads)*d + int64(m.Heads)*d*h
+	if m.IsMLA() {
+		heads, qk := int64(m.Heads), int64(m.QKNopeHeadDim+m.QKRopeHeadDim)
+		q := h * heads * qk
+		if m.QLoRARank > 0 {
+			r := int64(m.QLoRARank)
+			q = h*r + r + r*heads*qk
+		}
+		kv := int64(m.KVLoRARank)
+		attn = q + h*(kv+int64(m.QKRopeHeadDim)) + kv + kv*heads*int64(m.QKNopeHeadDim+m.VHeadDim) + heads*int64(m.VHeadDim)*h
+	}
+	dense := int64(m.Layers-m.MoELayers()) * (attn + 3*h*int64(m.Intermediate) + 2*h)
+	moe := int64(m.MoELayers()) * (attn + h*int64(m.Experts) +
+		int64(m.Experts+m.SharedExperts)*3*h*int64(m.MoEIntermediate) + 2*h)
+	p := int64(m.Vocab)*h + dense + moe + h
 	if !m.TiedEmbeddings {
 		p += int64(m.Vocab) * h
 	}
@@ -104,6 +238,26 @@ func (m ModelSpec) Validate() error {
 		return bad("dtype_bytes", "1, 2 or 4", m.DTypeBytes)
 	case m.Params < 1:
 		return bad("params", "positive", m.Params)
+	case m.Experts < 0 || m.Experts > maxDim:
+		return bad("experts", fmt.Sprintf("in [0,%d]", maxDim), m.Experts)
+	case m.IsMoE() && (m.ExpertsPerToken < 1 || m.ExpertsPerToken > m.Experts):
+		return bad("experts_per_token", fmt.Sprintf("in [1,experts=%d]", m.Experts), m.ExpertsPerToken)
+	case m.IsMoE() && (m.MoEIntermediate < 1 || m.MoEIntermediate > maxDim):
+		return bad("moe_intermediate", fmt.Sprintf("in [1,%d]", maxDim), m.MoEIntermediate)
+	case m.SharedExperts < 0 || m.SharedExperts > maxDim:
+		return bad("shared_experts", fmt.Sprintf("in [0,%d]", maxDim), m.SharedExperts)
+	case m.DenseLayers < 0 || m.DenseLayers > m.Layers:
+		return bad("dense_layers", fmt.Sprintf("in [0,layers=%d]", m.Layers), m.DenseLayers)
+	case m.KVLoRARank < 0 || m.KVLoRARank > maxDim || m.QLoRARank < 0 || m.QLoRARank > maxDim:
+		return bad("kv_lora_rank", fmt.Sprintf("in [0,%d]", maxDim), m.KVLoRARank)
+	case m.IsMLA() && (m.QKRopeHeadDim < 1 || m.QKRopeHeadDim > maxDim || m.QKNopeHeadDim < 1 || m.QKNopeHeadDim > maxDim || m.VHeadDim < 1 || m.VHeadDim > maxDim):
+		return bad("qk_rope_head_dim", "with qk_nope_head_dim and v_head_dim positive when kv_lora_rank is set", m.QKRopeHeadDim)
+	case m.WeightBits != 0 && m.WeightBits != 4 && m.WeightBits != 8 && m.WeightBits != 16:
+		return bad("weight_bits", "0, 4, 8 or 16", m.WeightBits)
+	case m.ExpertWeightBits != 0 && m.ExpertWeightBits != 4 && m.ExpertWeightBits != 8 && m.ExpertWeightBits != 16:
+		return bad("expert_weight_bits", "0, 4, 8 or 16", m.ExpertWeightBits)
+	case m.KVDTypeBytes != 0 && m.KVDTypeBytes != 1 && m.KVDTypeBytes != 2 && m.KVDTypeBytes != 4:
+		return bad("kv_dtype_bytes", "0 (auto), 1, 2 or 4", m.KVDTypeBytes)
 	}
 	return nil
 }
