@@ -63,20 +63,41 @@ func lchoose(n, k int) float64 {
 // (to float64) for counts of many thousands without overflow.
 func fisherUpper(kb, nb, kc, nc int) float64 {
 	k, n := kb+kc, nb+nc
-	hi := min(k, nc)
-	if kc > hi {
+	lo, hi := max(0, k-nb), min(k, nc)
+	pmf := func(x int) float64 { return math.Exp(lchoose(k, x) + lchoose(n-k, nc-x) - lchoose(n, nc)) }
+	// up and down step the pmf from x to x+1 and x−1.
+	up := func(x int) float64 { return float64(k-x) * float64(nc-x) / (float64(x+1) * float64(n-k-nc+x+1)) }
+	down := func(x int) float64 { return float64(x) * float64(n-k-nc+x) / (float64(k-x+1) * float64(nc-x+1)) }
+	mean := float64(k) * float64(nc) / float64(n)
+	switch {
+	case kc > hi:
 		return 0
+	case kc <= lo:
+		return 1
+	case float64(kc) >= mean:
+		// Sum the upper tail from kc: the terms fall from there on.
+		return min(1, tailSum(pmf(kc), kc, hi, 1, up))
+	default:
+		// kc is below the mean: 1 − P(X ≤ kc−1), the lower tail falling
+		// from kc−1 down (summing up from a far-off kc would start from
+		// a term that underflows to 0).
+		return max(0, 1-tailSum(pmf(kc-1), kc-1, lo, -1, down))
 	}
-	den := lchoose(n, nc)
-	// The pmf falls away from the mode; summing from kc up, each term from
-	// the last: pmf(x+1)/pmf(x) = (k−x)(nc−x) / ((x+1)(n−k−nc+x+1)).
-	p := math.Exp(lchoose(k, kc) + lchoose(n-k, nc-kc) - den)
+}
+
+// tailSum sums a pmf's tail from x (whose term is p) towards end, each
+// term from the last by ratio, until the terms no longer count.
+func tailSum(p float64, x, end, step int, ratio func(int) float64) float64 {
 	sum := p
-	for x := kc; x < hi && p > 0; x++ {
-		p *= float64(k-x) * float64(nc-x) / (float64(x+1) * float64(n-k-nc+x+1))
+	for x != end && p > 0 {
+		p *= ratio(x)
+		x += step
 		sum += p
+		if p < 1e-17*sum {
+			break
+		}
 	}
-	return min(1, sum)
+	return sum
 }
 
 // fisherLower is P(X ≤ kc) under the same null: the test that the
@@ -95,17 +116,13 @@ func binomUpper(n int, p float64, k int) float64 {
 	case p >= 1:
 		return 1
 	}
-	lp := lchoose(n, k) + float64(k)*math.Log(p) + float64(n-k)*math.Log1p(-p)
-	term := math.Exp(lp)
-	sum := term
-	for x := k; x < n; x++ {
-		term *= float64(n-x) / float64(x+1) * p / (1 - p)
-		sum += term
-		if term < 1e-17*sum && float64(x) > float64(n)*p {
-			break
-		}
+	r := p / (1 - p)
+	up := func(x int) float64 { return float64(n-x) / float64(x+1) * r }
+	down := func(x int) float64 { return float64(x) / float64(n-x+1) / r }
+	if float64(k) >= float64(n)*p {
+		return min(1, tailSum(binomPMF(n, p, k), k, n, 1, up))
 	}
-	return min(1, sum)
+	return max(0, 1-tailSum(binomPMF(n, p, k-1), k-1, 0, -1, down))
 }
 
 // binomPMF is P(Bin(n, p) = k).
@@ -155,12 +172,11 @@ func freezeMDE(p0 float64, nb, nc int, alpha, tol float64) float64 {
 			continue
 		}
 		// The p-value falls as kc grows: the smallest failing count by bisection.
-		lo, hi := 0, nc+1 // freezeFails(hi) holds (nc+1: none fails)
 		if !freezeFails(kb, nb, nc, nc, alpha, tol) {
-			cs = append(cs, crit{w, nc + 1})
+			cs = append(cs, crit{w, nc + 1}) // no count fails
 			continue
 		}
-		hi = nc
+		lo, hi := 0, nc // freezeFails(hi) holds
 		for lo < hi {
 			mid := (lo + hi) / 2
 			if freezeFails(kb, nb, mid, nc, alpha, tol) {
@@ -182,7 +198,7 @@ func freezeMDE(p0 float64, nb, nc int, alpha, tol float64) float64 {
 		return math.Inf(1)
 	}
 	lo, hi := p0, 1.0
-	for range 60 {
+	for range 40 {
 		mid := (lo + hi) / 2
 		if power(mid) >= Power {
 			hi = mid

@@ -24,11 +24,27 @@ func TestFisherExact(t *testing.T) {
 		{30, 2000, 45, 2000, 0.051038561114826415, 0.9692641936718066},
 		{40, 5000, 70, 5000, 0.002598275473738126, 0.998604573496025},
 		{10, 600, 3, 600, 0.9891167469249114, 0.0452694307328686},
+		{300, 3000, 250, 3000, 0.988783180976724, 0.01414264035204865}, // below the mean: summed as 1 − the lower tail
+		{250, 3000, 300, 3000, 0.01414264035204865, 0.988783180976724},
 	}
 	for _, c := range cases {
 		up, down := fisherUpper(c.kb, c.nb, c.kc, c.nc), fisherLower(c.kb, c.nb, c.kc, c.nc)
 		if math.Abs(up-c.up) > 1e-9*max(c.up, 1e-300) || math.Abs(down-c.down) > 1e-9 {
 			t.Errorf("%d/%d against %d/%d: got p %.12g (lower %.12g), want %.12g (%.12g)", c.kc, c.nc, c.kb, c.nb, up, down, c.up, c.down)
+		}
+	}
+}
+
+// TestBinomUpper: both ways of summing the binomial tail, against exact sums.
+func TestBinomUpper(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		p    float64
+		k    int
+		want float64
+	}{{600, 0.05, 20, 0.9805466737715841}, {600, 0.05, 45, 0.0051070471481677255}, {10, 0, 0, 1}, {10, 0, 1, 0}, {10, 1, 10, 1}} {
+		if got := binomUpper(c.n, c.p, c.k); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("P(Bin(%d, %g) ≥ %d): got %.12g, want %.12g", c.n, c.p, c.k, got, c.want)
 		}
 	}
 }
@@ -153,5 +169,17 @@ func TestDefaultGateCatchesAFrozenShare(t *testing.T) {
 	}
 	if rep.Verdict != Inconclusive || rep.Pass || !slices.Contains(rep.Inconclusive, FrozenMetric) {
 		t.Errorf("10 streams a side: %s (inconclusive %v), want inconclusive on %s", rep.Verdict, rep.Inconclusive, FrozenMetric)
+	}
+}
+
+// TestFreezeMDELarge: the exact power stays fast and finite at 50,000
+// streams a side (no overflow of the binomial coefficients).
+func TestFreezeMDELarge(t *testing.T) {
+	m := freezeMDE(0.05, 50000, 50000, 0.025, 0.05)
+	if !(m > 0 && m < 0.01) {
+		t.Errorf("MDE at 50,000 streams a side and a 5 %% share: %v, want in (0, 1 point)", m)
+	}
+	if p := fisherUpper(2500, 50000, 2700, 50000); !(p > 0 && p < 0.01) {
+		t.Errorf("p-value of 5.4 %% against 5 %% at 50,000: %v", p)
 	}
 }
