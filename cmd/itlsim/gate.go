@@ -14,7 +14,6 @@ import (
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/gate"
 	"github.com/itlsim/itlsim/reports/ingest"
-	"github.com/itlsim/itlsim/reports/slo"
 	"github.com/itlsim/itlsim/sim"
 )
 
@@ -22,6 +21,9 @@ import (
 const (
 	gateFailed   = 1 // a metric regressed
 	gateBadInput = 2 // the inputs or flags are wrong
+	// gateInconclusive: nothing failed, but a chosen metric could not have
+	// detected a 25 % regression at the streams given (gate.PowerEffect).
+	gateInconclusive = 3
 )
 
 type gateOptions struct {
@@ -47,14 +49,18 @@ func newGateCmd(temps *tempFiles) *cobra.Command {
 	o := &gateOptions{temps: temps, opts: gate.DefaultOptions()}
 	cmd := &cobra.Command{
 		Use:   "gate --baseline A --candidate B | gate --candidate B --slo TERM...",
-		Short: "Fail (exit 1) when the candidate's streams regress beyond a tolerance against the baseline's, or miss an SLO",
+		Short: "Fail (exit 1) when the candidate's streams regress beyond a tolerance against the baseline's, or miss an SLO; exit 3 when too few streams to tell",
 		Long: `Compare a candidate against a baseline, metric by metric, and fail when the
 candidate is worse beyond the tolerance. A and B are results of itlsim run
 --json (or itlsim analyze --json) or measured stream files (anything itlsim
 analyze reads). The default metrics are held together: the p99 across streams
 of each stream's p99 ITL, the p99 across streams of each stream's largest gap
-(a freeze: a stream's own p99 over 200 gaps ignores its two largest) and ITL
-goodput (streams that never froze longer than θ, 400 ms by default). Every
+(a freeze: a stream's own p99 over 200 gaps ignores its two largest), ITL
+goodput (streams that never froze longer than θ, 400 ms by default) and
+frozen_stream_share (streams whose largest gap exceeds the stall threshold,
+250 ms by default), judged by Fisher's exact test on the two counts rather
+than the bootstrap, so that a few percent of frozen streams fail at any
+size. Every
 comparison also holds unserved_share, the share of requests rejected or
 failed, so a candidate cannot pass by serving fewer requests. A metric that
 is undefined on one side (no finished stream) fails and says so.
@@ -81,7 +87,13 @@ Changes are relative for times and ratios and in share points for shares;
 --tolerance applies to both (0.05 or 5%: 5 % slower, or 5 points less
 goodput).
 
-Exit status: 0 when every metric passes, 1 when one fails, 2 on bad input.
+Power: every metric's row gives n, the streams its test used, and its MDE,
+the smallest regression it detects with 80 % probability at that n. When
+nothing fails but a chosen metric's MDE exceeds 25 % (25 points for shares),
+the gate is inconclusive: too few streams to tell.
+
+Exit status: 0 when every metric passes, 1 when one fails, 2 on bad input,
+3 when inconclusive.
 --format markdown prints a pull-request comment; --format json (or --json
 FILE) is for machines.
 
@@ -246,7 +258,7 @@ func (o *gateOptions) run(cmd *cobra.Command) error {
 		rep, err = gate.Compare(bs, cs, o.opts)
 		if err == nil && len(terms) > 0 {
 			rep.SLO = gate.Judge(cs, terms)
-			rep.Pass = rep.Pass && slo.Pass(rep.SLO)
+			rep.Settle()
 		}
 	}
 	if err != nil {
@@ -279,8 +291,12 @@ func (o *gateOptions) run(cmd *cobra.Command) error {
 	if err := gate.Write(cmd.OutOrStdout(), &rep, format); err != nil {
 		return badInput(err)
 	}
-	if !rep.Pass {
+	switch rep.Verdict {
+	case gate.Fail:
 		return &exitError{gateFailed, fmt.Errorf("gate failed: %s", strings.Join(rep.Failed(), ", "))}
+	case gate.Inconclusive:
+		return &exitError{gateInconclusive, fmt.Errorf("gate inconclusive: too few streams to detect a %g%% regression of %s (see the mde column)",
+			gate.PowerEffect*100, strings.Join(rep.Inconclusive, ", "))}
 	}
 	return nil
 }

@@ -143,7 +143,9 @@ func TestGateDocumentMatchesSummary(t *testing.T) {
 	doc := readDoc(t, mustRead(t, js))
 	s := doc.Runs[0].Summary
 	rep, r := gateReport(t, "--baseline", js, "--candidate", js, "--metric", "stream_p99_itl_p99,stream_max_gap_p99,ttft_p99,tpot_p50,itl_goodput,slo_goodput,unstable_stream_share")
-	if r.code != 0 {
+	// 200 streams cannot detect a 25 % regression of every tail (exit 3,
+	// inconclusive); what is checked here is the baseline's values.
+	if r.code != 0 && r.code != 3 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	want := []float64{
@@ -258,9 +260,10 @@ func TestGateExitCodes(t *testing.T) {
 			t.Errorf("gate %s: exit %d, stderr %q; want 2 and %q", strings.Join(c.args, " "), r.code, r.stderr, c.want)
 		}
 	}
-	// A GuideLLM file can still be gated on what it records.
-	if r := execCLI(t, "gate", "--baseline", guide, "--candidate", guide, "--metric", "ttft_p99,tpot_p50"); r.code != 0 {
-		t.Errorf("GuideLLM on TTFT and TPOT: exit %d: %s", r.code, r.stderr)
+	// A GuideLLM file can still be gated on what it records; its few
+	// requests cannot detect a 25 % regression of TTFT p99: inconclusive.
+	if r := execCLI(t, "gate", "--baseline", guide, "--candidate", guide, "--metric", "ttft_p99,tpot_p50"); r.code != 3 || !strings.Contains(r.stderr, "gate inconclusive") {
+		t.Errorf("GuideLLM on TTFT and TPOT: exit %d, want 3 (inconclusive): %s", r.code, r.stderr)
 	}
 	// Runs of one document are chosen by name; prefill-first is far worse on stream p99.
 	if r := execCLI(t, "gate", "--baseline", two, "--baseline-run", "chunked", "--candidate", two, "--candidate-run", "prefill-first"); r.code != 1 {
@@ -314,6 +317,84 @@ func TestGateRealVLLM(t *testing.T) {
 		}
 		if row.Verdict != want {
 			t.Errorf("%s: %s (change %.3g [%.3g, %.3g]), want %s", row.Metric, row.Verdict, row.Change, row.Low, row.High, want)
+		}
+	}
+}
+
+// writeFrozenStreams writes n streams in itlsim's stream format, one
+// arrival every 100 ms, each of 200 gaps of 20–24 ms and one hiccup of
+// 20–251.2 ms (0.5 % of streams pass the 250 ms stall threshold); with
+// frozen, every 29th stream (3.5 % of 600) also has one gap of 2.5 s.
+func writeFrozenStreams(t *testing.T, path string, n int, seed uint64, frozen bool) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 26))
+	var b strings.Builder
+	gaps := make([]float64, 200)
+	for i := range n {
+		for j := range gaps {
+			gaps[j] = 0.020 + 0.004*rng.Float64()
+		}
+		gaps[rng.IntN(len(gaps))] = 0.020 + 0.2312*rng.Float64()
+		if frozen && i%29 == 0 {
+			gaps[rng.IntN(len(gaps))] = 2.5
+		}
+		arrival := float64(i) * 0.1
+		at := arrival + 0.1 + 0.01*rng.Float64()
+		times := []string{strconv.FormatFloat(at, 'f', 6, 64)}
+		for _, g := range gaps {
+			at += g
+			times = append(times, strconv.FormatFloat(at, 'f', 6, 64))
+		}
+		fmt.Fprintf(&b, `{"id":%d,"arrival_s":%g,"input_tokens":100,"chunk_times_s":[%s]}`+"\n", i, arrival, strings.Join(times, ","))
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGateFrozenShare: through the CLI, the default gate fails a candidate
+// of 600 streams in which 3.5 % froze for 2.5 s on frozen_stream_share
+// (Fisher's exact test, exit 1), passes the same configuration on another
+// seed (exit 0) with every metric's n and MDE in the JSON, and calls 10
+// streams a side inconclusive (exit 3), in the table too.
+func TestGateFrozenShare(t *testing.T) {
+	dir := t.TempDir()
+	base, same, frozen, tiny := filepath.Join(dir, "base.jsonl"), filepath.Join(dir, "same.jsonl"), filepath.Join(dir, "frozen.jsonl"), filepath.Join(dir, "tiny.jsonl")
+	writeFrozenStreams(t, base, 600, 1, false)
+	writeFrozenStreams(t, same, 600, 3, false)
+	writeFrozenStreams(t, frozen, 600, 2, true)
+	writeFrozenStreams(t, tiny, 10, 4, false)
+	row := func(rep gate.Report, name string) gate.Row {
+		for _, r := range rep.Rows {
+			if r.Metric == name {
+				return r
+			}
+		}
+		t.Fatalf("no row %s in %+v", name, rep.Rows)
+		return gate.Row{}
+	}
+	rep, r := gateReport(t, "--baseline", base, "--candidate", frozen)
+	fr := row(rep, gate.FrozenMetric)
+	if r.code != 1 || rep.Verdict != gate.Fail || fr.Verdict != gate.Fail || fr.Test != "fisher" || fr.N != 1200 || !strings.Contains(r.stderr, "frozen_stream_share") {
+		t.Errorf("3.5 %% frozen: exit %d, verdict %s, %+v\n%s", r.code, rep.Verdict, fr, r.stderr)
+	}
+	rep, r = gateReport(t, "--baseline", base, "--candidate", same)
+	if r.code != 0 || rep.Verdict != gate.Pass || !rep.Pass {
+		t.Errorf("same configuration, another seed: exit %d, verdict %s, rows %+v", r.code, rep.Verdict, rep.Rows)
+	}
+	for _, x := range rep.Rows {
+		if x.N != 1200 || !(x.MDE > 0 && x.MDE <= gate.PowerEffect) {
+			t.Errorf("%s: n %d, mde %v; want 1200 and in (0, %g]", x.Metric, x.N, x.MDE, gate.PowerEffect)
+		}
+	}
+	rep, r = gateReport(t, "--baseline", tiny, "--candidate", tiny)
+	if r.code != 3 || rep.Verdict != gate.Inconclusive || rep.Pass || !strings.Contains(r.stderr, "gate inconclusive") {
+		t.Errorf("10 streams: exit %d, verdict %s, want 3 and inconclusive\n%s", r.code, rep.Verdict, r.stderr)
+	}
+	raw := execCLI(t, "gate", "--baseline", tiny, "--candidate", tiny)
+	for _, want := range []string{"itlsim gate: INCONCLUSIVE", "MDE (80% power)", "10+10", "Inconclusive: "} {
+		if !strings.Contains(raw.stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, raw.stdout)
 		}
 	}
 }

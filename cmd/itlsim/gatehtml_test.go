@@ -65,12 +65,17 @@ func TestGateHTMLVerdictOnTop(t *testing.T) {
 	}
 	verdict := raw[v : v+strings.Index(raw[v:], "</table>")]
 	for _, want := range []string{"<th>metric</th>", "<th>baseline</th>", "<th>candidate</th>", "<th>change</th>", "CI of change", "<th>verdict</th>",
-		"<th>stream_p99_itl_p99</th>", "<th>ttft_p99</th>", "334.9 ms", "pass"} {
+		"<th>stream_p99_itl_p99</th>", "<th>ttft_p99</th>", "334.9 ms", "inconclusive", "<th>n</th>", "<th>MDE (80% power)</th>", "5&#43;2"} {
 		if !strings.Contains(verdict, want) {
 			t.Errorf("verdict table lacks %q:\n%s", want, verdict)
 		}
 	}
-	if !strings.Contains(raw, "itlsim gate: PASS") && !strings.Contains(raw, "itlsim gate: FAIL") {
-		t.Error("the page does not say PASS or FAIL")
+	if !strings.Contains(raw, "itlsim gate: FAIL") {
+		t.Error("the page does not say FAIL (the candidate left a third of its requests unserved)")
+	}
+	// The finding agrees with the verdict: it opens with it.
+	f := raw[strings.Index(raw, `<section id="finding">`):]
+	if !strings.Contains(f[:strings.Index(f, "</section>")], "The gate&#39;s verdict is FAIL; inconclusive: stream_p99_itl_p99, ttft_p99 (too few streams to detect a 25% regression); failed: unserved_share.") {
+		t.Errorf("the finding does not open with the verdict:\n%s", f[:strings.Index(f, "</section>")])
 	}
 }

@@ -49,7 +49,9 @@ func TestMinorMessages(t *testing.T) {
 	if a := mustRunCLI(t, "analyze", bom); !strings.Contains(a.stdout, "3 / 4 (1 failed)") {
 		t.Errorf("analyze of the file with a byte-order mark:\n%s", a.stdout)
 	}
-	g := mustRunCLI(t, "gate", "--baseline", small, "--candidate", small, "--bootstrap", "0")
+	// (--metric ttft_p99: the default set holds frozen_stream_share, whose
+	// exact test on these 5 streams is inconclusive, exit 3, bootstrap or not.)
+	g := mustRunCLI(t, "gate", "--baseline", small, "--candidate", small, "--bootstrap", "0", "--metric", "ttft_p99")
 	if header := strings.SplitN(g.stdout, "\n", 4)[2]; strings.Count(header, "change") != 1 {
 		t.Errorf("gate --bootstrap 0 header %q: want one change column", header)
 	}

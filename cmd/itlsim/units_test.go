@@ -15,7 +15,8 @@ func TestDurationFlagsTakeUnits(t *testing.T) {
 		{{"analyze", measured, "--slo-ttft", "2s", "--stall-threshold", "0.1s"}, {"analyze", measured, "--slo-ttft", "2000", "--stall-threshold", "100"}},
 		{{"analyze", measured, "--itl-goodput", "250ms", "--slo-e2el", "1.5s"}, {"analyze", measured, "--itl-goodput", "250", "--slo-e2el", "1500"}},
 		{{"replay", small, "--frame-ms", "16.7ms", "--slo-tpot", "50ms"}, {"replay", small, "--frame-ms", "16.7", "--slo-tpot", "50"}},
-		{{"gate", "--baseline", small, "--candidate", small, "--slo-ttft", "1s", "--bootstrap", "0"}, {"gate", "--baseline", small, "--candidate", small, "--slo-ttft", "1000", "--bootstrap", "0"}},
+		{{"gate", "--baseline", small, "--candidate", small, "--slo-ttft", "1s", "--bootstrap", "0", "--metric", "slo_goodput"},
+			{"gate", "--baseline", small, "--candidate", small, "--slo-ttft", "1000", "--bootstrap", "0", "--metric", "slo_goodput"}},
 		{{"run", "--requests", "0", "--duration", "0.1m", "--slo-ttft", "2s"}, {"run", "--requests", "0", "--duration", "6", "--slo-ttft", "2000"}},
 	} {
 		a, b := mustRunCLI(t, pair[0]...), mustRunCLI(t, pair[1]...)

@@ -68,6 +68,9 @@ const (
 	Pass     = "pass"
 	Fail     = "FAIL"
 	Improved = "improved"
+	// Inconclusive: the metric passed, but at the streams it had the gate
+	// could not detect a regression of PowerEffect with probability Power.
+	Inconclusive = "inconclusive"
 )
 
 // Value is a float64 that encodes as JSON null when not finite (a change
@@ -107,6 +110,26 @@ type Row struct {
 	// Note says why a metric failed without a change: it is undefined on
 	// one side (an empty population, such as no finished stream).
 	Note string `json:"note,omitempty"`
+	// Test is how the verdict was reached: "bootstrap" (the interval
+	// against the tolerance) or "fisher" (Fisher's exact one-sided test on
+	// the counts of frozen streams; PValue is its p-value).
+	Test   string `json:"test"`
+	PValue *Value `json:"p_value,omitempty"`
+	// N is the number of streams the test used, both sides together
+	// (NBaseline + NCandidate): every request row for the bootstrap, the
+	// served streams for the freeze test.
+	N          int `json:"n"`
+	NBaseline  int `json:"n_baseline"`
+	NCandidate int `json:"n_candidate"`
+	// MDE is the smallest true change, in the change's unit, that this
+	// test detects (fails) with probability Power at N streams; null when
+	// none is (an unbounded interval, or too few streams for the exact
+	// test to fail at all).
+	MDE Value `json:"mde"`
+	// Primary is true for the metrics the gate was asked to hold (not
+	// unserved_share, held by every comparison): a primary metric whose
+	// MDE exceeds PowerEffect makes the gate inconclusive.
+	Primary bool `json:"primary"`
 }
 
 // Report is a gate's outcome.
@@ -134,8 +157,36 @@ type Report struct {
 	// reading; gate them with the qoe_* and fluidity_* metrics).
 	QoE      *Perceived `json:"qoe,omitempty"`
 	Fluidity *Perceived `json:"fluidity,omitempty"`
-	// Pass is false when any metric or SLO term failed.
+	// Pass is false when any metric or SLO term failed, or the gate is
+	// inconclusive.
 	Pass bool `json:"pass"`
+	// Verdict is pass, FAIL (a metric or SLO term failed) or inconclusive
+	// (nothing failed, but a primary metric's MDE exceeds PowerEffect: too
+	// few streams to detect a 25 % regression).
+	Verdict string `json:"verdict"`
+	// Inconclusive lists the primary metrics too weak to detect PowerEffect.
+	Inconclusive []string `json:"inconclusive,omitempty"`
+}
+
+// Settle sets Verdict (and Pass) from the rows and SLO terms: FAIL when
+// any failed, else inconclusive when a primary metric could not detect a
+// regression of PowerEffect, else pass. Call it again after adding SLO
+// outcomes.
+func (r *Report) Settle() {
+	r.Inconclusive = nil
+	for _, row := range r.Rows {
+		if row.Verdict == Inconclusive {
+			r.Inconclusive = append(r.Inconclusive, row.Metric)
+		}
+	}
+	switch {
+	case len(r.Failed()) > 0:
+		r.Verdict, r.Pass = Fail, false
+	case len(r.Inconclusive) > 0:
+		r.Verdict, r.Pass = Inconclusive, false
+	default:
+		r.Verdict, r.Pass = Pass, true
+	}
 }
 
 // Perceived is a per-stream score summarized on both sides.
@@ -166,6 +217,7 @@ func Compare(base, cand Sample, o Options) (Report, error) {
 	if len(o.Metrics) == 0 {
 		o.Metrics = slices.Clone(DefaultMetrics)
 	}
+	primary := slices.Clone(o.Metrics)
 	if !slices.Contains(o.Metrics, UnservedMetric) {
 		o.Metrics = append(slices.Clone(o.Metrics), UnservedMetric)
 	}
@@ -206,6 +258,10 @@ func Compare(base, cand Sample, o Options) (Report, error) {
 		out := make([]float64, len(ms))
 		for i, mt := range ms {
 			v, ok := mt.value(&sum)
+			if mt.Exact {
+				k, n := frozenCounts(r, m.StallThresholdMS)
+				v, ok = float64(k)/float64(n), n > 0
+			}
 			if !ok {
 				v = math.NaN()
 			}
@@ -256,7 +312,8 @@ func Compare(base, cand Sample, o Options) (Report, error) {
 
 	alpha := (1 - o.Confidence) / 2
 	for i, mt := range ms {
-		row := Row{Metric: mt.Name, Unit: mt.Unit, Better: "lower", Baseline: Value(bv[i]), Candidate: Value(cv[i]), ChangeKind: "relative"}
+		row := Row{Metric: mt.Name, Unit: mt.Unit, Better: "lower", Baseline: Value(bv[i]), Candidate: Value(cv[i]), ChangeKind: "relative",
+			Test: "bootstrap", NBaseline: base.Streams(), NCandidate: cand.Streams(), Primary: slices.Contains(primary, mt.Name)}
 		if mt.HigherIsBetter {
 			row.Better = "higher"
 		}
@@ -269,6 +326,10 @@ func Compare(base, cand Sample, o Options) (Report, error) {
 			// A metric of an empty population has no value to compare: it
 			// fails, and says why, rather than reading as 0 ("improved").
 			row.Verdict, row.Note = Fail, "undefined on the "+undefined+" (an empty population: no finished stream, or none with gaps)"
+			row.N, row.MDE = row.NBaseline+row.NCandidate, Value(math.NaN())
+			if mt.Exact {
+				row.Test = "fisher"
+			}
 			rep.Pass = false
 			rep.Rows = append(rep.Rows, row)
 			continue
@@ -284,23 +345,61 @@ func Compare(base, cand Sample, o Options) (Report, error) {
 		worse := func(v float64) bool { return v > o.Tolerance }
 		better := func(v float64) bool { return v < -o.Tolerance }
 		lo, hi := float64(row.Low), float64(row.High)
-		if mt.HigherIsBetter {
-			worse, better = better, worse
-			lo, hi = hi, lo
+		if mt.Exact {
+			judgeFrozen(&row, base.Result, cand.Result, m.StallThresholdMS, alpha, o.Tolerance)
+		} else {
+			if mt.HigherIsBetter {
+				worse, better = better, worse
+				lo, hi = hi, lo
+			}
+			switch {
+			case worse(lo):
+				row.Verdict = Fail
+			case better(hi):
+				row.Verdict = Improved
+			default:
+				row.Verdict = Pass
+				row.Noise = worse(c)
+			}
+			row.N = row.NBaseline + row.NCandidate
+			row.MDE = Value(o.Tolerance)
+			if o.Bootstrap > 0 {
+				row.MDE = Value(bootstrapMDE(float64(row.Low), float64(row.High), alpha, o.Tolerance))
+			}
 		}
-		switch {
-		case worse(lo):
-			row.Verdict = Fail
-			rep.Pass = false
-		case better(hi):
-			row.Verdict = Improved
-		default:
-			row.Verdict = Pass
-			row.Noise = worse(c)
+		if row.Verdict == Pass && row.Primary && !(float64(row.MDE) <= PowerEffect) {
+			row.Verdict = Inconclusive
 		}
 		rep.Rows = append(rep.Rows, row)
 	}
+	rep.Settle()
 	return rep, nil
+}
+
+// judgeFrozen judges the frozen share by Fisher's exact test on the two
+// counts, one-sided at alpha each way: FAIL when the candidate freezes
+// significantly more streams (and more than tol more, relatively),
+// improved when significantly fewer. The bootstrap interval is kept for
+// reading. Its MDE is the smallest increase in share points detected with
+// probability Power, at the baseline's share.
+func judgeFrozen(row *Row, base, cand *sim.Result, thresholdMS, alpha, tol float64) {
+	kb, nb := frozenCounts(base, thresholdMS)
+	kc, nc := frozenCounts(cand, thresholdMS)
+	row.Test, row.NBaseline, row.NCandidate, row.N = "fisher", nb, nc, nb+nc
+	up, down := fisherUpper(kb, nb, kc, nc), fisherLower(kb, nb, kc, nc)
+	b, c := float64(kb)/float64(nb), float64(kc)/float64(nc)
+	p := Value(up)
+	switch {
+	case freezeFails(kb, nb, kc, nc, alpha, tol):
+		row.Verdict = Fail
+	case down < alpha && c < b*(1-tol):
+		row.Verdict, p = Improved, Value(down)
+	default:
+		row.Verdict = Pass
+	}
+	row.PValue = &p
+	row.Noise = row.Verdict == Pass && c > b*(1+tol)
+	row.MDE = Value(freezeMDE(b, nb, nc, alpha, tol))
 }
 
 // undefinedSides names the side(s) whose value is undefined (NaN), or "".

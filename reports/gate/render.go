@@ -25,7 +25,10 @@ func Write(w io.Writer, r *Report, f reports.Format) error {
 	}
 	md := f == reports.FormatMarkdown
 	verdict := "PASS"
-	if !r.Pass {
+	switch {
+	case r.Verdict == Inconclusive:
+		verdict = "INCONCLUSIVE"
+	case !r.Pass:
 		verdict = "FAIL"
 	}
 	ci := "change"
@@ -68,10 +71,11 @@ func Write(w io.Writer, r *Report, f reports.Format) error {
 		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
 	}
 	t := tablewriter.NewTable(w, opts...)
+	mdeHead := fmt.Sprintf("MDE (%g%% power)", Power*100)
 	if r.Bootstrap > 0 {
-		t.Header("metric", "baseline", "candidate", "change", ci, "verdict")
+		t.Header("metric", "baseline", "candidate", "change", ci, "test", "n", mdeHead, "verdict")
 	} else { // no interval: one change column
-		t.Header("metric", "baseline", "candidate", "change", "verdict")
+		t.Header("metric", "baseline", "candidate", "change", "test", "n", mdeHead, "verdict")
 	}
 	for _, row := range r.Rows {
 		v := row.Verdict
@@ -85,6 +89,11 @@ func Write(w io.Writer, r *Report, f reports.Format) error {
 		if r.Bootstrap > 0 {
 			cells = append(cells, "["+changeText(row, row.Low)+", "+changeText(row, row.High)+"]")
 		}
+		test := row.Test
+		if row.PValue != nil {
+			test += " p=" + strconv.FormatFloat(float64(*row.PValue), 'g', 2, 64)
+		}
+		cells = append(cells, test, fmt.Sprintf("%d+%d", row.NBaseline, row.NCandidate), mdeText(row))
 		if err := t.Append(append(cells, v)...); err != nil {
 			return err
 		}
@@ -102,6 +111,17 @@ func Write(w io.Writer, r *Report, f reports.Format) error {
 		how = "a metric fails when its change is worse than the tolerance, " + tolText(r.Tolerance) + " (no bootstrap)"
 	}
 	fmt.Fprintln(w, how+".")
+	for _, row := range r.Rows {
+		if row.Test == "fisher" {
+			fmt.Fprintf(w, "%s is judged by Fisher's exact test on the counts of streams whose largest gap exceeds the stall threshold, one-sided at %s%%.\n",
+				row.Metric, trim((1-r.Confidence)/2*100))
+		}
+	}
+	fmt.Fprintf(w, "n is the streams each test used (baseline+candidate), MDE the smallest regression it detects with %g%% probability; "+
+		"a chosen metric whose MDE exceeds %g%% (%g points for shares) is inconclusive.\n", Power*100, PowerEffect*100, PowerEffect*100)
+	if len(r.Inconclusive) > 0 {
+		fmt.Fprintf(w, "Inconclusive: %s (too few streams to detect a %g%% regression).\n", strings.Join(r.Inconclusive, ", "), PowerEffect*100)
+	}
 	for _, row := range r.Rows {
 		if row.Note != "" {
 			fmt.Fprintf(w, "%s: %s.\n", row.Metric, row.Note)
@@ -222,6 +242,16 @@ func valueText(row Row, v Value) string {
 		return strconv.FormatFloat(f, 'f', 2, 64) + " ms"
 	}
 	return strconv.FormatFloat(f, 'f', 1, 64) + " ms"
+}
+
+// mdeText prints a row's MDE as a change: "+12.3%", "+1.5 pts"; "none"
+// when no effect is detected that often.
+func mdeText(row Row) string {
+	f := float64(row.MDE)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "none"
+	}
+	return changeText(row, row.MDE)
 }
 
 // changeText prints a change with its sign: relative in %, shares in points.

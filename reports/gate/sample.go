@@ -206,7 +206,7 @@ func Absolute(cand Sample, terms []slo.Term) (Report, error) {
 	}
 	rep := Report{SchemaVersion: reports.SchemaVersion, Candidate: cand.Name, CandidateStreams: cand.Streams(), Pass: true, Rows: []Row{}}
 	rep.SLO = Judge(cand, terms)
-	rep.Pass = slo.Pass(rep.SLO)
+	rep.Settle()
 	if sum := reports.SummarizeWith(cand.Result, cand.Metrics, reports.Options{ClassSLO: cand.ClassSLO}); sum.QoE.N > 0 {
 		rep.QoE = &Perceived{Candidate: sum.QoE}
 		rep.Fluidity = &Perceived{Candidate: sum.Fluidity}

@@ -101,6 +101,11 @@ func build(runs []reports.Run, o Options) (*page, error) {
 		p.Title = "itlsim report"
 	}
 	p.Verdict = verdictOf(o.Gate)
+	if p.Verdict != nil {
+		// The finding opens with the gate's verdict, so that a reader of the
+		// finding alone reads what the gate decided, not only the ranking.
+		p.Finding = append([]string{p.Verdict.finding()}, p.Finding...)
+	}
 	if len(o.ECharts) > 0 {
 		p.Inline, p.ECharts = true, template.JS(o.ECharts)
 	}

@@ -51,3 +51,28 @@ func verdictOf(md []byte) *verdictView {
 	}
 	return v
 }
+
+// finding says the verdict in one sentence for the page's finding: the
+// headline's word (PASS, FAIL, INCONCLUSIVE) and the metrics that failed or
+// could not be judged, as the report's closing lines name them.
+func (v *verdictView) finding() string {
+	word := "PASS"
+	if _, rest, ok := strings.Cut(v.Headline, "gate: "); ok {
+		word, _, _ = strings.Cut(rest, " ")
+	}
+	out := "The gate's verdict is " + word
+	for _, n := range v.Notes {
+		for _, p := range []string{"Failed: ", "Inconclusive: "} {
+			if rest, ok := strings.CutPrefix(n, p); ok {
+				out += "; " + strings.ToLower(p[:1]) + p[1:] + strings.TrimSuffix(rest, ".")
+			}
+		}
+	}
+	switch word {
+	case "PASS":
+		out += ": nothing failed, and no metric was too weak to detect a 25 % regression"
+	case "INCONCLUSIVE":
+		out += ": nothing failed, but too few streams to detect a 25 % regression; gate longer runs"
+	}
+	return out + "."
+}
