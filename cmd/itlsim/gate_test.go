@@ -302,8 +302,14 @@ func TestGateRealVLLM(t *testing.T) {
 	cand := filepath.Join(t.TempDir(), "stalled.jsonl")
 	os.WriteFile(cand, []byte(b.String()), 0o644)
 	// Pooled ITL resamples every gap: 300 resamples keep the test quick.
-	if r := execCLI(t, "gate", "--baseline", path, "--candidate", path, "--bootstrap", "300", "--metric", "stream_p99_itl_p99,itl_pooled_p99"); r.code != 0 {
-		t.Errorf("the file against itself: exit %d\n%s", r.code, r.stdout)
+	// 200 streams a side cannot detect a 25 % regression of the p99 of
+	// per-stream p99 ITL (its MDE is about 74 %): the file against itself
+	// is inconclusive on it (exit 3), and passes on the pooled p99 alone.
+	if r := execCLI(t, "gate", "--baseline", path, "--candidate", path, "--bootstrap", "300", "--metric", "stream_p99_itl_p99,itl_pooled_p99"); r.code != 3 || !strings.Contains(r.stdout, "Inconclusive: stream_p99_itl_p99") {
+		t.Errorf("the file against itself: exit %d, want 3 (inconclusive on stream_p99_itl_p99)\n%s", r.code, r.stdout)
+	}
+	if r := execCLI(t, "gate", "--baseline", path, "--candidate", path, "--bootstrap", "300", "--metric", "itl_pooled_p99"); r.code != 0 {
+		t.Errorf("the file against itself on pooled ITL: exit %d\n%s", r.code, r.stdout)
 	}
 	rep, r := gateReport(t, "--baseline", path, "--candidate", cand, "--bootstrap", "300", "--metric", "stream_p99_itl_p99,stream_max_gap_p99,itl_pooled_p99,itl_goodput")
 	if r.code != 1 {
