@@ -58,9 +58,9 @@ func realTime(t *testing.T, body func(t testing.TB)) {
 }
 
 // hostLateLimit is the timer lateness (p99 over an attempt) above which a
-// real-time test's failure is put down to the host. An idle host wakes a
-// 2 ms sleep about 0.1 ms late at p99; with load 5 on two cores the figure
-// was 1.05 ms, and the router story's recorded TTFT came out 35 % long.
+// real-time test's failure is put down to the host. With load 5 on two
+// cores a 2 ms sleep woke 1.05 ms late at p99 (0.2 ms at the median), and
+// the router story's recorded TTFT came out 35 % long.
 const hostLateLimit = time.Millisecond
 
 // timerLateness sleeps 2 ms at a time until done closes and returns the
