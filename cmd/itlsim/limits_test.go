@@ -1,0 +1,43 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// Values inside their documented ranges that price steps at centuries stop
+// with an error naming the cost model, never a panic.
+func TestCostModelPastTheHorizonIsAnError(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--requests", "20", "--set", "cost.roofline.compute_efficiency=1e-12"},
+		{"run", "--requests", "20", "--set", "cost.roofline.memory_efficiency=1e-12"},
+		{"run", "--requests", "20", "--cost-model", "linear", "--input-len", "fixed:100000",
+			"--set", "cost.linear.c1_us=1e6", "--set", "cost.linear.c4_us=1e6"},
+	} {
+		r := execCLI(t, args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "cost model prices a step") || strings.Contains(r.stderr, "panic") {
+			t.Errorf("itlsim %s: exit %d, stderr %q; want exit 1 naming the cost model", strings.Join(args, " "), r.code, r.stderr)
+		}
+	}
+}
+
+// Scenarios that would not fit in memory are refused before they
+// allocate, with what they would need; --max-memory raises the cap.
+func TestMemoryEstimateRefusesUpFront(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--num-gpu-blocks", "2000000000"},
+		{"run", "--rate", "1.7e7", "--duration", "60"},
+		{"sweep", "--rate", "1", "--requests", "3000000"},
+		{"run", "--requests", "1000", "--max-memory", "1MiB"},
+	} {
+		r := execCLI(t, args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "would need about") || !strings.Contains(r.stderr, "--max-memory") {
+			t.Errorf("itlsim %s: exit %d, stderr %q; want the memory it would need", strings.Join(args, " "), r.code, r.stderr)
+		}
+	}
+	mustRunCLI(t, "run", "--requests", "50", "--max-memory", "1GiB")
+	r := execCLI(t, "run", "--max-memory", "lots")
+	if r.code == 0 || !strings.Contains(r.stderr, "expected a size") {
+		t.Errorf("--max-memory lots: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
