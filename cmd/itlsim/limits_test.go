@@ -41,3 +41,18 @@ func TestMemoryEstimateRefusesUpFront(t *testing.T) {
 		t.Errorf("--max-memory lots: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// When no rate holds, capacity says so with n/a (JSON null) instead of an
+// error from probing rates too low to simulate, or a 0.
+func TestCapacityNothingHoldsIsNA(t *testing.T) {
+	r := mustRunCLI(t, "capacity", "--requests", "100", "--seeds", "1", "--slo", "ttft:p99<=1ms")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	row := lines[len(lines)-2]
+	if !strings.Contains(row, "chunked") || strings.Count(row, "n/a") < 7 || strings.Contains(row, " 0 ") {
+		t.Errorf("nothing holds: row %q, want n/a for the rates and figures", row)
+	}
+	j := mustRunCLI(t, "capacity", "--requests", "100", "--seeds", "1", "--slo", "ttft:p99<=1ms", "--format", "json")
+	if !strings.Contains(j.stdout, `"max_rate": null`) {
+		t.Errorf("nothing holds: JSON lacks max_rate null: %.300s", j.stdout)
+	}
+}
