@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -55,4 +56,43 @@ func TestCapacityNothingHoldsIsNA(t *testing.T) {
 	if !strings.Contains(j.stdout, `"max_rate": null`) {
 		t.Errorf("nothing holds: JSON lacks max_rate null: %.300s", j.stdout)
 	}
+}
+
+// vllmFile writes a vLLM bench result of 20 identical requests.
+func vllmFile(t *testing.T, rate, duration float64) string {
+	t.Helper()
+	n := 20
+	rep := func(s string) string { return "[" + strings.TrimSuffix(strings.Repeat(s+",", n), ",") + "]" }
+	itls := "[" + strings.TrimSuffix(strings.Repeat("0.02,", 19), ",") + "]"
+	body := fmt.Sprintf(`{"backend":"vllm","request_rate":%g,"duration":%g,"completed":%d,"input_lens":%s,"output_lens":%s,"ttfts":%s,"itls":%s,"generated_texts":%s,"errors":%s}`,
+		rate, duration, n, rep("100"), rep("20"), rep("0.05"), rep(itls), rep(`""`), rep(`""`))
+	return writeScenario(t, "v.json", body)
+}
+
+// validate never prints a figure it could not judge: a rate whose arrivals
+// outlast the clock is an error (not a TTFT of -9e12 ms), a duration of 0
+// gives n/a req/s, and an all-rejected simulation n/a instead of 0 (-100 %).
+func TestValidateNeverPrintsUnjudgedFigures(t *testing.T) {
+	r := execCLI(t, "validate", vllmFile(t, 1e-12, 10))
+	if r.code != 1 || !strings.Contains(r.stderr, "request_rate 1e-12") || strings.Contains(r.stdout, "-9223372036") {
+		t.Errorf("request_rate 1e-12: exit %d, stderr %q, stdout %.200q", r.code, r.stderr, r.stdout)
+	}
+	out := mustRunCLI(t, "validate", vllmFile(t, 4, 0)).stdout
+	if !rowHas(out, "requests_per_s", "│ n/a ") {
+		t.Errorf("duration 0: requests_per_s not n/a:\n%s", out)
+	}
+	out = mustRunCLI(t, "validate", vllmFile(t, 4, 10), "--num-gpu-blocks", "1").stdout
+	if !rowHas(out, "ttft_p50_ms", "n/a") || strings.Contains(out, "-100.0%") {
+		t.Errorf("all rejected: simulated figures not n/a:\n%s", out)
+	}
+}
+
+// rowHas reports whether the table row of metric holds s.
+func rowHas(table, metric, s string) bool {
+	for _, l := range strings.Split(table, "\n") {
+		if strings.Contains(l, "│ "+metric+" ") && strings.Contains(l, s) {
+			return true
+		}
+	}
+	return false
 }
