@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -95,4 +98,59 @@ func rowHas(table, metric, s string) bool {
 		}
 	}
 	return false
+}
+
+// failingWriter is a stdout whose every write fails, as a full disk does.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// A failed write to stdout fails the command in every form (table,
+// markdown, JSON): exit 1, gate's 2, never 0 with the answer lost.
+func TestStdoutWriteErrorsFail(t *testing.T) {
+	v := vllmFile(t, 4, 10)
+	shards := t.TempDir()
+	mustRunCLI(t, "sweep", "--rate", "1", "--requests", "20", "--out", shards)
+	cases := [][]string{
+		{"run", "--requests", "20"},
+		{"analyze", v},
+		{"gate", "--candidate", v, "--slo", "ttft:p99<=1s"},
+		{"sweep", "--rate", "1", "--requests", "20"},
+		{"merge", shards},
+		{"validate", v},
+		{"presets"},
+	}
+	for _, c := range cases {
+		for _, format := range []string{"", "markdown", "json"} {
+			args := slices.Clone(c)
+			if format != "" {
+				if c[0] == "presets" {
+					continue
+				}
+				args = append(args, "--format", format)
+			}
+			var stderr bytes.Buffer
+			code := Main(args, failingWriter{}, &stderr)
+			want := 1
+			if c[0] == "gate" {
+				want = 2
+			}
+			if code != want || !strings.Contains(stderr.String(), "stdout:") {
+				t.Errorf("itlsim %s > full disk: exit %d, stderr %q; want %d and the write error", strings.Join(args, " "), code, stderr.String(), want)
+			}
+		}
+	}
+}
+
+// A pod index outside its Indexed Job is a clear error, not a shard.
+func TestJobCompletionIndexOutOfRange(t *testing.T) {
+	for _, v := range []string{"-1", "2", "x", ""} {
+		t.Run(v, func(t *testing.T) {
+			t.Setenv("JOB_COMPLETION_INDEX", v)
+			r := execCLI(t, "sweep", "--rate", "1,2", "--requests", "20", "--shard-count", "2", "--out", t.TempDir())
+			if r.code != 1 || !strings.Contains(r.stderr, "JOB_COMPLETION_INDEX=") || !strings.Contains(r.stderr, "0 to 1") {
+				t.Errorf("JOB_COMPLETION_INDEX=%q: exit %d, stderr %q", v, r.code, r.stderr)
+			}
+		})
+	}
 }
