@@ -26,6 +26,10 @@ type Config struct {
 	Name string `yaml:"name" json:"name"`
 	// Seed seeds every random stream of the run. Default 1.
 	Seed uint64 `yaml:"seed" json:"seed"`
+	// MaxMemoryBytes caps the engine's estimated memory (MemoryEstimate):
+	// an engine over it is refused before it allocates. 0 means
+	// DefaultMaxMemory. Set by --max-memory; not part of a scenario.
+	MaxMemoryBytes int64 `yaml:"-" json:"-"`
 	// Model is a preset name (see `itlsim presets`) or the path of a Hugging
 	// Face config.json. Default llama-3.1-8b.
 	Model string `yaml:"model" json:"model"`

@@ -26,6 +26,7 @@ type Engine struct {
 	rec     *recording // what the replicas' recorders share
 	res     *Result    // the cluster's results, merged when the run ends (one replica: its own)
 	done    bool
+	err     error       // the run stopped at the Horizon (overrun)
 	workAt  Time        // the last event that was not a snapshot: the run's end
 	aborts  []int       // request ids to cancel at a replica's next step start (live.go)
 	pins    map[int]int // request id → the replica it goes to, bypassing the router (live.go)
@@ -68,6 +69,15 @@ func New(cfg Config) (*Engine, error) {
 // setup's workload configuration.
 func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 	c := &s.Config
+	requests := int64(-1) // the workload's own count
+	if sl, ok := src.(*workloads.Slice); ok {
+		requests = int64(len(sl.Requests))
+	} else if src != nil {
+		requests = 0 // a source that knows its own length (a trace) is not estimated
+	}
+	if err := checkMemory(s, requests); err != nil {
+		return nil, err
+	}
 	if src == nil {
 		var err error
 		if src, err = workloads.New(c.Workload, seed.Derive(c.Seed, "workload")); err != nil {
@@ -244,6 +254,10 @@ func (e *Engine) Step() bool {
 			e.applyAborts(r)
 		}
 		if dur, ok := r.startStep(e.now); ok {
+			if dur > Horizon-e.now {
+				e.overrun(dur)
+				return false
+			}
 			e.push(e.now+dur, evStepEnd, ev.replica)
 		}
 	case evStepEnd:
@@ -283,7 +297,24 @@ func (e *Engine) Progress() int64 { return e.rec.progress.Load() }
 
 // Err reports a workload source that failed while it was read (a trace
 // file that changed under the run); the run then ended short.
-func (e *Engine) Err() error { return workloads.Err(e.src) }
+// It also reports a run stopped at the Horizon by a step priced past it.
+func (e *Engine) Err() error {
+	if e.err != nil {
+		return e.err
+	}
+	return workloads.Err(e.src)
+}
+
+// overrun stops the run at a step that would end past the Horizon.
+func (e *Engine) overrun(dur Time) {
+	e.err = fmt.Errorf("the cost model prices a step at %.3g s at simulated time %.3g s, past the %.0f-year horizon: "+
+		"its step times are out of range (check cost.roofline efficiencies and cost.linear coefficients)",
+		dur.Seconds(), e.now.Seconds(), Horizon.Seconds()/(365.25*86400))
+	// The streams in flight never end: the results so far are returned
+	// as they are, without finishRun's checks that every stream ended.
+	e.done = true
+	e.res = e.Result()
+}
 
 // Run processes every event and returns the result.
 // Without a delivery path or an observer, and while the process has a

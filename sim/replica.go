@@ -369,7 +369,7 @@ func (r *Replica) priceStep(plan *scheduler.Plan) Time {
 	var hiccup Time
 	if r.hiccups != nil && r.now >= r.nextHiccup {
 		hiccup = r.hiccupNS
-		r.nextHiccup = r.now + hiccup + r.hiccupGap()
+		r.nextHiccup = r.now.Add(hiccup).Add(r.hiccupGap())
 	}
 	var swap, load Time
 	if blocks := plan.SwapOutBlocks + plan.SwapInBlocks; blocks > 0 {

@@ -322,7 +322,7 @@ func (s *Series) bucket(t Time) *Bucket {
 // the given values, to every bucket it overlaps, in proportion to the
 // overlap.
 func (s *Series) spread(start, dur Time, running, waiting, preempted, kv float64) {
-	end := start + dur
+	end := start.Add(dur)
 	for t := start; t < end; {
 		b := s.bucket(t)
 		next := min(end, b.Start+s.Interval)

@@ -57,7 +57,7 @@ func (e *Engine) route(p *workloads.Request) int {
 		case !e.ticking: // the first arrival, or the first after an idle spell
 			e.readLoads()
 			e.ticking = true
-			e.push(e.now+e.staleness, evSnapshot, -1)
+			e.push(e.now.Add(e.staleness), evSnapshot, -1)
 		}
 	}
 	rq := &e.routeReq
@@ -98,7 +98,7 @@ func (e *Engine) snapshot() {
 		active = active || r.Active() > 0
 	}
 	if active {
-		e.push(e.now+e.staleness, evSnapshot, -1)
+		e.push(e.now.Add(e.staleness), evSnapshot, -1)
 	} else {
 		e.ticking = false
 	}

@@ -133,6 +133,13 @@ func (o *capacityOptions) plan(cmd *cobra.Command, args []string) (*capacityPlan
 	if err := p.search.Validate(); err != nil {
 		return nil, err
 	}
+	if !cmd.Flags().Changed("target-rate") {
+		for _, f := range []string{"target-field", "target-max"} {
+			if cmd.Flags().Changed(f) {
+				return nil, fmt.Errorf("--%s applies with --target-rate R: give the rate the searched field must hold", f)
+			}
+		}
+	}
 	if cmd.Flags().Changed("target-rate") {
 		if o.st.autoSeeds {
 			return nil, errors.New("--seeds auto: with --target-rate give a seed count (every seed must hold the target)")

@@ -95,6 +95,7 @@ var shorthands = []shorthand{
 type runOptions struct {
 	temps         *tempFiles
 	values        map[string]*string // shorthand flag → value
+	maxMemory     maxMemory          // --max-memory
 	sets          []string
 	vary          []string
 	format        string
@@ -346,6 +347,7 @@ func noteIdentical(w io.Writer, runs []reports.Run) {
 func (o *runOptions) bindFields(cmd *cobra.Command, compares bool, skip ...string) {
 	f := cmd.Flags()
 	defaults := sim.DefaultConfig()
+	bindMaxMemory(cmd, &o.maxMemory)
 	if o.values == nil {
 		o.values = map[string]*string{}
 	}
@@ -554,8 +556,9 @@ func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Var
 	// Every file the runs read is an input of the invocation: no output of
 	// any command that built them may replace one.
 	o.temps.reads("SCENARIO", file)
-	for _, v := range variants {
+	for i, v := range variants {
 		readsConfig(o.temps, v.Config)
+		variants[i].Config.MaxMemoryBytes = int64(o.maxMemory)
 	}
 	return variants, scenarioFile{file, fileTerms, fileLines, parsed, setsField}, nil
 }

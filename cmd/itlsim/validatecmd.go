@@ -200,7 +200,7 @@ func writeValidation(w io.Writer, cmps []calibrate.Comparison, f reports.Format)
 		row := []string{c.Name, c.Arrivals}
 		for _, k := range overviewKeys {
 			fg, _ := c.Figure(k)
-			row = append(row, fmt.Sprintf("%s / %s (%s)", num(fg.Measured), num(fg.Simulated), errText(fg.Error)))
+			row = append(row, fmt.Sprintf("%s / %s (%s)", numNA(fg.Measured, fg.MeasuredNA), numNA(fg.Simulated, fg.SimulatedNA), errText(fg.Error)))
 		}
 		_ = t.Append(row)
 	}
@@ -226,7 +226,11 @@ func writeValidation(w io.Writer, cmps []calibrate.Comparison, f reports.Format)
 		t := newTable(w, f)
 		t.Header("metric", "measured", "simulated", "min–max", "error")
 		for _, fg := range c.Figures {
-			_ = t.Append(fg.Metric, num(fg.Measured), num(fg.Simulated), num(fg.Min)+"–"+num(fg.Max), errText(fg.Error))
+			rng := num(fg.Min) + "–" + num(fg.Max)
+			if fg.SimulatedNA {
+				rng = "n/a"
+			}
+			_ = t.Append(fg.Metric, numNA(fg.Measured, fg.MeasuredNA), numNA(fg.Simulated, fg.SimulatedNA), rng, errText(fg.Error))
 		}
 		if err := t.Render(); err != nil {
 			return err
@@ -236,6 +240,14 @@ func writeValidation(w io.Writer, cmps []calibrate.Comparison, f reports.Format)
 		}
 	}
 	return nil
+}
+
+// numNA is num, or n/a for a figure its side cannot give.
+func numNA(v float64, na bool) string {
+	if na {
+		return "n/a"
+	}
+	return num(v)
 }
 
 func num(v float64) string {

@@ -54,11 +54,23 @@ func (o Offer) String() string {
 	return s
 }
 
+// maxArrivalSpanS is the longest span of drawn arrivals, seconds: the
+// workloads' own limit (about 3 years).
+const maxArrivalSpanS = 1e8
+
 // OfferOf decides how to offer rec's requests: its start times when it has
 // them and no concurrency cap; otherwise its recorded schedule. A file that
 // records neither is an error naming what is missing.
 func OfferOf(rec *ingest.Recording) (Offer, error) {
 	l := rec.Load
+	if p := l.Strategy == ingest.StrategyPoisson || l.Strategy == ingest.StrategyConstant; p && l.Concurrency == 0 && rec.NoArrivals {
+		// Arrivals drawn at the file's rate must stay inside the
+		// simulator's clock: 1e-12 req/s would place them past int64 ns.
+		if span := float64(len(rec.Streams)) / l.Rate; !(span <= maxArrivalSpanS) {
+			return Offer{}, fmt.Errorf("%s: request_rate %g: %d requests at that rate arrive over %.3g s, beyond the simulator's %.0g s: expected the rate the benchmark sent at",
+				rec.File, l.Rate, len(rec.Streams), span, float64(maxArrivalSpanS))
+		}
+	}
 	switch {
 	case l.Strategy == ingest.StrategyConcurrent:
 		return Offer{Arrivals: Closed, Concurrency: max(1, l.Concurrency)}, nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/ingest"
@@ -69,6 +70,11 @@ type Figure struct {
 	// simulator is pessimistic (slower) for times. NaN (null in JSON) when
 	// the measurement cannot give the figure.
 	Error *float64 `json:"error"`
+	// MeasuredNA and SimulatedNA mark a side that cannot give the figure
+	// (a file without gaps, a run of duration 0, every simulated request
+	// rejected): the table prints n/a there rather than a 0.
+	MeasuredNA  bool `json:"-"`
+	SimulatedNA bool `json:"-"`
 }
 
 // Comparison is one measured run against its simulation.
@@ -159,7 +165,12 @@ func Validate(setup *sim.Setup, recs []ingest.Recording, o Options) ([]Compariso
 			slices.Sort(vals)
 			f.Simulated = median(vals)
 			f.Min, f.Max = vals[0], vals[len(vals)-1]
-			if !(mt.PerGap && rec.NoGaps) && f.Measured != 0 {
+			f.MeasuredNA = (mt.PerGap && rec.NoGaps) || ms.Finished == 0 || (f.Measured == 0 && strings.HasSuffix(mt.Key, "_per_s"))
+			f.SimulatedNA = true
+			for k := range sums {
+				f.SimulatedNA = f.SimulatedNA && sums[k].Finished == 0
+			}
+			if !f.MeasuredNA && !f.SimulatedNA && f.Measured != 0 {
 				e := f.Simulated/f.Measured - 1
 				f.Error = &e
 			}

@@ -377,6 +377,14 @@ func (s *Search) searchSeed(v scenario.Variant, seed uint64) (SeedCapacity, []Po
 			if next < minRate {
 				break
 			}
+			// A rate so low that the workload's arrivals outlast the
+			// simulator's horizon is not a probe: nothing holds.
+			if w := v.Config.Workload; w.Rate > 0 {
+				w.Rate = next
+				if w.Validate() != nil {
+					break
+				}
+			}
 			q, err := try(next)
 			if err != nil {
 				return sc, nil, err

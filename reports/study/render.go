@@ -208,8 +208,13 @@ func WriteCapacityTable(w io.Writer, r *CapacityResult, f reports.Format) error 
 			}
 			row = []any{c.Config, g(c.Target.Rate), holds, strconv.Itoa(c.Seeds), strconv.Itoa(c.Probes)}
 		}
-		row = append(row, c.LimitingTerm, strconv.Itoa(c.GPUs), price, fx(c.OutputTokensPerS, 0), fx(c.TokensPerSPerGPU, 0),
-			fx(c.TokensPerSPerUser, 1), fx(c.StreamP99ITLP99, 1), usd, ps)
+		figs := []any{fx(c.OutputTokensPerS, 0), fx(c.TokensPerSPerGPU, 0), fx(c.TokensPerSPerUser, 1), fx(c.StreamP99ITLP99, 1)}
+		if !(c.MaxRate > 0) && !(target && c.Target.Holds) { // nothing holds: no rate to read them at
+			figs = []any{"n/a", "n/a", "n/a", "n/a"}
+		}
+		row = append(row, c.LimitingTerm, strconv.Itoa(c.GPUs), price)
+		row = append(row, figs...)
+		row = append(row, usd, ps)
 		if err := t.Append(row...); err != nil {
 			return err
 		}

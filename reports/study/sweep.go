@@ -50,18 +50,22 @@ func simulateFrom(cfg sim.Config, w Window, qoe bool, sections, from int) (Metri
 			length = cfg.Workload.DurationS
 		}
 		m.Steady.Requests, m.Steady.Extensions = length, ext
-		if m.Steady.Conclusive() || 2*f > w.MaxExtend || length == 0 {
+		longer := cfg.Workload
+		if longer.Requests > 0 {
+			longer.Requests *= 2
+		} else {
+			longer.DurationS *= 2
+		}
+		// A run twice as long whose arrivals outlast the simulator's
+		// horizon (a vanishing rate) is not tried: the run is the cap.
+		if m.Steady.Conclusive() || 2*f > w.MaxExtend || length == 0 || longer.Validate() != nil {
 			if !m.Steady.Conclusive() && ext > 0 {
 				m.Unstable = fmt.Sprintf("%s (after %d doublings of the run, the cap)", m.Unstable, ext)
 				m.Summary.StableNote = m.Unstable
 			}
 			return m, secs, nil
 		}
-		if cfg.Workload.Requests > 0 {
-			cfg.Workload.Requests *= 2
-		} else {
-			cfg.Workload.DurationS *= 2
-		}
+		cfg.Workload = longer
 	}
 }
 
