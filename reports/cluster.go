@@ -22,6 +22,8 @@ type ReplicaRun struct {
 	BusyShare float64 `json:"busy_share"`
 	// KVUtilizationMean is its time-weighted mean KV-cache utilisation.
 	KVUtilizationMean float64 `json:"kv_utilization_mean"`
+	// Utilization is its MFU, MBU and busy share (see [Utilization]).
+	Utilization *Utilization `json:"utilization,omitempty"`
 	// Load is its load over time, for the report's per-replica chart.
 	Load []LoadPoint `json:"load"`
 }
@@ -147,6 +149,7 @@ func (r *Run) AddCluster(reps []sim.ReplicaReport, routing sim.Routing) {
 			Name: rep.Name, Pool: rep.Pool, Model: rep.Setup.Model.Name, GPU: rep.Setup.GPU.Name, TP: rep.Setup.Config.TP,
 			Routed: rep.Routed, Summary: Summarize(rep.Result, r.Config.Metrics),
 			BusyShare: finite(rep.BusyShare), KVUtilizationMean: finite(rep.KVUtilizationMean),
+			Utilization: UtilizationOf(&rep.Server.Work),
 		}
 		for _, p := range Timeseries(rep.Server) {
 			rr.Load = append(rr.Load, LoadPoint{TS: p.TS, Running: p.Running, Waiting: p.Waiting, KVUtilization: p.KVUtilization, OutputTokensPerS: p.OutputTokensPerS})

@@ -148,6 +148,9 @@ type Summary struct {
 	SLOLimits string `json:"slo_limits,omitempty"`
 	Steps     int    `json:"steps"`
 	KVBlocks  int    `json:"kv_blocks"`
+	// Utilization is how much of the GPUs the steps used (see
+	// UtilizationOf); absent for measured runs and class summaries.
+	Utilization *Utilization `json:"utilization,omitempty"`
 
 	// Measured runs only (`itlsim analyze`); absent for simulations.
 	// Failed counts requests that ended in an error (in Requests, never
@@ -313,6 +316,36 @@ type SpecSummary struct {
 	FallbackStreams    int        `json:"fallback_streams"`
 }
 
+// Utilization is a run's (or a replica's) use of its GPUs. MFU is the
+// model FLOPs its steps executed over the dense peak FLOP/s (of the dtype
+// the GEMMs run at, times tp) over the run; MBU the bytes they moved
+// (weights, activations, KV reads and writes) over peak memory bandwidth
+// over the run; both from the step cost model, null when it counts no work
+// (the linear model). BusyShare is the share of the run a step was running:
+// under continuous batching one decoding stream keeps it near 1.
+type Utilization struct {
+	MFU       *float64 `json:"mfu"`
+	MBU       *float64 `json:"mbu"`
+	BusyShare float64  `json:"busy_share"`
+}
+
+// UtilizationOf reads w; nil when w covers no time (a measured result).
+func UtilizationOf(w *sim.WorkStats) *Utilization {
+	if w.SpanNS <= 0 {
+		return nil
+	}
+	u := &Utilization{BusyShare: finite(w.BusyShare())}
+	if v, ok := w.MFU(); ok {
+		v = finite(v)
+		u.MFU = &v
+	}
+	if v, ok := w.MBU(); ok {
+		v = finite(v)
+		u.MBU = &v
+	}
+	return u
+}
+
 // Summarize computes a run's summary under the thresholds in m. It sorts
 // copies, never the result's own slices.
 func Summarize(r *sim.Result, m sim.MetricsConfig) Summary {
@@ -362,6 +395,9 @@ func summarize(r *sim.Result, set streamSet, m sim.MetricsConfig, o Options) Sum
 		KVBlocks:            r.KVBlocks,
 		Percentiles:         slices.Clone(ps),
 		pops:                &populations{},
+	}
+	if set.class < 0 {
+		s.Utilization = UtilizationOf(&r.Work)
 	}
 	for why, n := range r.Rejected {
 		if n > 0 {

@@ -32,6 +32,22 @@ func f1(v float64) string  { return strconv.FormatFloat(finite(v), 'f', 1, 64) }
 func f2(v float64) string  { return strconv.FormatFloat(finite(v), 'f', 2, 64) }
 func pct(v float64) string { return strconv.FormatFloat(finite(v)*100, 'f', 1, 64) + "%" }
 
+// utilizationCell shows a run's MFU, MBU and busy share; n/a for a share
+// the cost model does not count (linear), "-" for a run without steps.
+func utilizationCell(s *Summary) string {
+	u := s.Utilization
+	if u == nil {
+		return "-"
+	}
+	share := func(v *float64) string {
+		if v == nil {
+			return "n/a"
+		}
+		return pct(*v)
+	}
+	return share(u.MFU) + " / " + share(u.MBU) + " / " + pct(u.BusyShare)
+}
+
 // row is one line of the comparison table: a label and one cell per run.
 type row struct {
 	label string
@@ -104,6 +120,13 @@ func summaryRows(runs []Run) []row {
 		})},
 		{"preempted streams", serverCell(func(s *Summary) string { return pctOf(s.PreemptedShare, s.Served() > 0) })},
 		{"prefix cache hit rate", serverCell(func(s *Summary) string { return pct(s.PrefixCacheHitRate) })},
+	}
+	for i := range runs {
+		if runs[i].Summary.Utilization != nil {
+			at := slices.IndexFunc(rows, func(r row) bool { return r.label == "output tokens/s" }) + 1
+			rows = slices.Insert(rows, at, row{"GPU use: MFU / MBU / busy", utilizationCell})
+			break
+		}
 	}
 	for i := range runs {
 		if len(runs[i].Summary.PrefixCacheTiers) > 0 {

@@ -237,6 +237,7 @@ func (rc *recorder) finishClient() {
 	c.Steps, c.KVBlocks, c.Series = s.Steps, s.KVBlocks, s.Series
 	c.Duration = max(c.Duration, s.Duration)
 	c.Spec, c.SpecMethod, c.SpecK = s.Spec, s.SpecMethod, s.SpecK
+	c.Work = s.Work
 	c.PrefixQueried, c.PrefixHits, c.PrefixEvictions = s.PrefixQueried, s.PrefixHits, s.PrefixEvictions
 	c.Tiers, c.TierLoadBytes, c.PreemptPause = s.Tiers, s.TierLoadBytes, s.PreemptPause
 	c.ClassNames, c.WorstK, c.SkippedRows = s.ClassNames, s.WorstK, s.SkippedRows

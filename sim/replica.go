@@ -72,6 +72,9 @@ type Replica struct {
 	sched *scheduler.Scheduler
 	kv    *kvcache.Manager
 	cost  cost.Model
+	// counter counts the steps' work (the roofline); nil when the cost
+	// model does not (linear). draftCounter is the draft model's.
+	counter, draftCounter cost.Counter
 
 	slots []*request
 	free  []int
@@ -137,6 +140,10 @@ func newReplica(index int, name, pool string, s *Setup, runSeed uint64, rec reco
 		return nil, err
 	}
 	r := &Replica{index: int32(index), name: name, pool: pool, setup: s, sched: sched, kv: kv, cost: s.Cost, rec: rec}
+	if c, ok := s.Cost.(cost.Counter); ok {
+		r.counter = c
+		r.draftCounter, _ = s.DraftCost.(cost.Counter)
+	}
 	r.speculates = s.Spec != nil || slices.ContainsFunc(s.ClassSpec, func(m *specdecode.Model) bool { return m != nil })
 	r.onReject = r.rejectWaiting
 	rs := seed.Derive(runSeed, "replica", index)
@@ -342,6 +349,11 @@ func (r *Replica) priceStep(plan *scheduler.Plan) Time {
 	// A step's time splits into plain decode work, speculative work beyond
 	// it (drafting and the verified draft positions), and prefill work.
 	verify := Time(r.cost.StepNS(b))
+	if r.counter != nil {
+		w := r.counter.StepWork(b)
+		r.rec.res.Work.FLOPs += w.FLOPs
+		r.rec.res.Work.Bytes += w.Bytes
+	}
 	decSpec := verify
 	if b.PrefillTokens > 0 {
 		decSpec = 0
@@ -796,6 +808,11 @@ func (r *Replica) draftTime(plan *scheduler.Plan, maxK int) Time {
 			db.AddDecode(en.Start + 1)
 		}
 	}
+	if r.draftCounter != nil {
+		w := r.draftCounter.StepWork(db)
+		r.rec.res.Work.FLOPs += float64(maxK) * w.FLOPs
+		r.rec.res.Work.Bytes += float64(maxK) * w.Bytes
+	}
 	return Time(maxK) * Time(r.setup.DraftCost.StepNS(db))
 }
 
@@ -804,6 +821,15 @@ func (r *Replica) finish(now Time) {
 	res := r.rec.res
 	res.Duration = now
 	res.Series.settle()
+	res.Work.SpanNS = now
+	res.Work.BusyNS = 0
+	for i := range res.Series.Buckets {
+		res.Work.BusyNS += res.Series.Buckets[i].BusyNS
+	}
+	if r.counter != nil {
+		p, s := r.counter.Peak(), now.Seconds()
+		res.Work.PeakFLOPs, res.Work.PeakBytes = p.FLOPs*s, p.Bytes*s
+	}
 	res.PrefixQueried, res.PrefixHits, res.PrefixEvictions = r.kv.PrefixStats()
 	if r.kv.Tiers() > 0 {
 		res.Tiers = res.Tiers[:0]

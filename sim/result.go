@@ -205,9 +205,62 @@ type Result struct {
 	Worst []WorstStream
 	// WorstK is how many worst streams the run kept.
 	WorstK int
+	// Work is what the steps executed and the GPUs could have: the
+	// run's utilisation.
+	Work WorkStats
 	// Measured is set on results imported from measured streams: their
 	// exact times, failed requests and what the source did not record.
 	Measured *Measured
+}
+
+// WorkStats is the work a run's steps executed by the step cost model
+// against what its replicas' GPUs could have done over the run; results
+// merge by adding them, so shares of a merged result pool its replicas.
+type WorkStats struct {
+	// FLOPs are the model FLOPs executed; Bytes the bytes moved to and
+	// from device memory (weights, activations, KV reads and writes).
+	FLOPs, Bytes float64
+	// PeakFLOPs and PeakBytes are the replicas' dense peaks (FLOP/s of the
+	// dtype the GEMMs run at, memory bandwidth; times tp) times the run's
+	// duration; 0 when the cost model counts no work (linear).
+	PeakFLOPs, PeakBytes float64
+	// BusyNS is Σ step time, SpanNS Σ run duration, over the replicas.
+	BusyNS, SpanNS Time
+}
+
+// MFU is model FLOPs utilisation, FLOPs over PeakFLOPs; ok false when the
+// cost model counts no work.
+func (w *WorkStats) MFU() (v float64, ok bool) {
+	if !(w.PeakFLOPs > 0) {
+		return 0, false
+	}
+	return min(1, w.FLOPs/w.PeakFLOPs), true
+}
+
+// MBU is memory bandwidth utilisation, Bytes over PeakBytes; ok false when
+// the cost model counts no work.
+func (w *WorkStats) MBU() (v float64, ok bool) {
+	if !(w.PeakBytes > 0) {
+		return 0, false
+	}
+	return min(1, w.Bytes/w.PeakBytes), true
+}
+
+// BusyShare is the share of the run a step was running, over the replicas.
+func (w *WorkStats) BusyShare() float64 {
+	if w.SpanNS <= 0 {
+		return 0
+	}
+	return min(1, float64(w.BusyNS)/float64(w.SpanNS))
+}
+
+func (w *WorkStats) merge(o *WorkStats) {
+	w.FLOPs += o.FLOPs
+	w.Bytes += o.Bytes
+	w.PeakFLOPs += o.PeakFLOPs
+	w.PeakBytes += o.PeakBytes
+	w.BusyNS += o.BusyNS
+	w.SpanNS += o.SpanNS
 }
 
 // DeliveryStats counts the delivery path's events over a run's streams.
@@ -398,6 +451,7 @@ func (r *Result) Merge(o *Result) {
 	r.Pooled.Merge(o.Pooled)
 	r.PerToken.Merge(o.PerToken)
 	r.Spec.merge(&o.Spec)
+	r.Work.merge(&o.Work)
 	r.Delivery.merge(&o.Delivery)
 	r.SkippedRows += o.SkippedRows
 	r.PrefixQueried += o.PrefixQueried

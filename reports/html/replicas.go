@@ -15,9 +15,9 @@ import (
 // what its streams saw. Runs of one replica have no such section.
 func replicasSection(runs []reports.Run, names []string) (section, bool, error) {
 	sec := section{ID: "replicas", Title: "Load per replica over time",
-		Intro: "Time-weighted mean running requests on each replica per time bucket; the table gives each replica's routed requests, busy share, mean KV utilisation and tails, and the run's routing imbalance (largest replica's output tokens over the mean's)."}
+		Intro: "Time-weighted mean running requests on each replica per time bucket; the table gives each replica's routed requests, busy share (a step running), MFU and MBU (model FLOPs and bytes moved over the GPUs' peaks; n/a with the linear cost model), mean KV utilisation and tails, and the run's routing imbalance (largest replica's output tokens over the mean's)."}
 	t := table{ID: "table-replicas", Caption: "Replicas",
-		Head: []string{"run", "replica", "pool", "GPU", "TP", "routed", "busy", "KV mean", "TTFT p99 ms", "stream p99 ITL p99 ms", "imbalance"}}
+		Head: []string{"run", "replica", "pool", "GPU", "TP", "routed", "busy", "MFU", "MBU", "KV mean", "TTFT p99 ms", "stream p99 ITL p99 ms", "imbalance"}}
 	found := false
 	for i := range runs {
 		r := &runs[i]
@@ -40,6 +40,7 @@ func replicasSection(runs []reports.Run, names []string) (section, bool, error) 
 				imb = f2(r.Cluster.Imbalance)
 			}
 			t.add(names[i], rep.Name, rep.Pool, rep.GPU, itoa(rep.TP), itoa(rep.Routed), f1(100*rep.BusyShare)+"%",
+				utilShare(rep.Utilization, true), utilShare(rep.Utilization, false),
 				f1(100*rep.KVUtilizationMean)+"%", f1(rep.Summary.TTFT.P99), f1(rep.Summary.StreamP99ITL.P99), imb)
 		}
 		c, err := finish(line, id, fmt.Sprintf("Running per replica (%s router): %s", r.Cluster.Router, names[i]), 340)
@@ -50,4 +51,20 @@ func replicasSection(runs []reports.Run, names []string) (section, bool, error) 
 	}
 	sec.Tables = []table{t}
 	return sec, found, nil
+}
+
+// utilShare formats a replica's MFU (mfu) or MBU as a percentage; n/a when
+// the cost model counts no work.
+func utilShare(u *reports.Utilization, mfu bool) string {
+	if u == nil {
+		return "n/a"
+	}
+	v := u.MBU
+	if mfu {
+		v = u.MFU
+	}
+	if v == nil {
+		return "n/a"
+	}
+	return f1(100*(*v)) + "%"
 }

@@ -114,6 +114,7 @@ type Kernels struct {
 	actBytes   float64 // bytes per activation element written by kernels
 	kvBytes    float64 // bytes per KV-cache element
 	tileRows   float64 // GEMM output-tile height (gemmTileRows or wnaTileRows)
+	peak       float64 // the dense peak FLOP/s the GEMMs run at (PeakFLOPS or PeakFP8FLOPS)
 }
 
 // NewKernels prices operators on g for weights of dtypeBytes bytes (1 = fp8,
@@ -143,6 +144,7 @@ func NewKernels(g GPUSpec, dtypeBytes int, cfg RooflineConfig) (Kernels, error) 
 		actBytes:   float64(max(dtypeBytes, 2)),
 		kvBytes:    float64(dtypeBytes),
 		tileRows:   gemmTileRows,
+		peak:       peak,
 	}, nil
 }
 
@@ -165,6 +167,7 @@ func kernelsFor(m ModelSpec, g GPUSpec, cfg RooflineConfig) (Kernels, error) {
 	k.wBytes = float64(m.WeightBits) / 8
 	if m.WeightBits == 8 && g.PeakFP8FLOPS > 0 {
 		k.flopsPerNS = g.PeakFP8FLOPS * cfg.ComputeEfficiency / 1e9
+		k.peak = g.PeakFP8FLOPS
 		k.opBytes = 1
 	} else {
 		k.tileRows = wnaTileRows
@@ -176,6 +179,7 @@ func kernelsFor(m ModelSpec, g GPUSpec, cfg RooflineConfig) (Kernels, error) {
 // gemmShape holds one weight matrix's per-m coefficients so that pricing it
 // for a token count is a handful of float operations.
 type gemmShape struct {
+	flopsPerRow  float64 // 2·k·n: the FLOPs of one row, untiled
 	flopNSPerRow float64 // 2·k·n / sustained FLOP per ns
 	weightNS     float64 // k·n weight bytes / sustained bytes per ns
 	rowNS        float64 // bytes of one input row and one output row / bytes per ns
@@ -184,6 +188,7 @@ type gemmShape struct {
 func (k Kernels) shape(kk, n int) gemmShape {
 	fk, fn := float64(kk), float64(n)
 	return gemmShape{
+		flopsPerRow:  2 * fk * fn,
 		flopNSPerRow: 2 * fk * fn / k.flopsPerNS,
 		weightNS:     fk * fn * k.wBytes / k.bytesPerNS,
 		rowNS:        (fk*k.opBytes + fn*k.actBytes) / k.bytesPerNS,
@@ -348,6 +353,22 @@ type Roofline struct {
 	allReduceNSPerToken   float64 // count × ring time of one token's activations
 	overheadNS            float64
 	seqOverheadNS         float64
+
+	work workRates // a step's FLOPs and bytes, per GPU (see StepWork)
+}
+
+// workRates are the coefficients of a step's work on one GPU, read off the
+// same shapes and per-token terms that price it.
+type workRates struct {
+	flopsPerToken float64 // every layer's GEMMs (routed experts: topK of them)
+	flopsPerSeq   float64 // the lm_head GEMM
+	flopsPerPair  float64 // attention, per (query, key) pair, all layers
+	weightBytes   float64 // weights every step reads (all but the routed experts)
+	expertBytes   float64 // one routed expert's weights, all MoE layers
+	bytesPerToken float64 // GEMM input and output rows, elementwise traffic and KV writes
+	bytesPerSeq   float64 // the lm_head's rows
+	bytesPerKV    float64 // one cached token's K and V (or latent) read, all layers
+	bytesPerQuery float64 // one query row in and out of attention, all layers
 }
 
 // NewRoofline builds the step model for m served on tp GPUs g. It fails when
@@ -467,8 +488,103 @@ func NewRoofline(m ModelSpec, g GPUSpec, tp int, cfg RooflineConfig) (*Roofline,
 	}
 	r.overheadNS = cfg.OverheadUS * 1e3
 	r.seqOverheadNS = cfg.SeqOverheadUS * 1e3
+	r.work = r.workRates()
 	return r, nil
 }
+
+// workRates sums the shapes' FLOPs and bytes per row and per step. Every
+// byte term of the pricing is divided by the same bandwidth, so its bytes
+// are its time times bytesPerNS; FLOPs are counted untiled (model FLOPs,
+// not the padding a partly filled tile computes).
+func (r *Roofline) workRates() workRates {
+	bw := r.bytesPerNS
+	var w workRates
+	add := func(s gemmShape, layers float64) {
+		w.flopsPerToken += layers * s.flopsPerRow
+		w.weightBytes += layers * s.weightNS * bw
+		w.bytesPerToken += layers * s.rowNS * bw
+	}
+	attn := []gemmShape{r.qkv, r.o}
+	if r.mla {
+		attn = []gemmShape{r.qA, r.qB, r.kvA, r.kvB, r.o}
+	}
+	for _, s := range attn {
+		add(s, r.layers)
+	}
+	add(r.gateUp, r.denseLayers)
+	add(r.down, r.denseLayers)
+	if r.moeLayers > 0 {
+		add(r.router, r.moeLayers)
+		if r.hasShared {
+			add(r.sharedGateUp, r.moeLayers)
+			add(r.sharedDown, r.moeLayers)
+		}
+		for _, s := range []gemmShape{r.expGateUp, r.expDown} {
+			w.flopsPerToken += r.moeLayers * r.topK * s.flopsPerRow
+			w.expertBytes += r.moeLayers * s.weightNS * bw
+			w.bytesPerToken += r.moeLayers * r.topK * s.rowNS * bw
+		}
+	}
+	w.flopsPerSeq = r.lmHead.flopsPerRow
+	w.weightBytes += r.lmHead.weightNS * bw
+	w.bytesPerSeq = r.lmHead.rowNS * bw
+	w.flopsPerPair = r.attnFLOPNSPerPair * r.flopsPerNS
+	w.bytesPerKV = r.kvReadNSPerToken * bw
+	w.bytesPerQuery = r.qoNSPerToken * bw
+	w.bytesPerToken += r.elementwiseNSPerToken * bw
+	return w
+}
+
+// Work is what steps execute: model FLOPs (untiled GEMMs and attention)
+// and bytes moved to and from device memory (weights, activations, KV
+// reads and writes), summed over a replica's tensor-parallel GPUs.
+type Work struct {
+	FLOPs float64
+	Bytes float64
+}
+
+// Counter is a step model that also counts a step's [Work]; the linear
+// model does not (it knows times, not operations).
+type Counter interface {
+	Model
+	// StepWork is the work of the step b, as StepNS prices it. It must not
+	// allocate.
+	StepWork(b *Batch) Work
+	// Peak is the replica's dense peak: FLOP/s of the dtype its GEMMs run
+	// at and memory bytes/s, times the tensor-parallel degree.
+	Peak() Work
+}
+
+// StepWork implements Counter: a handful of multiply-adds on the rates
+// NewRoofline read off the step's shapes (and, for MoE, the distinct
+// experts the step touches, as moeGEMM counts them).
+func (r *Roofline) StepWork(b *Batch) Work {
+	tokens := float64(b.Tokens())
+	if tokens <= 0 {
+		return Work{}
+	}
+	w := &r.work
+	seqs := float64(b.PrefillSeqs + b.DecodeSeqs)
+	pairs := float64(b.PrefillAttn + b.DecodeContext + b.DecodeExtraPairs)
+	queries := float64(int64(b.PrefillTokens) + int64(b.DecodeSeqs) + b.DecodeExtraTokens)
+	flops := tokens*w.flopsPerToken + seqs*w.flopsPerSeq + pairs*w.flopsPerPair
+	bytes := w.weightBytes + tokens*w.bytesPerToken + seqs*w.bytesPerSeq +
+		float64(b.PrefillContext+b.DecodeContext)*w.bytesPerKV + queries*w.bytesPerQuery
+	if r.moeLayers > 0 {
+		d := r.experts * (1 - math.Pow(1-r.topK/r.experts, tokens))
+		bytes += min(max(d, r.topK), r.experts) * w.expertBytes
+	}
+	tp := float64(r.tp)
+	return Work{FLOPs: flops * tp, Bytes: bytes * tp}
+}
+
+// Peak implements Counter.
+func (r *Roofline) Peak() Work {
+	tp := float64(r.tp)
+	return Work{FLOPs: r.peak * tp, Bytes: r.gpu.MemBandwidth * tp}
+}
+
+var _ Counter = (*Roofline)(nil)
 
 // Name implements Model.
 func (r *Roofline) Name() string { return r.name }

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type utilJSON struct {
+	MFU       *float64 `json:"mfu"`
+	MBU       *float64 `json:"mbu"`
+	BusyShare *float64 `json:"busy_share"`
+}
+
+type utilRuns struct {
+	Runs []struct {
+		Name    string `json:"name"`
+		Summary struct {
+			Utilization *utilJSON `json:"utilization"`
+		} `json:"summary"`
+		Replicas []struct {
+			Utilization *utilJSON `json:"utilization"`
+		} `json:"replicas"`
+	} `json:"runs"`
+}
+
+func readUtil(t *testing.T, path string) utilRuns {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v utilRuns
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// summary.utilization and runs[].replicas[].utilization reach the JSON:
+// MFU rises with the rate, every share is in [0, 1], the linear model's
+// MFU and MBU are null, and the table carries the row.
+func TestCLIUtilization(t *testing.T) {
+	dir := t.TempDir()
+	js := filepath.Join(dir, "u.json")
+	r := mustRunCLI(t, "run", "--requests", "300", "--rate", "1,8", "--replicas", "2", "--json", js)
+	if !strings.Contains(r.stdout, "GPU use: MFU / MBU / busy") {
+		t.Errorf("table lacks the utilisation row:\n%s", r.stdout)
+	}
+	v := readUtil(t, js)
+	if len(v.Runs) != 2 {
+		t.Fatalf("%d runs, want 2", len(v.Runs))
+	}
+	var mfu []float64
+	for _, run := range v.Runs {
+		us := []*utilJSON{run.Summary.Utilization}
+		for _, rep := range run.Replicas {
+			us = append(us, rep.Utilization)
+		}
+		if len(us) != 3 {
+			t.Fatalf("run %s: %d replicas with utilization, want 2", run.Name, len(us)-1)
+		}
+		for i, u := range us {
+			if u == nil || u.MFU == nil || u.MBU == nil || u.BusyShare == nil {
+				t.Fatalf("run %s: utilization %d incomplete: %+v", run.Name, i, u)
+			}
+			for _, x := range []float64{*u.MFU, *u.MBU, *u.BusyShare} {
+				if !(x > 0 && x <= 1) {
+					t.Errorf("run %s: utilization %d: %g outside (0, 1]", run.Name, i, x)
+				}
+			}
+		}
+		mfu = append(mfu, *run.Summary.Utilization.MFU)
+	}
+	if !(mfu[1] > mfu[0]) {
+		t.Errorf("MFU %.4f at 8 req/s not above %.4f at 1 req/s", mfu[1], mfu[0])
+	}
+
+	lin := filepath.Join(dir, "lin.json")
+	r = mustRunCLI(t, "run", "--requests", "100", "--cost-model", "linear", "--json", lin)
+	if !strings.Contains(r.stdout, "n/a / n/a /") {
+		t.Errorf("linear model's table row is not n/a:\n%s", r.stdout)
+	}
+	raw, err := os.ReadFile(lin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"mfu": null`) || !strings.Contains(string(raw), `"mbu": null`) {
+		t.Errorf("linear model's JSON lacks null mfu and mbu")
+	}
+	u := readUtil(t, lin).Runs[0].Summary.Utilization
+	if u == nil || u.BusyShare == nil || !(*u.BusyShare > 0) {
+		t.Errorf("linear model's busy_share missing: %+v", u)
+	}
+}
