@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -223,6 +225,32 @@ func TestCapacityAnswersFirst(t *testing.T) {
 	}
 	if n := len(doc.Capacity[0]["per_seed"].([]any)); n != 3 {
 		t.Errorf("%d per-seed results, want 3", n)
+	}
+	// The CSV carries the interval and the sample beside max_rate, as the JSON does.
+	rows, err := csv.NewReader(strings.NewReader(out[2])).ReadAll()
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("CSV: %d rows, %v", len(rows), err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	for _, k := range []string{"max_rate", "ci_low", "ci_high", "seeds", "probes"} {
+		if _, ok := col[k]; !ok {
+			t.Fatalf("CSV header %v has no %s", rows[0], k)
+		}
+	}
+	for i, row := range rows[1:] {
+		c := doc.Capacity[i]
+		for _, k := range []string{"max_rate", "ci_low", "ci_high", "seeds", "probes"} {
+			want := ""
+			if v, ok := c[k].(float64); ok {
+				want = strconv.FormatFloat(v, 'g', -1, 64)
+			}
+			if row[col[k]] != want {
+				t.Errorf("CSV row %d %s = %q, the JSON's %v", i+1, k, row[col[k]], c[k])
+			}
+		}
 	}
 	for _, id := range []string{"chart-capacity", "chart-pareto-user", "chart-pareto-itl"} {
 		if !strings.Contains(out[3], `id="`+id+`"`) {
