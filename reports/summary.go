@@ -320,8 +320,9 @@ type SpecSummary struct {
 // model FLOPs its steps executed over the dense peak FLOP/s (of the dtype
 // the GEMMs run at, times tp) over the run; MBU the bytes they moved
 // (weights, activations, KV reads and writes) over peak memory bandwidth
-// over the run; both from the step cost model, null when it counts no work
-// (the linear model). BusyShare is the share of the run a step was running:
+// over the run; both from the step cost model's counts (the linear model's
+// steps are counted with the roofline's shapes), null when none can count
+// them. BusyShare is the share of the run a step was running:
 // under continuous batching one decoding stream keeps it near 1.
 type Utilization struct {
 	MFU       *float64 `json:"mfu"`

@@ -354,10 +354,15 @@ type TierSetup struct {
 // model built, the cache sized and the scheduler's limits filled. One Setup
 // may drive many engines at once.
 type Setup struct {
-	Config     Config // with every default filled in
-	Model      cost.ModelSpec
-	GPU        cost.GPUSpec
-	Cost       cost.Model
+	Config Config // with every default filled in
+	Model  cost.ModelSpec
+	GPU    cost.GPUSpec
+	Cost   cost.Model
+	// Work counts each step's model FLOPs and bytes moved for MFU and MBU:
+	// Cost itself when it counts them (the roofline), else a roofline of
+	// the same model and GPU used for counting only; nil when none can be
+	// built.
+	Work       cost.Counter
 	Blocks     int     // KV blocks per replica
 	SwapBlocks int     // CPU swap blocks per replica
 	BlockBytes int64   // bytes of one block across the replica's GPUs
@@ -509,6 +514,16 @@ func (c Config) resolve() (*Setup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cost: %w", err)
 	}
+	// The work of a step is the model's, whatever prices its time: the
+	// linear regression has no FLOP model, so the roofline's shapes count
+	// its steps' FLOPs and bytes. A model the roofline cannot split over
+	// tp leaves them uncounted (MFU and MBU n/a).
+	work, _ := cm.(cost.Counter)
+	if work == nil {
+		if rf, err := cost.NewRoofline(m, g, c.TP, cost.DefaultRoofline()); err == nil {
+			work = rf
+		}
+	}
 
 	reserve := int64(c.KVCache.ActivationReserveGiB * (1 << 30))
 	if reserve == 0 {
@@ -635,6 +650,7 @@ func (c Config) resolve() (*Setup, error) {
 		Model:         m,
 		GPU:           g,
 		Cost:          cm,
+		Work:          work,
 		Blocks:        blocks,
 		SwapBlocks:    swapBlocks,
 		BlockBytes:    blockBytes,

@@ -72,8 +72,8 @@ type Replica struct {
 	sched *scheduler.Scheduler
 	kv    *kvcache.Manager
 	cost  cost.Model
-	// counter counts the steps' work (the roofline); nil when the cost
-	// model does not (linear). draftCounter is the draft model's.
+	// counter counts the steps' work (Setup.Work); nil when nothing
+	// can. draftCounter is the draft model's.
 	counter, draftCounter cost.Counter
 
 	slots []*request
@@ -140,8 +140,8 @@ func newReplica(index int, name, pool string, s *Setup, runSeed uint64, rec reco
 		return nil, err
 	}
 	r := &Replica{index: int32(index), name: name, pool: pool, setup: s, sched: sched, kv: kv, cost: s.Cost, rec: rec}
-	if c, ok := s.Cost.(cost.Counter); ok {
-		r.counter = c
+	if s.Work != nil {
+		r.counter = s.Work
 		r.draftCounter, _ = s.DraftCost.(cost.Counter)
 	}
 	r.speculates = s.Spec != nil || slices.ContainsFunc(s.ClassSpec, func(m *specdecode.Model) bool { return m != nil })

@@ -222,7 +222,7 @@ type WorkStats struct {
 	FLOPs, Bytes float64
 	// PeakFLOPs and PeakBytes are the replicas' dense peaks (FLOP/s of the
 	// dtype the GEMMs run at, memory bandwidth; times tp) times the run's
-	// duration; 0 when the cost model counts no work (linear).
+	// duration; 0 when no step model can count the work (Setup.Work nil).
 	PeakFLOPs, PeakBytes float64
 	// BusyNS is Σ step time, SpanNS Σ run duration, over the replicas.
 	BusyNS, SpanNS Time

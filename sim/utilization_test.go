@@ -53,18 +53,21 @@ func TestUtilizationRisesWithLoad(t *testing.T) {
 	}
 }
 
-// The linear model knows step times, not operations: MFU and MBU are not
-// available, busy share is.
-func TestUtilizationLinearIsUnknown(t *testing.T) {
+// The linear model knows step times, not operations: its steps' work is
+// counted from the model spec (the roofline's shapes), so MFU and MBU are
+// reported and equal the roofline's for the same steps' work per second.
+func TestUtilizationLinearCountsFromSpec(t *testing.T) {
 	cfg := sim.DefaultConfig()
 	cfg.Cost.Model = "linear"
 	cfg.Workload.Requests = 100
 	w := runWork(t, cfg)
-	if _, ok := w.MFU(); ok {
-		t.Errorf("linear model reports MFU: %+v", w)
+	mfu, ok := w.MFU()
+	if !ok || !(mfu > 0 && mfu <= 1) {
+		t.Errorf("linear model's MFU %g (ok %v): want in (0, 1]", mfu, ok)
 	}
-	if _, ok := w.MBU(); ok {
-		t.Errorf("linear model reports MBU: %+v", w)
+	mbu, ok := w.MBU()
+	if !ok || !(mbu > 0 && mbu <= 1) {
+		t.Errorf("linear model's MBU %g (ok %v): want in (0, 1]", mbu, ok)
 	}
 	if !(w.BusyShare() > 0) {
 		t.Errorf("busy share %g", w.BusyShare())

@@ -544,7 +544,8 @@ type Work struct {
 }
 
 // Counter is a step model that also counts a step's [Work]; the linear
-// model does not (it knows times, not operations).
+// model does not (it knows times, not operations), so the engine counts
+// its steps with a roofline of the same model and GPU.
 type Counter interface {
 	Model
 	// StepWork is the work of the step b, as StepNS prices it. It must not
