@@ -85,3 +85,25 @@ func TestRecordBenchAliases(t *testing.T) {
 		t.Fatalf("run --max-concurrency: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// A stream of one chunk has no token rate: the table says n/a, not the
+// search's ceiling (100000), and its --json row has no fluid_tokens_per_s.
+func TestSingleChunkFluidRateIsNA(t *testing.T) {
+	doc := t.TempDir() + "/r.json"
+	r := mustRunCLI(t, "run", "--requests", "20", "--output-len", "fixed:1", "--json", doc)
+	if !strings.Contains(r.stdout, "fluid tokens/s p10/p50") || strings.Contains(r.stdout, "100000") {
+		t.Fatalf("single-chunk streams:\n%s", r.stdout)
+	}
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if strings.Contains(line, "fluid tokens/s") && !strings.Contains(line, "n/a") {
+			t.Errorf("want n/a: %s", line)
+		}
+	}
+	if b := string(mustRead(t, doc)); strings.Contains(b, "fluid_tokens_per_s\"") {
+		t.Errorf("--json has a fluid_tokens_per_s for a single-chunk stream")
+	}
+	r = mustRunCLI(t, "run", "--requests", "20")
+	if strings.Contains(r.stdout, "n/a/") || !strings.Contains(r.stdout, "fluid tokens/s p10/p50") {
+		t.Fatalf("multi-chunk streams lost their fluid rate:\n%s", r.stdout)
+	}
+}
