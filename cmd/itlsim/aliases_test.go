@@ -107,3 +107,13 @@ func TestSingleChunkFluidRateIsNA(t *testing.T) {
 		t.Fatalf("multi-chunk streams lost their fluid rate:\n%s", r.stdout)
 	}
 }
+
+// A class's own slo: keeps its preset's other limits: code with its own
+// ttft_ms (the preset's value) is judged exactly as the bare preset.
+func TestClassSLOKeepsPresetLimitsCLI(t *testing.T) {
+	own := mustRunCLI(t, "run", "--set", "workload.classes=[{preset: code, share: 1, slo: {ttft_ms: 100}}]", "--rate", "12", "--requests", "300")
+	bare := mustRunCLI(t, "run", "--set", "workload.classes=[{preset: code, share: 1}]", "--rate", "12", "--requests", "300")
+	if own.stdout != bare.stdout {
+		t.Errorf("code with slo {ttft_ms: 100}:\n%s\nthe preset alone:\n%s", own.stdout, bare.stdout)
+	}
+}
