@@ -91,7 +91,7 @@ func (ss streamSet) fill(p Population, gapless bool, buf []float64) []float64 {
 				buf = append(buf, float64(st.QoE))
 			case p == PopFluidity:
 				buf = append(buf, float64(st.Fluidity))
-			default:
+			case st.Chunks >= 2: // one chunk has no rate to keep
 				buf = append(buf, float64(st.FluidRate))
 			}
 		case popStreamP50ITL, PopStreamP99ITL, PopStreamMaxGap, PopJitter:

@@ -61,6 +61,9 @@ func streamRow(r *sim.Result, k int, row *StreamRow, causes []string) {
 		if st.Scored {
 			q, f, fr := float64(st.QoE), float64(st.Fluidity), float64(st.FluidRate)
 			row.QoE, row.Fluidity, row.FluidRate = &q, &f, &fr
+			if st.Chunks < 2 { // one chunk has no rate to keep: the search's ceiling is no figure
+				row.FluidRate = nil
+			}
 		}
 		for _, c := range sim.Causes() {
 			if st.Causes&(1<<c) != 0 {

@@ -183,6 +183,11 @@ type ScoreSummary struct {
 	// rates, tokens/s (fluidity only).
 	FluidRateP10 float64 `json:"fluid_tokens_per_s_p10,omitempty"`
 	FluidRateP50 float64 `json:"fluid_tokens_per_s_p50,omitempty"`
+	// FluidRateN is how many streams have a fluid token rate: scored
+	// streams of two chunks or more (one chunk sets no rate). It is not
+	// in the JSON: a summary read back has 0, and the table then reads
+	// the two rates (absent, 0: n/a).
+	FluidRateN int `json:"-"`
 }
 
 // ScoreBelow is the score under which a stream counts as poorly served.
@@ -465,6 +470,7 @@ func summarize(r *sim.Result, set streamSet, m sim.MetricsConfig, o Options) Sum
 		pp.set = set
 	}
 	var rateP10, rateP50 float64
+	var rateN int
 	drawn := []struct {
 		p   Population
 		use func(sorted []float64, d Dist) // d: the population at the summary's percentiles
@@ -480,6 +486,7 @@ func summarize(r *sim.Result, set streamSet, m sim.MetricsConfig, o Options) Sum
 		{PopQoE, func(v []float64, _ Dist) { s.QoE = scoreSummary(v) }},
 		{PopFluidity, func(v []float64, _ Dist) { s.Fluidity = scoreSummary(v) }},
 		{popFluidRate, func(v []float64, _ Dist) {
+			rateN = len(v)
 			if len(v) > 0 {
 				d := distOf(v, []float64{10, 50})
 				rateP10, rateP50 = d.Q[0].V, d.Q[1].V
@@ -514,6 +521,7 @@ func summarize(r *sim.Result, set streamSet, m sim.MetricsConfig, o Options) Sum
 	}
 	wg.Wait()
 	s.Fluidity.FluidRateP10, s.Fluidity.FluidRateP50 = rateP10, rateP50
+	s.Fluidity.FluidRateN = rateN
 	pp.single = s.SingleChunkStreams
 	if r.Measured != nil {
 		var gaps []float64

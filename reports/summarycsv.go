@@ -3,6 +3,7 @@ package reports
 import (
 	"encoding/csv"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/itlsim/itlsim/sim"
@@ -29,7 +30,24 @@ func serverSide(f func(s *Summary) float64) func(s *Summary) (float64, bool) {
 	return func(s *Summary) (float64, bool) { return f(s), !s.Measured }
 }
 
-func summaryColumns() []summaryColumn {
+// csvPercentiles are the percentiles of the summary CSV's distribution
+// columns: p50, p90 and p99 (always there, for the readers of earlier
+// files) and every percentile a run chose (metrics.percentiles), in
+// increasing order.
+func csvPercentiles(runs []Run) []float64 {
+	ps := []float64{50, 90, 99}
+	for i := range runs {
+		for _, p := range runs[i].Config.Metrics.Percentiles {
+			if !slices.Contains(ps, p) {
+				ps = append(ps, p)
+			}
+		}
+	}
+	slices.Sort(ps)
+	return ps
+}
+
+func summaryColumns(ps []float64) []summaryColumn {
 	cols := []summaryColumn{
 		{"requests", always(func(s *Summary) float64 { return float64(s.Requests) })},
 		{"finished", always(func(s *Summary) float64 { return float64(s.Finished) })},
@@ -42,22 +60,23 @@ func summaryColumns() []summaryColumn {
 		{"input_tokens_per_s", always(func(s *Summary) float64 { return s.InputTokensPerS })},
 		{"output_tokens_per_s", always(func(s *Summary) float64 { return s.OutputTokensPerS })},
 	}
+	type stat struct {
+		key string
+		f   func(d Dist) float64
+	}
+	var stats []stat
+	for _, p := range ps {
+		stats = append(stats, stat{PercentileKey(p), func(d Dist) float64 { v, _ := d.At(p); return v }})
+	}
+	stats = append(stats, stat{"max", func(d Dist) float64 { return d.Max }})
 	dist := func(name string, get func(s *Summary) Dist, wrap func(func(*Summary) float64) func(*Summary) (float64, bool)) {
-		for _, st := range []struct {
-			key string
-			f   func(d Dist) float64
-		}{{"mean", func(d Dist) float64 { return d.Mean }}, {"p50", func(d Dist) float64 { return d.P50 }},
-			{"p90", func(d Dist) float64 { return d.P90 }}, {"p99", func(d Dist) float64 { return d.P99 }},
-			{"max", func(d Dist) float64 { return d.Max }}} {
+		all := append([]stat{{"mean", func(d Dist) float64 { return d.Mean }}}, stats...)
+		for _, st := range all {
 			cols = append(cols, summaryColumn{name + "_" + st.key, wrap(func(s *Summary) float64 { return st.f(get(s)) })})
 		}
 	}
 	spread := func(name string, get func(s *Summary) Spread) {
-		for _, st := range []struct {
-			key string
-			f   func(d Spread) float64
-		}{{"p50", func(d Spread) float64 { return d.P50 }}, {"p90", func(d Spread) float64 { return d.P90 }},
-			{"p99", func(d Spread) float64 { return d.P99 }}, {"max", func(d Spread) float64 { return d.Max }}} {
+		for _, st := range stats {
 			cols = append(cols, summaryColumn{name + "_" + st.key, withGaps(func(s *Summary) float64 { return st.f(get(s)) })})
 		}
 	}
@@ -92,11 +111,11 @@ func summaryColumns() []summaryColumn {
 
 // WriteSummaryCSV writes one row per run: its name, then the summary's
 // figures in the columns the JSON names them (a distribution's statistics
-// as KEY_mean, KEY_p50, …; stall time by cause as stall_ms_CAUSE). A figure
+// as KEY_mean, KEY_p50, KEY_p90, KEY_p99 and each percentile the runs chose, …; stall time by cause as stall_ms_CAUSE). A figure
 // the run cannot have — server-side figures of a measured run, gap figures
 // of a file without gaps — is an empty cell.
 func WriteSummaryCSV(w io.Writer, runs []Run) error {
-	cols := summaryColumns()
+	cols := summaryColumns(csvPercentiles(runs))
 	cw := csv.NewWriter(w)
 	header := []string{"run"}
 	for _, c := range cols {

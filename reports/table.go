@@ -109,7 +109,7 @@ func summaryRows(runs []Run) []row {
 		{"QoE (Andes)", func(s *Summary) string { return scoreCells(s.QoE) }},
 		{"fluidity index (Etalon)", func(s *Summary) string { return scoreCells(s.Fluidity) }},
 		{"fluid tokens/s p10/p50", func(s *Summary) string {
-			if s.Fluidity.N == 0 {
+			if s.Fluidity.N == 0 || s.Fluidity.FluidRateN == 0 && s.Fluidity.FluidRateP10 == 0 && s.Fluidity.FluidRateP50 == 0 {
 				return "n/a"
 			}
 			return f1(s.Fluidity.FluidRateP10) + "/" + f1(s.Fluidity.FluidRateP50)

@@ -73,6 +73,20 @@ type ClassSLO struct {
 	StreamMaxGapMS float64 `yaml:"stream_max_gap_ms,omitempty" json:"stream_max_gap_ms,omitempty"`
 }
 
+// over is s with each limit it does not give (0) taken from base: a
+// class's own slo: adds to or tightens its preset's limits and keeps the
+// others.
+func (s ClassSLO) over(base ClassSLO) ClassSLO {
+	pick := func(own, b float64) float64 {
+		if own == 0 {
+			return b
+		}
+		return own
+	}
+	return ClassSLO{TTFTMS: pick(s.TTFTMS, base.TTFTMS), TPOTMS: pick(s.TPOTMS, base.TPOTMS), E2ELMS: pick(s.E2ELMS, base.E2ELMS),
+		StreamP99ITLMS: pick(s.StreamP99ITLMS, base.StreamP99ITLMS), StreamMaxGapMS: pick(s.StreamMaxGapMS, base.StreamMaxGapMS)}
+}
+
 // ClassQoE is the delivery a class's users expect (see sim.QoE): 0 takes
 // the run's metrics.qoe.
 type ClassQoE struct {
@@ -207,9 +221,7 @@ func (c Config) ResolveClasses() ([]Class, error) {
 			if cl.Priority == 0 {
 				cl.Priority = base.Priority
 			}
-			if cl.SLO == (ClassSLO{}) {
-				cl.SLO = base.SLO
-			}
+			cl.SLO = cl.SLO.over(base.SLO)
 			if cl.Acceptance == "" {
 				cl.Acceptance = base.Acceptance
 			}

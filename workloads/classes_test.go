@@ -145,3 +145,20 @@ func TestClosedLoopThinkIsPerRequest(t *testing.T) {
 		t.Errorf("think times by request: ends in one order %v, in the other %v", x, y)
 	}
 }
+
+// A class's own slo: keeps its preset's other limits: code's preset
+// limits TTFT, TPOT and the largest gap; a class that tightens TTFT keeps
+// the other two.
+func TestClassSLOMergesPreset(t *testing.T) {
+	c := DefaultConfig()
+	c.Classes = []Class{{Preset: "code", Share: 1, SLO: ClassSLO{TTFTMS: 80, E2ELMS: 9000}}}
+	cls, err := c.ResolveClasses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := classPresets["code"].c.SLO
+	want := ClassSLO{TTFTMS: 80, TPOTMS: base.TPOTMS, E2ELMS: 9000, StreamP99ITLMS: base.StreamP99ITLMS, StreamMaxGapMS: base.StreamMaxGapMS}
+	if got := cls[0].SLO; got != want || base.TPOTMS == 0 || base.StreamMaxGapMS == 0 {
+		t.Errorf("slo %+v, want %+v (preset %+v)", got, want, base)
+	}
+}

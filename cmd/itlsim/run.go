@@ -108,6 +108,7 @@ type runOptions struct {
 	printConfig   bool
 	skipBadRows   bool
 	slo           sloFlags
+	alias         *aliasFlags // vLLM bench and GuideLLM names
 }
 
 func newRunCmd(temps *tempFiles) *cobra.Command {
@@ -366,6 +367,7 @@ func (o *runOptions) bindFields(cmd *cobra.Command, compares bool, skip ...strin
 	}
 	f.StringArrayVar(&o.sets, "set", nil, "set any field: path=value (repeatable), e.g. --set cost.roofline.overhead_us=3000")
 	f.BoolVar(&o.skipBadRows, "skip-bad-rows", false, "pass over malformed trace rows instead of stopping at the first (the count is reported)")
+	o.bindAliases(cmd, skip)
 }
 
 // singleScenario are run's scenario flags for the commands that run one
@@ -415,6 +417,10 @@ type scenarioFile struct {
 // the default), the field flags and --set, the comparisons, and a cost
 // profile (cost.profile, --profile) applied under what the command line sets.
 func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Variant, scenarioFile, error) {
+	if err := o.alias.apply(cmd, o); err != nil {
+		return nil, scenarioFile{}, err
+	}
+	o.alias = nil // applied once: a command may build its variants again
 	base := sim.DefaultConfig()
 	var cmps []scenario.Comparison
 	var fileTerms []string

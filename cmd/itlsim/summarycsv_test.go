@@ -72,3 +72,48 @@ func TestSummaryCSV(t *testing.T) {
 		t.Errorf("guidellm ttft_ms_p99 empty")
 	}
 }
+
+// The summary CSV has a column for every percentile --percentiles chooses
+// (p95 by default), besides p50, p90 and p99, with the JSON's value.
+func TestSummaryCSVHonoursPercentiles(t *testing.T) {
+	for _, c := range []struct {
+		pcts string
+		want []string
+	}{{"", []string{"ttft_ms_p95", "stream_p99_itl_ms_p95"}}, {"50,99.9", []string{"ttft_ms_p99.9", "e2el_ms_p99.9", "ttft_ms_p90"}}} {
+		dir := t.TempDir()
+		sum, doc := filepath.Join(dir, "s.csv"), filepath.Join(dir, "r.json")
+		args := []string{"run", "--requests", "40", "--summary-csv", sum, "--json", doc}
+		if c.pcts != "" {
+			args = append(args, "--percentiles", c.pcts)
+		}
+		mustRunCLI(t, args...)
+		rows, err := csv.NewReader(bytes.NewReader(mustRead(t, sum))).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		col := map[string]int{}
+		for i, name := range rows[0] {
+			col[name] = i
+		}
+		for _, w := range c.want {
+			if _, ok := col[w]; !ok {
+				t.Errorf("--percentiles %q: no column %s in %v", c.pcts, w, rows[0])
+			}
+		}
+		var d struct {
+			Runs []struct {
+				Summary struct {
+					TTFT map[string]any `json:"ttft_ms"`
+				} `json:"summary"`
+			} `json:"runs"`
+		}
+		if err := json.Unmarshal(mustRead(t, doc), &d); err != nil {
+			t.Fatal(err)
+		}
+		key := c.want[0][len("ttft_ms_"):]
+		got, _ := strconv.ParseFloat(rows[1][col[c.want[0]]], 64)
+		if want, ok := d.Runs[0].Summary.TTFT[key].(float64); !ok || got != want || got == 0 {
+			t.Errorf("--percentiles %q: %s = %v in the CSV, %v in the JSON", c.pcts, c.want[0], got, d.Runs[0].Summary.TTFT[key])
+		}
+	}
+}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// benchAlias is a flag of vLLM's benchmark (vllm bench serve) or
+// GuideLLM that itlsim accepts under that name. It sets an itlsim field
+// flag, so an invocation written with the alias runs exactly what the
+// native flag runs; given with its itlsim name and another value, it is
+// an error. docs/vllm-bench-aliases.md lists them.
+type benchAlias struct {
+	name, target, usage string
+}
+
+// simpleAliases set their target flag to their own value.
+var simpleAliases = []benchAlias{
+	{"request-rate", "rate", "vLLM bench: alias of --rate (requests/s)"},
+	{"num-prompts", "requests", "vLLM bench: alias of --requests"},
+	{"max-requests", "requests", "GuideLLM: alias of --requests"},
+	{"max-seconds", "duration", "GuideLLM: alias of --duration (seconds of arrivals)"},
+	{"metric-percentiles", "percentiles", "vLLM bench: alias of --percentiles, e.g. 25,50,99"},
+}
+
+// vLLM's random dataset defaults (vllm bench serve --dataset-name random).
+const (
+	vllmRandomInputLen  = 1024
+	vllmRandomOutputLen = 128
+)
+
+// aliasFlags holds the values of the alias flags a command binds.
+type aliasFlags struct {
+	simple            map[string]*string
+	inputLen          int
+	outputLen         int
+	rangeRatio        float64
+	datasetName       string
+	datasetPath       string
+	ignoreEOS         bool
+	percentileMetrics string
+	burstiness        float64
+	rateType          string
+	maxConcurrency    string
+}
+
+// bindAliases registers the aliases whose targets cmd has (sweep and
+// capacity leave --rate out, and so its alias).
+func (o *runOptions) bindAliases(cmd *cobra.Command, skip []string) {
+	a := &aliasFlags{simple: map[string]*string{}}
+	o.alias = a
+	f := cmd.Flags()
+	for _, s := range simpleAliases {
+		if slices.Contains(skip, s.target) {
+			continue
+		}
+		a.simple[s.name] = f.String(s.name, "", s.usage)
+	}
+	f.IntVar(&a.inputLen, "random-input-len", vllmRandomInputLen, "vLLM bench: prompt length of the random dataset (sets --input-len)")
+	f.IntVar(&a.outputLen, "random-output-len", vllmRandomOutputLen, "vLLM bench: output length of the random dataset (sets --output-len)")
+	f.Float64Var(&a.rangeRatio, "random-range-ratio", 0, "vLLM bench: lengths uniform in [len·(1−r), len·(1+r)], r in [0, 1)")
+	f.StringVar(&a.datasetName, "dataset-name", "", "vLLM bench: random (generated lengths, vLLM's defaults 1024/128)")
+	f.StringVar(&a.datasetPath, "dataset-path", "", "vLLM bench: dataset file (not yet read: use --workload or --lengths-file)")
+	f.BoolVar(&a.ignoreEOS, "ignore-eos", false, "vLLM bench: accepted; itlsim always generates each request's output length")
+	f.StringVar(&a.percentileMetrics, "percentile-metrics", "", "vLLM bench: accepted (ttft,tpot,itl,e2el); itlsim reports every metric")
+	f.Float64Var(&a.burstiness, "burstiness", 1, "vLLM bench: gamma arrivals with shape B (1: Poisson, < 1 burstier)")
+	f.StringVar(&a.maxConcurrency, "max-concurrency", "", "vLLM bench: cap on requests in flight (record: alias of --concurrency)")
+	if !slices.Contains(skip, "rate") {
+		f.StringVar(&a.rateType, "rate-type", "", "GuideLLM: constant, poisson or synchronous (one user, closed loop)")
+	}
+}
+
+// apply turns the aliases given on cmd's command line into their itlsim
+// flags (and --set fields), before the flags are read.
+func (a *aliasFlags) apply(cmd *cobra.Command, o *runOptions) error {
+	if a == nil {
+		return nil
+	}
+	f := cmd.Flags()
+	set := func(alias, target, v string) error {
+		if fl := f.Lookup(target); fl != nil && fl.Changed && fl.Value.String() != v {
+			return fmt.Errorf("--%s %s and --%s %s disagree: give one", alias, v, target, fl.Value.String())
+		}
+		return f.Set(target, v)
+	}
+	for _, s := range simpleAliases {
+		p, ok := a.simple[s.name]
+		if !ok || !f.Changed(s.name) {
+			continue
+		}
+		if s.name == "request-rate" && strings.EqualFold(strings.TrimSpace(*p), "inf") {
+			return fmt.Errorf("--request-rate inf: itlsim needs a finite rate (requests/s); use --arrival closed with --set workload.users=N for a fixed concurrency")
+		}
+		if err := set(s.name, s.target, *p); err != nil {
+			return err
+		}
+	}
+	if f.Changed("max-concurrency") {
+		if f.Lookup("concurrency") == nil {
+			return fmt.Errorf("--max-concurrency %s: %s has no in-flight cap yet (record applies it; here use --arrival closed with --set workload.users=N)", a.maxConcurrency, cmd.Name())
+		}
+		if err := set("max-concurrency", "concurrency", a.maxConcurrency); err != nil {
+			return err
+		}
+	}
+	switch a.datasetName {
+	case "", "random":
+	case "sharegpt":
+		return fmt.Errorf("--dataset-name sharegpt: not read by itlsim; give its lengths as a CSV with --lengths-file or a trace with --workload")
+	default:
+		return fmt.Errorf("--dataset-name %q: expected random", a.datasetName)
+	}
+	if f.Changed("dataset-path") {
+		return fmt.Errorf("--dataset-path %s: itlsim does not read vLLM datasets; use --workload (a trace) or --lengths-file", a.datasetPath)
+	}
+	if a.datasetName == "random" || f.Changed("random-input-len") || f.Changed("random-output-len") || f.Changed("random-range-ratio") {
+		r := a.rangeRatio
+		if r < 0 || r >= 1 || math.IsNaN(r) {
+			return fmt.Errorf("--random-range-ratio %v: expected a ratio in [0, 1)", r)
+		}
+		for _, l := range []struct {
+			alias, target string
+			n             int
+		}{{"random-input-len", "input-len", a.inputLen}, {"random-output-len", "output-len", a.outputLen}} {
+			if l.n < 1 {
+				return fmt.Errorf("--%s %d: expected a length ≥ 1 token", l.alias, l.n)
+			}
+			if err := set(l.alias, l.target, randomLen(l.n, r)); err != nil {
+				return err
+			}
+		}
+	}
+	if f.Changed("percentile-metrics") {
+		for _, m := range strings.Split(a.percentileMetrics, ",") {
+			switch strings.TrimSpace(m) {
+			case "ttft", "tpot", "itl", "e2el":
+			default:
+				return fmt.Errorf("--percentile-metrics: %q: expected ttft, tpot, itl or e2el", m)
+			}
+		}
+	}
+	if f.Changed("burstiness") {
+		b := a.burstiness
+		if !(b > 0) || math.IsInf(b, 0) {
+			return fmt.Errorf("--burstiness %v: expected a shape > 0", b)
+		}
+		if b != 1 {
+			if err := set("burstiness", "arrival", "gamma"); err != nil {
+				return err
+			}
+			o.sets = append(o.sets, "workload.shape="+strconv.FormatFloat(b, 'g', -1, 64))
+		}
+	}
+	if f.Changed("rate-type") {
+		switch a.rateType {
+		case "constant", "poisson":
+			return set("rate-type", "arrival", a.rateType)
+		case "synchronous":
+			if err := set("rate-type", "arrival", "closed"); err != nil {
+				return err
+			}
+			o.sets = append(o.sets, "workload.users=1")
+		default:
+			return fmt.Errorf("--rate-type %q: expected constant, poisson or synchronous", a.rateType)
+		}
+	}
+	return nil
+}
+
+// randomLen is vLLM's random dataset length as an itlsim distribution:
+// an integer uniform in [⌊n·(1−r)⌋, ⌈n·(1+r)⌉], fixed when r is 0.
+func randomLen(n int, r float64) string {
+	if r == 0 {
+		return "fixed:" + strconv.Itoa(n)
+	}
+	lo := max(1, int(math.Floor(float64(n)*(1-r))))
+	hi := int(math.Ceil(float64(n) * (1 + r)))
+	return fmt.Sprintf("uniform:%d,%d", lo, hi)
+}
