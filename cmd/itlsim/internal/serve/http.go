@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"os"
@@ -354,6 +355,17 @@ func rejection(r scheduler.Reason) (int, string) {
 func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, replica int) {
 	defer s.answeredOne()
 	rc := http.NewResponseController(w)
+	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSON(ct) {
+		apiError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf("Content-Type %q: expected application/json", ct))
+		return
+	}
+	if r.ContentLength > s.maxBody() {
+		// Refused from the headers: none of the body is read, and the
+		// connection closes after the answer.
+		w.Header().Set("Connection", "close")
+		apiError(w, http.StatusRequestEntityTooLarge, "BadRequestError", fmt.Sprintf("request body: more than %d bytes (Content-Length %d)", s.maxBody(), r.ContentLength))
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -403,6 +415,18 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, rep
 	if !rw.ended { // the client went away, or stopped reading (the write deadline), first
 		s.b.abort(st.id)
 	}
+}
+
+// isJSON reports whether a Content-Type names JSON: application/json or
+// application/*+json, as vLLM's FastAPI reads a body as JSON (it reads
+// a body without one as JSON too; anything else fails its validation).
+func isJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	sub, ok := strings.CutPrefix(mt, "application/")
+	return ok && (sub == "json" || strings.HasSuffix(sub, "+json"))
 }
 
 // words make up the generated text: one word per token.

@@ -223,8 +223,8 @@ func parseCount(name string, raw json.RawMessage) (*big.Int, bool, *badRequest) 
 	if !f.IsInt() {
 		return nil, false, bad("%s: Input should be a valid integer, got a number with a fractional part", name)
 	}
-	if f.MantExp(nil) > 256 { // beyond 2^256: any such count is over any limit
-		f.SetMantExp(big.NewFloat(math.Copysign(0.5, float64(f.Sign()))), 257)
+	if f.MantExp(nil) > 256 { // beyond 2^256: no count is that large
+		return nil, false, bad("%s: Input should be a valid integer, %s is out of range", name, text)
 	}
 	n, _ := f.Int(nil)
 	return n, true, nil
