@@ -197,6 +197,23 @@ func TestHTTPAbuse(t *testing.T) {
 	} else {
 		resp.Body.Close()
 	}
+	// Keys match exactly, as pydantic matches them: "MAX_TOKENS" and
+	// "ſtream" are not max_tokens and stream (encoding/json alone would
+	// take them), so this is a whole answer of the default 16 tokens.
+	resp, err := client.Post(base+cmpl, js, strings.NewReader(`{"prompt":"a","MAX_TOKENS":1000000000000,"ſtream":true,"Max_Tokens":3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var whole struct {
+		Choices []struct {
+			Text string `json:"text"`
+		} `json:"choices"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&whole)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 || len(whole.Choices) != 1 || len(strings.Fields(whole.Choices[0].Text)) != defaultCompletionTokens {
+		t.Errorf("case-folded keys: %d %+v (%v); want a whole answer of %d words", resp.StatusCode, whole, err, defaultCompletionTokens)
+	}
 	goodRequest(t, client, base)
 }
 
