@@ -237,3 +237,58 @@ func TestOversizedBodyRefusedUpFront(t *testing.T) {
 	checkAPIError(t, "1 GiB Content-Length", resp, 413, fmt.Sprintf("more than %d bytes", abuseMaxBody))
 	goodRequest(t, &http.Client{Timeout: 10 * time.Second}, base)
 }
+
+// Half-sent bodies hold at most MaxBodyReaders readers: one more request
+// is answered 503 with Retry-After at once, without waiting for its body,
+// and a held body that completes is still served.
+func TestBodyReadersAreBounded(t *testing.T) {
+	const readers = 4
+	srv, base := start(t, nil, Options{TimeScale: 50, Limits: Limits{MaxBodyReaders: readers, BodyTimeout: 60 * time.Second}})
+	addr := strings.TrimPrefix(base, "http://")
+	body := `{"prompt":"a b","max_tokens":3,"ignore_eos":true}`
+	half := func() net.Conn {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+		fmt.Fprintf(conn, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body[:5])
+		return conn
+	}
+	var held []net.Conn
+	for range readers {
+		held = append(held, half())
+	}
+	// Wait (bounded) until the server is reading all of them.
+	for deadline := time.Now().Add(10 * time.Second); len(srv.bodies) < readers; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d bodies being read; want %d", len(srv.bodies), readers)
+		}
+	}
+	// Beyond the bound: 503 from the headers alone, also for a half-sent
+	// body, and the connection closes.
+	for range 3 {
+		conn := half()
+		br := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("request beyond %d half-sent bodies: %v", readers, err)
+		}
+		if ra := resp.Header.Get("Retry-After"); ra != "1" {
+			t.Errorf("Retry-After %q, want 1", ra)
+		}
+		checkAPIError(t, "beyond the body readers", resp, 503, "bodies are being received")
+		if _, err := br.ReadByte(); err != io.EOF {
+			t.Errorf("after the 503 the connection is still open (%v)", err)
+		}
+	}
+	// A held body that completes is served, and frees its reader.
+	fmt.Fprint(held[0], body[5:])
+	resp, err := http.ReadResponse(bufio.NewReader(held[0]), nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("a held body completed: %v %v; want 200", resp, err)
+	}
+	resp.Body.Close()
+	goodRequest(t, &http.Client{Timeout: 10 * time.Second}, base)
+}
