@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"os"
@@ -66,6 +67,10 @@ type Limits struct {
 	IdleTimeout time.Duration
 	// MaxHeaderBytes bounds a request's headers.
 	MaxHeaderBytes int
+	// MaxBodyReaders bounds the requests whose bodies are being read at
+	// once, over all ports: one more is answered 503 with Retry-After at
+	// once, so that many half-sent bodies hold at most this many buffers.
+	MaxBodyReaders int
 	// MaxBody bounds a request body in bytes; 0 takes 1 MiB + 32 bytes per
 	// token of the context (max_model_len), or 16 MiB without one.
 	MaxBody int64
@@ -74,7 +79,7 @@ type Limits struct {
 // DefaultLimits are serve's limits.
 func DefaultLimits() Limits {
 	return Limits{HeaderTimeout: 10 * time.Second, BodyTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second,
-		IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
+		IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10, MaxBodyReaders: 64}
 }
 
 // withDefaults fills the zero fields of l from DefaultLimits.
@@ -90,6 +95,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxHeaderBytes <= 0 {
 		l.MaxHeaderBytes = d.MaxHeaderBytes
+	}
+	if l.MaxBodyReaders <= 0 {
+		l.MaxBodyReaders = d.MaxBodyReaders
 	}
 	return l
 }
@@ -130,6 +138,7 @@ type Server struct {
 	created  int64
 	answered atomic.Int64
 	enough   chan struct{} // closed once ExitAfter requests were answered
+	bodies   chan struct{} // one token per body being read (MaxBodyReaders)
 	once     sync.Once
 }
 
@@ -176,7 +185,9 @@ func NewReplay(scripts []Script, o Options) (*Server, error) {
 }
 
 func newServer(o Options) *Server {
-	return &Server{opt: o, lim: o.Limits.withDefaults(), metrics: []*metrics{newMetrics(o.ModelName)}, created: time.Now().Unix(), enough: make(chan struct{})}
+	lim := o.Limits.withDefaults()
+	return &Server{opt: o, lim: lim, metrics: []*metrics{newMetrics(o.ModelName)}, created: time.Now().Unix(),
+		enough: make(chan struct{}), bodies: make(chan struct{}, lim.MaxBodyReaders)}
 }
 
 // Result is the simulation's server-side result once Serve has returned
@@ -354,7 +365,27 @@ func rejection(r scheduler.Reason) (int, string) {
 func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, replica int) {
 	defer s.answeredOne()
 	rc := http.NewResponseController(w)
+	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSON(ct) {
+		apiError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf("Content-Type %q: expected application/json", ct))
+		return
+	}
+	if r.ContentLength > s.maxBody() {
+		// Refused from the headers: none of the body is read, and the
+		// connection closes after the answer.
+		refuseBody(w, rc)
+		apiError(w, http.StatusRequestEntityTooLarge, "BadRequestError", fmt.Sprintf("request body: more than %d bytes (Content-Length %d)", s.maxBody(), r.ContentLength))
+		return
+	}
+	select {
+	case s.bodies <- struct{}{}:
+	default:
+		refuseBody(w, rc)
+		w.Header().Set("Retry-After", "1")
+		apiError(w, http.StatusServiceUnavailable, "server_overloaded", fmt.Sprintf("request body: %d bodies are being received already; retry later", cap(s.bodies)))
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
+	<-s.bodies
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		switch {
@@ -403,6 +434,26 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, rep
 	if !rw.ended { // the client went away, or stopped reading (the write deadline), first
 		s.b.abort(st.id)
 	}
+}
+
+// refuseBody answers without reading the request body: the connection
+// closes after the answer, and net/http's read of what is left (to keep
+// the connection) fails at once instead of waiting for a slow client.
+func refuseBody(w http.ResponseWriter, rc *http.ResponseController) {
+	_ = rc.SetReadDeadline(time.Now())
+	w.Header().Set("Connection", "close")
+}
+
+// isJSON reports whether a Content-Type names JSON: application/json or
+// application/*+json, as vLLM's FastAPI reads a body as JSON (it reads
+// a body without one as JSON too; anything else fails its validation).
+func isJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	sub, ok := strings.CutPrefix(mt, "application/")
+	return ok && (sub == "json" || strings.HasSuffix(sub, "+json"))
 }
 
 // words make up the generated text: one word per token.

@@ -75,6 +75,9 @@ type parsed struct {
 //   - no object repeats a key anywhere in the body. vLLM's json.loads keeps
 //     the last of repeated keys without a word; serve refuses them, since
 //     the two readings of such a body disagree on what was asked;
+//   - keys match exactly, as pydantic matches them: "MAX_TOKENS" is an
+//     unknown key, ignored as vLLM ignores it (encoding/json alone would
+//     fold it onto max_tokens);
 //   - max_tokens, max_completion_tokens and n are integers: a JSON integer,
 //     a number with no fractional part (10.0, 1e3) or a string of one ("10"),
 //     as pydantic's lax mode takes them; 1.5, true, [] are refused (pydantic:
@@ -92,8 +95,17 @@ type parsed struct {
 // (vLLM's default). maxModelLen 0 (a replay) checks no context.
 func decodeRequest(body []byte, chat bool, maxModelLen int) (parsed, *badRequest) {
 	var p parsed
-	if err := checkJSON(body); err != nil {
+	foreign, err := checkJSON(body)
+	if err != nil {
 		return p, bad("request body: %v", err)
+	}
+	if foreign {
+		// encoding/json matches keys case-insensitively ("MAX_TOKENS",
+		// "ſtream" would set fields); pydantic matches them exactly and
+		// ignores the rest, so keys other than the fields' are dropped.
+		if body, err = dropForeignKeys(body); err != nil {
+			return p, bad("request body: %v", err)
+		}
 	}
 	var req request
 	if err := json.Unmarshal(body, &req); err != nil {
@@ -111,7 +123,6 @@ func decodeRequest(body []byte, chat bool, maxModelLen int) (parsed, *badRequest
 	} else if set && (n.Sign() <= 0 || !n.IsInt64() || n.Int64() != 1) {
 		return p, bad("n: only n = 1 is served, got %s", n)
 	}
-	var err error
 	if chat {
 		if req.Prompt != nil {
 			return p, bad("prompt: a chat request sends messages, not a prompt")
@@ -223,8 +234,8 @@ func parseCount(name string, raw json.RawMessage) (*big.Int, bool, *badRequest) 
 	if !f.IsInt() {
 		return nil, false, bad("%s: Input should be a valid integer, got a number with a fractional part", name)
 	}
-	if f.MantExp(nil) > 256 { // beyond 2^256: any such count is over any limit
-		f.SetMantExp(big.NewFloat(math.Copysign(0.5, float64(f.Sign()))), 257)
+	if f.MantExp(nil) > 256 { // beyond 2^256: no count is that large
+		return nil, false, bad("%s: Input should be a valid integer, %s is out of range", name, text)
 	}
 	n, _ := f.Int(nil)
 	return n, true, nil
@@ -242,20 +253,55 @@ func kindOf(c byte) string {
 	return "something else"
 }
 
+// fieldNames are every key the request's types read, at any depth.
+var fieldNames = map[string]bool{"model": true, "prompt": true, "messages": true, "max_tokens": true,
+	"max_completion_tokens": true, "ignore_eos": true, "stream": true, "stream_options": true, "n": true,
+	"include_usage": true, "continuous_usage_stats": true, "role": true, "content": true, "type": true, "text": true}
+
+// dropForeignKeys rewrites body without the keys that are not in
+// fieldNames, at any depth; numbers keep their text.
+func dropForeignKeys(body []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				if !fieldNames[k] {
+					delete(v, k)
+					continue
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return json.Marshal(v)
+}
+
 // checkJSON accepts one JSON object and nothing after it, with no key
-// repeated in any object.
-func checkJSON(body []byte) error {
+// repeated in any object; foreign says some key is not in fieldNames.
+func checkJSON(body []byte) (foreign bool, err error) {
 	if !json.Valid(body) {
 		// Valid says nothing of where: decode for the position.
 		dec := json.NewDecoder(bytes.NewReader(body))
 		var v any
 		if err := dec.Decode(&v); err != nil {
-			return err
+			return false, err
 		}
-		return fmt.Errorf("unexpected data after the JSON object at byte %d", dec.InputOffset())
+		return false, fmt.Errorf("unexpected data after the JSON object at byte %d", dec.InputOffset())
 	}
 	if t := bytes.TrimSpace(body); len(t) == 0 || t[0] != '{' {
-		return errors.New("expected a JSON object")
+		return false, errors.New("expected a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -272,10 +318,10 @@ func checkJSON(body []byte) error {
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
-			return nil
+			return foreign, nil
 		}
 		if err != nil {
-			return err
+			return false, err
 		}
 		top := len(stack) - 1
 		switch tok := tok.(type) {
@@ -292,8 +338,9 @@ func checkJSON(body []byte) error {
 		case string:
 			if top >= 0 && stack[top].keys != nil && stack[top].wantKey {
 				if stack[top].keys[tok] {
-					return fmt.Errorf("duplicate key %s", strconv.Quote(tok))
+					return false, fmt.Errorf("duplicate key %s", strconv.Quote(tok))
 				}
+				foreign = foreign || !fieldNames[tok]
 				stack[top].keys[tok] = true
 				stack[top].wantKey = false
 				continue
@@ -361,7 +408,8 @@ func promptIDs(raw json.RawMessage) (int, error) {
 }
 
 // messageTokens counts a chat's messages: each message's text (a string
-// or text parts); the chat template's own tokens are not counted.
+// or text parts), at least one: the chat template's own tokens are not
+// counted, but a chat of empty messages still has a prompt.
 func messageTokens(ms []message) (int, error) {
 	if len(ms) == 0 {
 		return 0, errors.New("messages: at least one message expected")
@@ -387,7 +435,7 @@ func messageTokens(ms []message) (int, error) {
 			n += textTokens(p.Text)
 		}
 	}
-	return n, nil
+	return max(1, n), nil
 }
 
 // textTokens approximates a text's token count by its whitespace-separated

@@ -52,6 +52,12 @@ func listen(t *testing.T, srv *Server) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return listenOn(t, srv, ln)
+}
+
+// listenOn serves srv on ln until the test ends.
+func listenOn(t *testing.T, srv *Server, ln net.Listener) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, 5*time.Second, ln) }()
