@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -201,14 +200,6 @@ func TestDocGoldens(t *testing.T) {
 	}
 }
 
-// pendingPages are pages other changes add; a link to one is allowed until
-// it exists. Remove the list once they are merged.
-var pendingPages = []string{
-	"docs/bad-input.md", "docs/bad-input-serve.md", "docs/bad-input-record.md", "docs/bad-input-limits.md",
-	"docs/how-sure.md", "docs/how-sure-gates.md", "docs/utilization.md", "docs/serve-conformance.md",
-	"docs/vllm-bench-aliases.md", "docs/architecture.md", "docs/capacity-numbers.md",
-}
-
 var (
 	mdLink    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	mdHeading = regexp.MustCompile(`^#{1,6} +(.*?) *#*$`)
@@ -291,9 +282,6 @@ func TestDocLinks(t *testing.T) {
 				}
 				info, err := os.Stat(filepath.Join(repoRoot, dest))
 				if err != nil {
-					if slices.Contains(pendingPages, dest) {
-						continue
-					}
 					t.Errorf("%s: link %s: no file %s", page, target, dest)
 					continue
 				}
