@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -440,6 +441,27 @@ func TestDisconnectAborts(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("5 s after the disconnect: running %g, kv %g; want 0", gauge(fam, metricRunning), gauge(fam, metricKVUsage))
+		}
+	}
+}
+
+// A stream tells proxies not to hold it: nginx reads X-Accel-Buffering,
+// caches and most proxies Cache-Control (issue 29 reports haproxy 2.6 with
+// a default configuration delivering 30 tokens in 2 bursts without them).
+func TestStreamHeadersDisableProxyBuffering(t *testing.T) {
+	_, base := start(t, nil, Options{TimeScale: 10})
+	resp, err := http.Post(base+"/v1/completions", "application/json",
+		strings.NewReader(`{"prompt":"hello","max_tokens":3,"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"} {
+		if got := resp.Header.Get(k); got != want {
+			t.Errorf("%s: %q, want %q", k, got, want)
 		}
 	}
 }
