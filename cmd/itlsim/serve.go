@@ -96,7 +96,7 @@ responses in flight finish, prints the served streams' table and writes
 	f.StringVar(&o.replayFormat, "replay-format", "auto", "format of --replay: auto, "+strings.Join(ingest.Formats(), ", "))
 	f.IntVar(&o.pauses, "pauses", 0, "with --replay: pauses to inject per stream")
 	f.StringVar(&o.pauseMS, "pause-ms", "500", "with --replay: pause length distribution in ms (as itlsim replay)")
-	f.StringVar(&o.pauseAt, "pause-at", pauseAtRandom, "with --replay: where pauses go: start, middle, end or random")
+	f.StringVar(&o.pauseAt, "pause-at", ingest.PauseAtRandom, "with --replay: where pauses go: start, middle, end or random")
 	return cmd
 }
 
@@ -267,13 +267,13 @@ func (o *serveOptions) replayScripts(seed uint64) ([]serve.Script, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--replay-format: %w", err)
 	}
-	ro := replayOptions{pauses: o.pauses, pauseMS: o.pauseMS, pauseAt: o.pauseAt, seed: seed,
-		smoothing: []string{"none"}, flush: []string{"none"}, network: []string{"none"}}
-	plan, err := ro.pausePlan()
+	ro := ingest.ReplayOptions{Pauses: o.pauses, PauseMS: o.pauseMS, PauseAt: o.pauseAt, Seed: seed,
+		Smoothing: []string{"none"}, Flush: []string{"none"}, Network: []string{"none"}}
+	plan, err := ro.PausePlan()
 	if err != nil {
 		return nil, err
 	}
-	mits, err := ro.mitigations()
+	mits, err := ro.Mitigations()
 	if err != nil {
 		return nil, err
 	}
@@ -284,10 +284,10 @@ func (o *serveOptions) replayScripts(seed uint64) ([]serve.Script, error) {
 	var scripts []serve.Script
 	for ri := range recs {
 		rec := &recs[ri]
-		if rec.NoGaps {
-			return nil, fmt.Errorf("%s: %s records only each request's first and last token times: there are no chunks to replay", rec.File, rec.Format)
+		if err := rec.CheckReplayable(); err != nil {
+			return nil, err
 		}
-		r := replayRecording(rec, uint64(ri), plan, mits[0])
+		r := ingest.Replay(rec, uint64(ri), plan, mits[0])
 		for si := range r.Streams {
 			s := &r.Streams[si]
 			sc := serve.Script{Prompt: s.InputTokens}
