@@ -135,3 +135,17 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("got %+v", got)
 	}
 }
+
+// The serving check simulates vLLM's 1 req/s run of Llama-3.3-70B and
+// holds its median ITL within ServingTolerance of the measured one.
+func TestCheckServing(t *testing.T) {
+	needData(t)
+	r, err := CheckServing(dataDir)
+	assertRows(t, []CheckRow{r}, err)
+	if r.Suite != "serving" || !strings.Contains(r.Shape, "200 ShareGPT requests") || !(r.MeasuredMS > 0) {
+		t.Errorf("row %+v: want the serving suite's 200 requests against a measured ITL", r)
+	}
+	if _, err := CheckServing(t.TempDir()); err == nil || !strings.Contains(err.Error(), servingFile) {
+		t.Errorf("an empty folder: %v, want an error naming %s", err, servingFile)
+	}
+}
