@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/itlsim/itlsim/reports"
 )
 
 const workloadTestdata = "testdata/workload"
@@ -51,10 +53,10 @@ func TestWorkloadInspectGolden(t *testing.T) {
 }
 
 // inspectJSON runs inspect --json.
-func inspectJSON(t *testing.T, args ...string) workloadSummary {
+func inspectJSON(t *testing.T, args ...string) reports.WorkloadSummary {
 	t.Helper()
 	r := mustRunCLI(t, append([]string{"workload", "inspect", "--json"}, args...)...)
-	var s workloadSummary
+	var s reports.WorkloadSummary
 	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
 		t.Fatalf("inspect --json: %v\n%s", err, r.stdout)
 	}
