@@ -255,7 +255,7 @@ func computeShard[T any](stderr io.Writer, dir study.Dir, keys []string, share [
 func runStudy[T any](cmd *cobra.Command, args []string, st *studyFlags, temps *tempFiles, command, what string, keys []string,
 	one func(i int) (T, error), all func(workers int, progress study.Progress) ([]T, error), render func([]T) error) error {
 	if st.k8s.emit {
-		return st.k8s.write(cmd.OutOrStdout(), command, studyArgs(cmd, args), st.shardCount, st.dir)
+		return st.k8s.job.Write(cmd.OutOrStdout(), command, studyArgs(cmd, args), st.shardCount, st.dir)
 	}
 	index, count, err := st.shard()
 	if err != nil {
