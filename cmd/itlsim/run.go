@@ -17,7 +17,6 @@ import (
 
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/calibrate"
-	"github.com/itlsim/itlsim/reports/qoe"
 	"github.com/itlsim/itlsim/reports/study"
 	"github.com/itlsim/itlsim/scheduler/router"
 	"github.com/itlsim/itlsim/sim"
@@ -599,7 +598,6 @@ func simulate(variants []scenario.Variant, withStreams bool, timelines *outFile,
 	}
 	var parts []*os.File
 	var writers []*reports.TimelineWriter
-	sinks := make([]*qoe.Sink, len(engines))
 	if timelines != nil {
 		defer func() {
 			for _, p := range parts {
@@ -616,39 +614,27 @@ func simulate(variants []scenario.Variant, withStreams bool, timelines *outFile,
 			writers = append(writers, w)
 		}
 	}
-	// Every finished stream is scored (QoE, fluidity) from its timeline,
-	// which then goes on to --timelines.
-	for i, e := range engines {
-		cfg := e.Setup().Config
-		var next sim.TimelineSink
-		if writers != nil {
-			next = writers[i]
-		}
-		sinks[i] = qoe.NewSink(cfg.Metrics.QoE, reports.ClassQoEs(cfg), next)
-		e.SetTimelineSink(sinks[i])
-	}
 	if progress != nil {
 		stop := showProgress(progress, variants, engines)
 		defer stop()
 	}
+	// Every finished stream is scored (QoE, fluidity) from its timeline,
+	// which then goes on to --timelines.
 	runs, _ := study.Map(len(variants), study.Workers(0), func(i int) (reports.Run, error) {
-		res := engines[i].Run()
-		sinks[i].Apply(res)
-		// The scores are in the summaries now: let the sink's go.
-		engines[i].SetTimelineSink(nil)
-		sinks[i] = nil
+		var next sim.TimelineSink
+		if writers != nil {
+			next = writers[i]
+		}
+		res, err := study.RunScored(engines[i], true, next)
+		if err != nil {
+			return reports.Run{}, nil // a run's error is the engine's, read below
+		}
 		v := variants[i]
 		ov := map[string]string{}
 		for _, o := range v.Overrides {
 			ov[o.Path] = o.Value
 		}
-		run := reports.NewRunOptions(v.Name, ov, engines[i].Setup().Config, res, withStreams)
-		if srv := engines[i].ServerResult(); srv != res {
-			run.AddServerView(srv)
-		}
-		run.AddCluster(engines[i].ReplicaReports(), engines[i].Routing())
-		run.AddPools(engines[i].PoolReports(), engines[i].Transfers(), engines[i].Routing())
-		return run, nil // a run's error is the engine's, read below
+		return study.RunReport(engines[i], v.Name, ov, res, withStreams), nil
 	}, nil)
 	for i, e := range engines {
 		if err := e.Err(); err != nil {

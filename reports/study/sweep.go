@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/itlsim/itlsim/reports"
-	qoepkg "github.com/itlsim/itlsim/reports/qoe"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/scenario"
 )
@@ -74,18 +73,9 @@ func simulateOnce(cfg sim.Config, w Window, qoe bool, sections int) (Metrics, []
 	if err != nil {
 		return Metrics{}, nil, err
 	}
-	var sink *qoepkg.Sink
-	if qoe {
-		c := e.Setup().Config
-		sink = qoepkg.NewSink(c.Metrics.QoE, reports.ClassQoEs(c), nil)
-		e.SetTimelineSink(sink)
-	}
-	res := e.Run()
-	if err := e.Err(); err != nil {
+	res, err := RunScored(e, qoe, nil)
+	if err != nil {
 		return Metrics{}, nil, err
-	}
-	if sink != nil {
-		sink.Apply(res)
 	}
 	m, secs := measure(e.Setup().Config, res, e.ServerResult(), w, sections)
 	return m, secs, nil
