@@ -15,8 +15,6 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	dto "github.com/prometheus/client_model/go"
 
@@ -302,13 +300,7 @@ func scrape(t *testing.T, base string) map[string]*dto.MetricFamily {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fam, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("/metrics does not parse: %v", err)
-	}
-	return fam
+	return parseMetrics(t, resp)
 }
 
 func gauge(fam map[string]*dto.MetricFamily, name string) float64 {
