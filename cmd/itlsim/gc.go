@@ -25,12 +25,13 @@ func setGCPercent() {
 }
 
 // studyGCPercent is the collector's target for capacity and sweep, which
-// run many short simulations one after another: each probe's live heap is
-// small (the default capacity search peaks at about 41 MB with 25 %, 49 MB
-// with 100 %), but it allocates afresh, so at 25 % the collector ran about
-// 400 times in one search and took a fifth of its time (2.3–2.4 s against
-// 1.8–1.9 s at 100 %, docs/benchmarks-log.md). GOGC in the environment,
-// when set, still wins.
+// run many short simulations one after another. Each probe's live heap is
+// small, but it allocates afresh, so at 25 % the collector ran about 400
+// times in one default capacity search. Six paired whole-process runs of
+// that search on a loaded 2-core machine took 2.96–3.53 s of CPU at 25 %
+// and 2.07–2.50 s at 100 % (ratio 0.62–0.79 pair by pair), peaking at
+// 40–42 MiB and 46–52 MiB (docs/benchmarks-log.md). GOGC in the
+// environment, when set, still wins.
 const studyGCPercent = 100
 
 // setStudyGCPercent applies studyGCPercent unless GOGC is set.
