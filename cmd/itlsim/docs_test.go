@@ -306,3 +306,38 @@ func TestDocLinks(t *testing.T) {
 		t.Error("no relative link checked")
 	}
 }
+
+// The README's first answer is the table `itlsim run --format markdown`
+// prints on the default scenario: the page shows it row for row, so a new
+// row or a changed figure fails here until the page is updated.
+func TestReadmeShowsTheDefaultRun(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const intro = "`go run ./cmd/itlsim run --format markdown` prints"
+	page := string(b)
+	i := strings.Index(page, intro)
+	if i < 0 {
+		t.Fatalf("README.md: no paragraph starting %q", intro)
+	}
+	var shown []string
+	started := false
+	for _, l := range strings.Split(page[i:], "\n")[1:] {
+		if strings.HasPrefix(l, "|") {
+			shown, started = append(shown, l), true
+		} else if started {
+			break
+		}
+	}
+	var printed []string
+	for _, l := range strings.Split(mustRunCLI(t, "run", "--format", "markdown").stdout, "\n") {
+		if strings.HasPrefix(l, "|") {
+			printed = append(printed, l)
+		}
+	}
+	if strings.Join(shown, "\n") != strings.Join(printed, "\n") {
+		t.Errorf("README.md's default-run table differs from what `itlsim run --format markdown` prints:\n--- README\n%s\n--- printed\n%s",
+			strings.Join(shown, "\n"), strings.Join(printed, "\n"))
+	}
+}
