@@ -32,6 +32,7 @@ type recordOptions struct {
 	jsonPath    string
 	format      string
 	failOnError bool
+	save        saveResult
 }
 
 func newRecordCmd(temps *tempFiles) *cobra.Command {
@@ -71,6 +72,7 @@ sending, cancels the requests in flight and still writes what was recorded
 	f.StringVarP(&o.outPath, "out", "o", "", "write the recorded streams (itlsim's stream format) to this file")
 	f.StringVar(&o.jsonPath, "json", "", "write the full results (runs, streams, time series) as JSON to this file")
 	f.StringVar(&o.format, "format", "table", "stdout form: table, markdown or json")
+	o.save.bind(f)
 	f.BoolVar(&o.failOnError, "fail-on-error", false, "exit 1 when any request did not complete (failed or rejected); without it record exits 1 only when none completed")
 	return cmd
 }
@@ -98,15 +100,6 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return fmt.Errorf("workload: %w", err)
 	}
-	files := newOutputs(o.temps)
-	defer files.discard()
-	out := files.add("-o", o.outPath)
-	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), format: format}
-	files.reads("SCENARIO", args[1:]...)
-	readsConfig(files, cfg)
-	if err := files.check(); err != nil {
-		return err
-	}
 	opt := record.Options{
 		URL: args[0], Endpoint: o.endpoint, Model: o.modelName, Concurrency: o.concurrency,
 		Timeout: o.timeout, TimeScale: o.timeScale, ContinuousUsage: o.continuous, Seed: cfg.Seed,
@@ -116,6 +109,25 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
+	if err := o.save.check(cmd); err != nil {
+		return err
+	}
+	if o.save.on() && opt.Model == "" {
+		// The default result file is named after the model, before any work.
+		if opt.Model, err = record.FirstModel(ctx, opt); err != nil {
+			return err
+		}
+	}
+	files := newOutputs(o.temps)
+	defer files.discard()
+	out := files.add("-o", o.outPath)
+	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), format: format}
+	saved := o.save.add(files, &cfg.Workload, opt, time.Now())
+	files.reads("SCENARIO", args[1:]...)
+	readsConfig(files, cfg)
+	if err := files.check(); err != nil {
+		return err
+	}
 	undo := o.temps.stopGracefully(cancel)
 	res, err := record.Run(ctx, src, opt)
 	undo()
@@ -159,6 +171,11 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 	runs := analyzeRuns(recs, cfg.Metrics, true)
 	for i := range runs {
 		runs[i].Source.Notes = append(runs[i].Source.Notes, fmt.Sprintf("recorded from %s (%s endpoint, time scale %g)", args[0], o.endpoint, o.timeScale))
+	}
+	if saved != nil { // written before outs commits every file
+		if err := saved.write(res, runs[0].VLLM); err != nil {
+			return err
+		}
 	}
 	if err := outs.write(cmd.OutOrStdout(), runs); err != nil {
 		return err

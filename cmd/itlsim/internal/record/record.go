@@ -191,6 +191,19 @@ func Run(ctx context.Context, src workloads.Source, o Options) (*Result, error) 
 	return r.run(ctx, src), nil
 }
 
+// FirstModel asks the server's /v1/models for the first model it lists,
+// the one Run names when Options.Model is empty.
+func FirstModel(ctx context.Context, o Options) (string, error) {
+	if err := o.validate(); err != nil {
+		return "", err
+	}
+	r := &recorder{o: o, client: o.Client}
+	if r.client == nil {
+		r.client = &http.Client{}
+	}
+	return r.firstModel(ctx)
+}
+
 // firstModel asks /v1/models for the model to name.
 func (r *recorder) firstModel(ctx context.Context) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
