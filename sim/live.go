@@ -1,6 +1,10 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/itlsim/itlsim/scheduler"
+)
 
 // Driving an engine in real time (itlsim serve): a driver outside sim owns
 // the engine on one goroutine, feeds requests through a reactive workload
@@ -30,8 +34,64 @@ type Observer interface {
 	Ended(replica int, s *StreamSummary)
 }
 
-// SetObserver makes the engine report chunks and ends to o (nil: none).
-func (e *Engine) SetObserver(o Observer) { e.rec.observer = o }
+// StepObserver is an Observer that also sees every step as it ends, for
+// vLLM's engine metrics (serve's /metrics: tokens per step, preemptions,
+// queue and prefill times, prefix-cache hits).
+type StepObserver interface {
+	Observer
+	// Step reports a step of replica replica; the report and its slices
+	// are valid only during the call.
+	Step(replica int, s *StepReport)
+}
+
+// StepReport is one step as a StepObserver sees it.
+type StepReport struct {
+	Start, End Time
+	// Tokens are the step's tokens as vLLM's vllm:iteration_tokens_total
+	// counts them: prompt tokens computed plus tokens generated (a decode
+	// generates one, and under speculation one plus the drafts accepted).
+	Tokens int
+	// Preempted counts the requests preempted to make room for the step.
+	Preempted int
+	// Prefills are the step's prompt chunks (recomputes included): the
+	// request and the tokens it had computed (or found cached) before.
+	Prefills []PrefillChunk
+}
+
+// PrefillChunk is one prompt chunk of a step.
+type PrefillChunk struct {
+	ID    int
+	Start int // tokens of the request computed or cached before the chunk
+}
+
+// SetObserver makes the engine report chunks and ends to o (nil: none);
+// an o that is a StepObserver sees every step too.
+func (e *Engine) SetObserver(o Observer) {
+	e.rec.observer = o
+	e.rec.steps, _ = o.(StepObserver)
+}
+
+// reportStep tells the step observer about the step that ends at now.
+func (r *Replica) reportStep(o StepObserver, plan *scheduler.Plan, now Time) {
+	st := StepReport{Start: r.stepAt, End: now, Preempted: len(plan.Preempted), Prefills: r.rec.stepScratch[:0]}
+	for i := range plan.Entries {
+		en := &plan.Entries[i]
+		switch {
+		case !en.Decode:
+			st.Tokens += en.Tokens
+			if en.Start+en.Tokens == en.Seq.Tokens() {
+				st.Tokens++ // the chunk that completes the context samples a token
+			}
+			st.Prefills = append(st.Prefills, PrefillChunk{ID: en.Seq.ID, Start: en.Start})
+		case i < len(r.accepted) && (r.extraNS > 0 || r.setup.Spec != nil):
+			st.Tokens += 1 + max(0, min(r.accepted[i], en.Seq.Output-en.Seq.Generated-1))
+		default:
+			st.Tokens++
+		}
+	}
+	r.rec.stepScratch = st.Prefills
+	o.Step(int(r.index), &st)
+}
 
 // NextEventAt is the time of the next pending event, if one is pending. A
 // real-time driver sleeps until it; with none pending it waits for an

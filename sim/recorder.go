@@ -101,14 +101,16 @@ func (rc *recorder) itlBucket(bk *Bucket, now Time) *Bucket {
 
 // recording is what every replica's recorder of one run shares.
 type recording struct {
-	stall    Time // gaps above it are stalls
-	worstK   int
-	sink     TimelineSink
-	timeline Timeline     // scratch handed to the sink
-	progress atomic.Int64 // requests ended, readable from other goroutines
-	observer Observer     // sees chunks and ends as they happen (live.go); nil off
-	fin      *finisher    // reduces ended streams on its own goroutine during Engine.Run; nil: at once
-	scratch  ended        // the ended stream reduced at once when fin is nil
+	stall       Time // gaps above it are stalls
+	worstK      int
+	sink        TimelineSink
+	timeline    Timeline       // scratch handed to the sink
+	progress    atomic.Int64   // requests ended, readable from other goroutines
+	observer    Observer       // sees chunks and ends as they happen (live.go); nil off
+	steps       StepObserver   // the observer, when it sees steps too
+	stepScratch []PrefillChunk // reused for each step's report
+	fin         *finisher      // reduces ended streams on its own goroutine during Engine.Run; nil: at once
+	scratch     ended          // the ended stream reduced at once when fin is nil
 }
 
 // result is the recorder's view of the run: the client's with a delivery

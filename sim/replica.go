@@ -484,6 +484,9 @@ func (r *Replica) endStep(now Time) {
 	// one too and has nothing else to account) needs no split of its own:
 	// its gap's parts are the step's, checked once here, and its
 	// chunks are counted per step (recorder.flushStep).
+	if o := r.rec.steps; o != nil {
+		r.reportStep(o, plan, now)
+	}
 	dur := now - r.stepAt
 	if t := r.common.sum(); t != dur {
 		panic(fmt.Sprintf("sim: %s: a step of %d ns whose parts sum to %d ns (%v)", r.name, dur, t, r.common))

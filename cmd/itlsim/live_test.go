@@ -321,7 +321,7 @@ func TestRecordStopsCleanlyOnInterrupt(t *testing.T) {
 			"--input-len", "fixed:32", "--output-len", "fixed:2000", "-o", recPath}, &out, &errb)
 	}()
 	// Interrupt once requests are in flight (bounded wait).
-	for deadline := time.Now().Add(10 * time.Second); srv.Result() == nil || !strings.Contains(metricsText(t, ln.Addr().String()), "vllm:num_requests_running{model_name=\"m\"} 3"); {
+	for deadline := time.Now().Add(10 * time.Second); srv.Result() == nil || !strings.Contains(metricsText(t, ln.Addr().String()), "vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 3"); {
 		if time.Now().After(deadline) {
 			t.Fatal("no requests reached the server within 10 s")
 		}

@@ -35,6 +35,7 @@ type stream struct {
 	arrival sim.Time // simulated arrival
 	finish  string   // OpenAI's finish_reason once it ends: "length" at max_tokens, else "stop"
 	last    sim.Time // its latest chunk, for the ITL histogram
+	sched   sim.Time // its first scheduling; -1 until then
 	chunks  int
 	box     *mailbox
 }
@@ -294,7 +295,7 @@ func (d *driver) admit(a ask) {
 	}
 	id := d.nextID
 	d.nextID++
-	s := &stream{id: id, prompt: a.prompt, output: out, arrival: at, finish: "stop", box: newMailbox()}
+	s := &stream{id: id, prompt: a.prompt, output: out, arrival: at, finish: "stop", sched: -1, box: newMailbox()}
 	if out == a.maxTokens {
 		s.finish = "length"
 	}
@@ -339,7 +340,26 @@ func (d *driver) Ended(replica int, ss *sim.StreamSummary) {
 	delete(d.live, ss.ID)
 	s.box.close(event{end: true, at: d.eng.Now(), status: ss.Status, reason: ss.Reject})
 	if m := d.metricsOf(replica); m != nil {
-		m.ended(ss, s.prompt, s.finish)
+		m.ended(ss, s.prompt, s.finish, s.sched)
+	}
+}
+
+// Step implements sim.StepObserver: tokens per step and preemptions, and
+// each request's first scheduling.
+func (d *driver) Step(replica int, st *sim.StepReport) {
+	m := d.metricsOf(replica)
+	if m != nil {
+		m.step(st)
+	}
+	for _, p := range st.Prefills {
+		s := d.live[p.ID]
+		if s == nil || s.sched >= 0 {
+			continue
+		}
+		s.sched = st.Start
+		if m != nil {
+			m.scheduled(s.prompt, p.Start)
+		}
 	}
 }
 

@@ -133,7 +133,7 @@ func (p *replayer) play(s *stream, sc *Script, gone chan struct{}) {
 	p.publish()
 	p.mu.Unlock()
 	if p.metrics != nil {
-		p.metrics.ended(&sim.StreamSummary{Status: sim.StatusFinished, E2EL: end - s.arrival}, s.prompt, "length")
+		p.metrics.ended(&sim.StreamSummary{Status: sim.StatusFinished, E2EL: end - s.arrival}, s.prompt, "length", -1)
 	}
 }
 

@@ -287,10 +287,74 @@ func TestMetricsFollowTheSimulation(t *testing.T) {
 	if n := histCount(fam, metricE2E); n != reqs {
 		t.Fatalf("e2e_request_latency_seconds count %d, want %d", n, reqs)
 	}
-	for _, m := range fam[metricRunning].Metric {
-		if len(m.Label) != 1 || m.Label[0].GetName() != "model_name" || m.Label[0].GetValue() != "sim-model" {
-			t.Fatalf("labels %v, want model_name=sim-model", m.Label)
+	// The per-request phase times, one sample per request; the per-token
+	// histogram under its previous name too.
+	for _, name := range []string{metricQueue, metricPrefill, metricDecode, metricInference, metricReqTPOT} {
+		if n := histCount(fam, name); n != reqs {
+			t.Errorf("%s count %d, want %d", name, n, reqs)
 		}
+	}
+	if a, b := histCount(fam, metricTPOTOld), histCount(fam, metricITL); a != b {
+		t.Errorf("time_per_output_token_seconds count %d, inter_token_latency_seconds %d: the same histogram", a, b)
+	}
+	// With two of five in the batch, three waited: the queue time's sum is
+	// more than zero, and the prefill and decode times add up to the
+	// inference time.
+	hsum := func(name string) float64 { return fam[name].Metric[0].Histogram.GetSampleSum() }
+	if hsum(metricQueue) <= 0 {
+		t.Errorf("request_queue_time_seconds sum %g with three requests queued", hsum(metricQueue))
+	}
+	if d := hsum(metricPrefill) + hsum(metricDecode) - hsum(metricInference); d > 1e-9 || d < -1e-9 {
+		t.Errorf("prefill %g + decode %g != inference %g", hsum(metricPrefill), hsum(metricDecode), hsum(metricInference))
+	}
+	// Every step's tokens: each request's prompt and its generated tokens.
+	if got := hsum(metricIterTokens); got != reqs*(8+out) {
+		t.Errorf("iteration_tokens_total sum %g, want %d (prompts and generated tokens)", got, reqs*(8+out))
+	}
+	if q := counter(fam, metricPCQueries); q != reqs*8 {
+		t.Errorf("prefix_cache_queries_total %g, want %d (every prompt token looked up once)", q, reqs*8)
+	}
+	if p := counter(fam, metricPreemptions); p != 0 {
+		t.Errorf("num_preemptions_total %g with KV to spare", p)
+	}
+	for _, m := range fam[metricRunning].Metric {
+		labels := map[string]string{}
+		for _, l := range m.Label {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if len(labels) != 2 || labels["model_name"] != "sim-model" || labels["engine"] != "0" {
+			t.Fatalf("labels %v, want vLLM's model_name=sim-model and engine=0", m.Label)
+		}
+	}
+}
+
+// Preemptions under KV pressure count in vllm:num_preemptions_total, as
+// in the simulation's own result.
+func TestMetricsCountPreemptions(t *testing.T) {
+	_, base := start(t, func(c *sim.Config) {
+		c.KVCache.NumGPUBlocks = 12
+		c.KVCache.BlockSize = 16
+	}, Options{TimeScale: 20})
+	client := sdk(base)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := client.Completions.New(ctx, openai.CompletionNewParams{
+				Prompt:    openai.CompletionNewParamsPromptUnion{OfString: openai.String("a b c d e f g h")},
+				MaxTokens: openai.Int(60),
+			}, option.WithJSONSet("ignore_eos", true)); err != nil {
+				t.Errorf("request: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	fam := scrape(t, base)
+	if p := counter(fam, metricPreemptions); p <= 0 {
+		t.Fatalf("num_preemptions_total %g: four 68-token requests in 12 blocks of 16 must preempt", p)
 	}
 }
 
