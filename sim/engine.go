@@ -70,7 +70,11 @@ func New(cfg Config) (*Engine, error) {
 func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 	c := &s.Config
 	requests := int64(-1) // the workload's own count
-	if sl, ok := src.(*workloads.Slice); ok {
+	inner := src
+	if c, ok := src.(*workloads.InFlight); ok {
+		inner = c.Source()
+	}
+	if sl, ok := inner.(*workloads.Slice); ok {
 		requests = int64(len(sl.Requests))
 	} else if src != nil {
 		requests = 0 // a source that knows its own length (a trace) is not estimated
@@ -91,6 +95,11 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 	stages := 0 // one front end per replica
 	for _, p := range pools {
 		stages += p.Replicas
+	}
+	if n := c.Workload.MaxConcurrency; n > 0 {
+		if _, reactive := src.(workloads.Reactive); !reactive {
+			src = workloads.NewInFlight(src, n)
+		}
 	}
 	src = newFrontEnd(src, c.Server, stages)
 	e := &Engine{setup: s, src: src, classIndex: map[string]int16{}}

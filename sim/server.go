@@ -95,19 +95,31 @@ func newFrontEnd(src workloads.Source, c ServerConfig, stages int) workloads.Sou
 	if !c.On() {
 		return src
 	}
+	f := &frontEnd{src: src, fixed: int64(FromMS(c.RequestOverheadMS)), perReq: int64(FromMS(c.SerialMSPerRequest)),
+		perTokNS: c.SerialUSPerPromptToken * 1000, free: make([]int64, max(stages, 1))}
+	if capped, ok := src.(*workloads.InFlight); ok {
+		// A client's cap on requests in flight decides when each is sent;
+		// the server's front end then takes it as any other.
+		return &frontedInFlight{src: capped, fe: f}
+	}
 	if _, reactive := src.(workloads.Reactive); reactive {
 		// A closed loop's arrivals follow the ends; its think time already
 		// stands for what happens between a user's requests.
 		return src
 	}
-	return &frontEnd{src: src, fixed: int64(FromMS(c.RequestOverheadMS)), perReq: int64(FromMS(c.SerialMSPerRequest)),
-		perTokNS: c.SerialUSPerPromptToken * 1000, free: make([]int64, max(stages, 1))}
+	return f
 }
 
 func (f *frontEnd) Next(r *workloads.Request) bool {
 	if !f.src.Next(r) {
 		return false
 	}
+	f.stage(r)
+	return true
+}
+
+// stage passes r through the front end: it sets r.Ready.
+func (f *frontEnd) stage(r *workloads.Request) {
 	k := 0
 	for i, t := range f.free {
 		if t < f.free[k] {
@@ -117,7 +129,6 @@ func (f *frontEnd) Next(r *workloads.Request) bool {
 	f.free[k] = max(f.free[k], r.Arrival) + f.perReq + int64(f.perTokNS*float64(r.InputTokens))
 	f.lastReady = max(f.lastReady, f.free[k]+f.fixed)
 	r.Ready = f.lastReady
-	return true
 }
 
 // Err passes the source's error on.

@@ -64,6 +64,12 @@ type Config struct {
 	// ThinkS is the closed loop's mean think time in seconds (exponential);
 	// 0 sends the next request as soon as the previous one ends.
 	ThinkS float64 `yaml:"think_s,omitempty" json:"think_s,omitempty"`
+	// MaxConcurrency caps the requests in flight, as vLLM bench's
+	// --max-concurrency: a request due while the cap is reached is sent
+	// when one ends, and its latencies count from then (InFlight). 0: no
+	// cap. Open-loop arrivals and traces only (a closed loop's users are
+	// its cap).
+	MaxConcurrency int `yaml:"max_concurrency,omitempty" json:"max_concurrency,omitempty"`
 	// SkipBadRows passes over malformed rows of a trace instead of
 	// stopping at the first (the run reports how many); default false:
 	// any bad row is an error naming its file, line and field.
@@ -218,6 +224,12 @@ func (c Config) Validate() error {
 		bad("arrival", "closed-loop arrivals follow the server; time_scale, target_rate, sample and window_s do not apply")
 	case !closed && (c.Users != 0 || c.ThinkS != 0):
 		bad("users", "users and think_s apply to arrival: closed, not %s", c.arrivalName())
+	}
+	switch {
+	case c.MaxConcurrency < 0 || c.MaxConcurrency > 1_000_000:
+		bad("max_concurrency", "must be a cap on requests in flight in [1, 1000000] (0: none), got %d", c.MaxConcurrency)
+	case closed && c.MaxConcurrency != 0:
+		bad("max_concurrency", "a closed loop's users are its cap on requests in flight; set users instead")
 	}
 	if !ok {
 		bad("arrival", "unknown arrival process %q; valid: %s", c.Arrival, strings.Join(ArrivalNames(), ", "))

@@ -69,7 +69,7 @@ func (o *runOptions) bindAliases(cmd *cobra.Command, skip []string) {
 	f.BoolVar(&a.ignoreEOS, "ignore-eos", false, "vLLM bench: accepted; itlsim always generates each request's output length")
 	f.StringVar(&a.percentileMetrics, "percentile-metrics", "", "vLLM bench: accepted (ttft,tpot,itl,e2el); itlsim reports every metric")
 	f.Float64Var(&a.burstiness, "burstiness", 1, "vLLM bench: gamma arrivals with shape B (1: Poisson, < 1 burstier)")
-	f.StringVar(&a.maxConcurrency, "max-concurrency", "", "vLLM bench: cap on requests in flight (record: alias of --concurrency)")
+	f.StringVar(&a.maxConcurrency, "max-concurrency", "", "vLLM bench: cap on requests in flight, as its semaphore (sets workload.max_concurrency; record: alias of --concurrency)")
 	if !slices.Contains(skip, "rate") {
 		f.StringVar(&a.rateType, "rate-type", "", "GuideLLM: constant, poisson or synchronous (one user, closed loop)")
 	}
@@ -101,11 +101,18 @@ func (a *aliasFlags) apply(cmd *cobra.Command, o *runOptions) error {
 		}
 	}
 	if f.Changed("max-concurrency") {
-		if f.Lookup("concurrency") == nil {
-			return fmt.Errorf("--max-concurrency %s: %s has no in-flight cap yet (record applies it; here use --arrival closed with --set workload.users=N)", a.maxConcurrency, cmd.Name())
-		}
-		if err := set("max-concurrency", "concurrency", a.maxConcurrency); err != nil {
-			return err
+		n, err := strconv.Atoi(strings.TrimSpace(a.maxConcurrency))
+		switch {
+		case err != nil || n < 1 || n > 1_000_000:
+			return fmt.Errorf("--max-concurrency %q: expected a cap on requests in flight, a whole number in [1, 1000000]", a.maxConcurrency)
+		case f.Lookup("concurrency") != nil: // record's own flag
+			if err := set("max-concurrency", "concurrency", strconv.Itoa(n)); err != nil {
+				return err
+			}
+		case cmd.Name() == "serve":
+			return fmt.Errorf("--max-concurrency: serve takes its requests from clients; cap them in the client (record --max-concurrency)")
+		default:
+			o.sets = append(o.sets, "workload.max_concurrency="+strconv.Itoa(n))
 		}
 	}
 	switch a.datasetName {

@@ -1,8 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/itlsim/itlsim/reports/ingest"
 )
 
 // An invocation written with vLLM bench's or GuideLLM's names prints
@@ -80,9 +89,77 @@ func TestRecordBenchAliases(t *testing.T) {
 	if r.code == 0 || !strings.Contains(r.stderr, "disagree") {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
-	r = execCLI(t, "run", "--max-concurrency", "2")
-	if r.code == 0 || !strings.Contains(r.stderr, "no in-flight cap") {
-		t.Fatalf("run --max-concurrency: exit %d, stderr %q", r.code, r.stderr)
+}
+
+// run --max-concurrency caps the requests in flight as vLLM bench's
+// semaphore does: it is workload.max_concurrency; a cap never reached
+// changes nothing (the front end still applies, byte for byte); a cap of 2
+// holds at most 2 requests in flight, and queueing moves from the server
+// to the client, so TTFT (measured from the send) falls while the run
+// lasts longer.
+func TestRunMaxConcurrency(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"run", "--request-rate", "8", "--num-prompts", "150", "--format", "json"}
+	plain := mustRunCLI(t, base...).stdout
+	if got := mustRunCLI(t, append(base, "--max-concurrency", "100000")...).stdout; withoutCapLine(got) != plain {
+		t.Errorf("a cap never reached changed the run")
+	}
+	alias := mustRunCLI(t, append(base, "--max-concurrency", "2")...).stdout
+	native := mustRunCLI(t, append(base, "--set", "workload.max_concurrency=2")...).stdout
+	if alias != native {
+		t.Errorf("--max-concurrency 2 and --set workload.max_concurrency=2 differ")
+	}
+	streams := dir + "/s.csv"
+	mustRunCLI(t, "run", "--request-rate", "8", "--num-prompts", "150", "--max-concurrency", "2", "--streams", streams)
+	rows := readCSV(t, streams)
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	type span struct{ start, end float64 }
+	var spans []span
+	for _, r := range rows[1:] {
+		a, e := parseF(t, r[col["arrival_s"]]), parseF(t, r[col["e2el_ms"]])
+		spans = append(spans, span{a, a + e/1000})
+	}
+	for _, s := range spans {
+		in := 0
+		for _, o := range spans {
+			if o.start <= s.start && s.start < o.end-1e-6 { // a request sent as one ends: not both in flight
+				in++
+			}
+		}
+		if in > 2 {
+			t.Fatalf("%d requests in flight at %.6f s under a cap of 2", in, s.start)
+		}
+	}
+	ttft := func(doc string) float64 {
+		var d struct {
+			Runs []struct {
+				Summary struct {
+					TTFT struct {
+						P50 float64 `json:"p50"`
+					} `json:"ttft_ms"`
+					DurationS float64 `json:"duration_s"`
+				} `json:"summary"`
+			} `json:"runs"`
+		}
+		if err := json.Unmarshal([]byte(doc), &d); err != nil {
+			t.Fatal(err)
+		}
+		return d.Runs[0].Summary.TTFT.P50
+	}
+	if a, b := ttft(plain), ttft(native); !(b < a) {
+		t.Errorf("TTFT p50 %g ms capped at 2 vs %g ms uncapped: the queue moves to the client", b, a)
+	}
+	for _, bad := range []string{"0", "-3", "x", "1.5"} {
+		if r := execCLI(t, "run", "--max-concurrency", bad); r.code == 0 || !strings.Contains(r.stderr, "--max-concurrency") {
+			t.Errorf("--max-concurrency %s: exit %d, %q", bad, r.code, r.stderr)
+		}
+	}
+	if r := execCLI(t, "run", "--arrival", "closed", "--set", "workload.users=3", "--max-concurrency", "2"); r.code == 0 ||
+		!strings.Contains(r.stderr, "workload.max_concurrency: a closed loop's users are its cap") {
+		t.Errorf("a closed loop with a cap: exit %d, %q", r.code, r.stderr)
 	}
 }
 
@@ -115,5 +192,69 @@ func TestClassSLOKeepsPresetLimitsCLI(t *testing.T) {
 	bare := mustRunCLI(t, "run", "--set", "workload.classes=[{preset: code, share: 1}]", "--rate", "12", "--requests", "300")
 	if own.stdout != bare.stdout {
 		t.Errorf("code with slo {ttft_ms: 100}:\n%s\nthe preset alone:\n%s", own.stdout, bare.stdout)
+	}
+}
+
+// withoutCapLine drops the scenario's max_concurrency line from a JSON
+// document, the one line a cap adds.
+func withoutCapLine(doc string) string {
+	var keep []string
+	for _, l := range strings.Split(doc, "\n") {
+		if !strings.Contains(l, `"max_concurrency"`) {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("%s: %v (%d rows)", path, err, len(rows))
+	}
+	return rows
+}
+
+func parseF(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// validate applies a measured run's own in-flight cap; --max-concurrency
+// may restate it but not contradict it.
+func TestValidateMaxConcurrency(t *testing.T) {
+	r := ingest.VLLMResult{Backend: "vllm", ModelID: "m", RequestRate: math.Inf(1), MaxConcurrency: 2,
+		Summary: map[string]float64{"duration": 3}}
+	for i := range 6 {
+		r.Requests = append(r.Requests, ingest.VLLMRequest{InputLen: 128, OutputLen: 32, TTFT: 0.05,
+			ITLs: slices.Repeat([]float64{0.02}, 31), Latency: 0.05 + 31*0.02, StartTime: float64(i/2) * 0.7})
+	}
+	var buf bytes.Buffer
+	if err := ingest.WriteVLLMResult(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	file := t.TempDir() + "/capped.json"
+	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	same := mustRunCLI(t, "validate", file).stdout
+	if !strings.Contains(same, "at most 2 in flight") {
+		t.Errorf("validate does not say it applied the file's cap:\n%s", same)
+	}
+	if got := mustRunCLI(t, "validate", file, "--max-concurrency", "2").stdout; got != same {
+		t.Errorf("restating the file's cap changed the answer")
+	}
+	if res := execCLI(t, "validate", file, "--max-concurrency", "3"); res.code == 0 || !strings.Contains(res.stderr, "capped requests in flight at 2, not 3") {
+		t.Errorf("a cap that contradicts the file: exit %d, %q", res.code, res.stderr)
 	}
 }

@@ -117,6 +117,10 @@ func Validate(setup *sim.Setup, recs []ingest.Recording, o Options) ([]Compariso
 		if err != nil {
 			return nil, err
 		}
+		if n := setup.Config.Workload.MaxConcurrency; n > 0 && offer.Concurrency > 0 && n != offer.Concurrency {
+			return nil, fmt.Errorf("%s: the measured run capped requests in flight at %d, not %d: drop --max-concurrency (workload.max_concurrency) or give %d",
+				rec.File, offer.Concurrency, n, offer.Concurrency)
+		}
 		c := Comparison{Name: rec.Name, File: rec.File, Requests: len(rec.Streams), Arrivals: offer.String(),
 			Notes: append([]string(nil), rec.Notes...)}
 		if n := failedCount(rec); n > 0 {
@@ -139,7 +143,7 @@ func Validate(setup *sim.Setup, recs []ingest.Recording, o Options) ([]Compariso
 			reqs := Requests(rec, offer, s, uint64(i)+1)
 			var src workloads.Source = &workloads.Slice{Requests: reqs}
 			if offer.Concurrency > 0 {
-				src = &gated{reqs: reqs, limit: offer.Concurrency}
+				src = workloads.NewInFlight(src, offer.Concurrency)
 			}
 			e, err := sim.NewFromSetup(setup, src)
 			if err != nil {

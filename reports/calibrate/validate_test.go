@@ -5,6 +5,7 @@ import (
 
 	"github.com/itlsim/itlsim/reports/ingest"
 	"github.com/itlsim/itlsim/sim"
+	"github.com/itlsim/itlsim/workloads"
 )
 
 func TestOfferOf(t *testing.T) {
@@ -45,7 +46,7 @@ func TestClosedLoopCap(t *testing.T) {
 	}
 	o, _ := OfferOf(&rec)
 	reqs := Requests(&rec, o, 1, 1)
-	e, err := sim.NewFromSetup(setup, &gated{reqs: reqs, limit: o.Concurrency})
+	e, err := sim.NewFromSetup(setup, workloads.NewInFlight(&workloads.Slice{Requests: reqs}, o.Concurrency))
 	if err != nil {
 		t.Fatal(err)
 	}
