@@ -85,6 +85,11 @@ func (s *WorkloadSummary) describeLengthsFile(w workloads.Config) error {
 	if err != nil {
 		return err
 	}
+	if path == w.LengthsFile {
+		if l, err = l.Filter(path, w.LengthsFilter); err != nil {
+			return err
+		}
+	}
 	in, out := make([]int64, l.Len()), make([]int64, l.Len())
 	for i := range l.Len() {
 		a, b := l.At(i)

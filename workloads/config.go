@@ -95,6 +95,10 @@ type Config struct {
 	// directory of the process; the caller resolves scenario-relative paths
 	// (ResolvePaths).
 	LengthsFile string `yaml:"lengths_file,omitempty" json:"lengths_file,omitempty"`
+	// LengthsFilter keeps only the lengths_file pairs a benchmark's
+	// dataset sampler would keep (LengthFilters): "vllm-sharegpt" is vLLM
+	// bench's ShareGPT filter. Empty: every pair.
+	LengthsFilter string `yaml:"lengths_filter,omitempty" json:"lengths_filter,omitempty"`
 	// Trace is a trace file to replay instead of generating requests (see
 	// Formats). A format with arrival times replaces Arrival, Rate, CV,
 	// Shape, RateCurve, Requests, DurationS and the lengths; the lengths
@@ -334,6 +338,11 @@ func (c Config) Validate() error {
 	c.Conversation.validate(bad)
 	if closed && (c.SharedPrefix.on() || c.Conversation.on()) {
 		bad("conversation", "shared prefixes and conversations apply to open-loop arrivals, not closed (a closed loop's users already repeat)")
+	}
+	if _, ok := lengthFilters[c.LengthsFilter]; !ok {
+		bad("lengths_filter", "unknown filter %q; valid: %s", c.LengthsFilter, strings.Join(LengthFilters(), ", "))
+	} else if c.LengthsFilter != "" && c.LengthsFile == "" {
+		bad("lengths_filter", "filters the pairs of lengths_file, which is not set")
 	}
 	if c.CapTokens < 0 || c.CapTokens == 1 || c.CapTokens > MaxLength {
 		bad("cap_tokens", "must be 0 (no cap) or in [2, %d] (a prompt token and an output token), got %d", MaxLength, c.CapTokens)

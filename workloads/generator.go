@@ -204,6 +204,9 @@ func newGenerator(c Config, seed uint64, lengthsField string) (*generator, error
 		if err != nil {
 			return nil, err
 		}
+		if table, err = table.Filter(c.LengthsFile, c.LengthsFilter); err != nil {
+			return nil, err
+		}
 		g.table = table
 		return g, nil
 	}

@@ -178,3 +178,40 @@ func (l *Lengths) Mean() (input, output float64) {
 	n := float64(l.Len())
 	return si / n, so / n
 }
+
+// LengthFilterVLLMShareGPT is vLLM bench's ShareGPT filter
+// (vllm/benchmarks/datasets.py, is_valid_sequence with its defaults): a
+// pair is kept when the prompt and the output have at least 4 tokens, the
+// prompt at most 1024 and both together at most 2048.
+const LengthFilterVLLMShareGPT = "vllm-sharegpt"
+
+// lengthFilters are the filters lengths_filter names; "" keeps every pair.
+var lengthFilters = map[string]func(in, out int) bool{
+	"": nil,
+	LengthFilterVLLMShareGPT: func(in, out int) bool {
+		return in >= 4 && out >= 4 && in <= 1024 && in+out <= 2048
+	},
+}
+
+// LengthFilters are the names lengths_filter accepts.
+func LengthFilters() []string { return []string{LengthFilterVLLMShareGPT} }
+
+// Filter returns the table of the pairs the named filter (LengthFilters)
+// keeps; "" keeps them all (l itself).
+// name labels the error when no pair is left.
+func (l *Lengths) Filter(name, filter string) (*Lengths, error) {
+	keep := lengthFilters[filter]
+	if keep == nil {
+		return l, nil
+	}
+	out := &Lengths{}
+	for i := range l.Len() {
+		if in, o := l.At(i); keep(in, o) {
+			out.pairs = append(out.pairs, int32(in), int32(o))
+		}
+	}
+	if out.Len() == 0 {
+		return nil, fmt.Errorf("%s: no pair of its %d passes lengths_filter %s", name, l.Len(), filter)
+	}
+	return out, nil
+}

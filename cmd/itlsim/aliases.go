@@ -3,11 +3,15 @@ package main
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/itlsim/itlsim/workloads"
 )
 
 // benchAlias is a flag of vLLM's benchmark (vllm bench serve) or
@@ -64,8 +68,8 @@ func (o *runOptions) bindAliases(cmd *cobra.Command, skip []string) {
 	f.IntVar(&a.inputLen, "random-input-len", vllmRandomInputLen, "vLLM bench: prompt length of the random dataset (sets --input-len)")
 	f.IntVar(&a.outputLen, "random-output-len", vllmRandomOutputLen, "vLLM bench: output length of the random dataset (sets --output-len)")
 	f.Float64Var(&a.rangeRatio, "random-range-ratio", 0, "vLLM bench: lengths uniform in [len·(1−r), len·(1+r)], r in [0, 1)")
-	f.StringVar(&a.datasetName, "dataset-name", "", "vLLM bench: random (generated lengths, vLLM's defaults 1024/128)")
-	f.StringVar(&a.datasetPath, "dataset-path", "", "vLLM bench: dataset file (not yet read: use --workload or --lengths-file)")
+	f.StringVar(&a.datasetName, "dataset-name", "", "vLLM bench: random (generated lengths, vLLM's defaults 1024/128) or sharegpt (with --dataset-path)")
+	f.StringVar(&a.datasetPath, "dataset-path", "", "vLLM bench: sharegpt's token lengths, a CSV with num_prefill_tokens,num_decode_tokens (sets --lengths-file, keeping the pairs vLLM's ShareGPT sampler keeps)")
 	f.BoolVar(&a.ignoreEOS, "ignore-eos", false, "vLLM bench: accepted; itlsim always generates each request's output length")
 	f.StringVar(&a.percentileMetrics, "percentile-metrics", "", "vLLM bench: accepted (ttft,tpot,itl,e2el); itlsim reports every metric")
 	f.Float64Var(&a.burstiness, "burstiness", 1, "vLLM bench: gamma arrivals with shape B (1: Poisson, < 1 burstier)")
@@ -117,13 +121,15 @@ func (a *aliasFlags) apply(cmd *cobra.Command, o *runOptions) error {
 	}
 	switch a.datasetName {
 	case "", "random":
+		if f.Changed("dataset-path") {
+			return fmt.Errorf("--dataset-path %s: needs --dataset-name sharegpt (the random dataset has no file)", a.datasetPath)
+		}
 	case "sharegpt":
-		return fmt.Errorf("--dataset-name sharegpt: not read by itlsim; give its lengths as a CSV with --lengths-file or a trace with --workload")
+		if err := a.shareGPT(f, set, o); err != nil {
+			return err
+		}
 	default:
-		return fmt.Errorf("--dataset-name %q: expected random", a.datasetName)
-	}
-	if f.Changed("dataset-path") {
-		return fmt.Errorf("--dataset-path %s: itlsim does not read vLLM datasets; use --workload (a trace) or --lengths-file", a.datasetPath)
+		return fmt.Errorf("--dataset-name %q: expected random or sharegpt", a.datasetName)
 	}
 	if a.datasetName == "random" || f.Changed("random-input-len") || f.Changed("random-output-len") || f.Changed("random-range-ratio") {
 		r := a.rangeRatio
@@ -188,4 +194,29 @@ func randomLen(n int, r float64) string {
 	lo := max(1, int(math.Floor(float64(n)*(1-r))))
 	hi := int(math.Ceil(float64(n) * (1 + r)))
 	return fmt.Sprintf("uniform:%d,%d", lo, hi)
+}
+
+// shareGPT maps --dataset-name sharegpt --dataset-path FILE: FILE holds
+// the dataset's token lengths (a CSV with num_prefill_tokens and
+// num_decode_tokens, as Sarathi-Serve's processed ShareGPT trace), sampled
+// as --lengths-file with vLLM's ShareGPT filter (workload.lengths_filter:
+// vllm-sharegpt). itlsim has no tokenizer, so the raw ShareGPT JSON, whose
+// lengths depend on the model's tokenizer, is refused with that advice.
+func (a *aliasFlags) shareGPT(f *pflag.FlagSet, set func(alias, target, v string) error, o *runOptions) error {
+	p := a.datasetPath
+	switch {
+	case !f.Changed("dataset-path") || p == "":
+		return fmt.Errorf("--dataset-name sharegpt: needs --dataset-path, a CSV of the dataset's token lengths (num_prefill_tokens,num_decode_tokens)")
+	case strings.EqualFold(filepath.Ext(p), ".json") || strings.EqualFold(filepath.Ext(p), ".jsonl"):
+		return fmt.Errorf("--dataset-path %s: itlsim does not tokenize ShareGPT's conversations (their lengths depend on the model's tokenizer); "+
+			"give their token lengths as a CSV with columns num_prefill_tokens,num_decode_tokens, e.g. Sarathi-Serve's processed ShareGPT trace", p)
+	}
+	if f.Lookup("lengths-file") == nil {
+		return fmt.Errorf("--dataset-name sharegpt: this command does not sample lengths from a file")
+	}
+	if err := set("dataset-path", "lengths-file", p); err != nil {
+		return err
+	}
+	o.sets = append(o.sets, "workload.lengths_filter="+workloads.LengthFilterVLLMShareGPT)
+	return nil
 }

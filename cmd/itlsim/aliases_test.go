@@ -47,7 +47,7 @@ func TestBenchAliasErrors(t *testing.T) {
 		{[]string{"run", "--request-rate", "inf"}, "finite rate"},
 		{[]string{"run", "--random-range-ratio", "1.5"}, "expected a ratio in [0, 1)"},
 		{[]string{"run", "--dataset-name", "sonnet"}, "expected random"},
-		{[]string{"run", "--dataset-name", "sharegpt", "--dataset-path", "x.json"}, "--lengths-file"},
+		{[]string{"run", "--dataset-name", "sharegpt", "--dataset-path", "x.json"}, "does not tokenize"},
 		{[]string{"run", "--burstiness", "0"}, "expected a shape > 0"},
 		{[]string{"run", "--rate-type", "sweep"}, "expected constant, poisson or synchronous"},
 		{[]string{"run", "--percentile-metrics", "ttft,foo"}, `"foo"`},
@@ -256,5 +256,54 @@ func TestValidateMaxConcurrency(t *testing.T) {
 	}
 	if res := execCLI(t, "validate", file, "--max-concurrency", "3"); res.code == 0 || !strings.Contains(res.stderr, "capped requests in flight at 2, not 3") {
 		t.Errorf("a cap that contradicts the file: exit %d, %q", res.code, res.stderr)
+	}
+}
+
+// --dataset-name sharegpt --dataset-path F.csv samples F's token lengths
+// as --lengths-file does, keeping only the pairs vLLM's ShareGPT sampler
+// keeps; a raw ShareGPT JSON (untokenized) and a missing path are refused.
+func TestShareGPTDataset(t *testing.T) {
+	dir := t.TempDir()
+	csvPath := dir + "/sharegpt.csv"
+	// Only the first two pairs pass vLLM's filter (prompt and output ≥ 4,
+	// prompt ≤ 1024, both ≤ 2048).
+	body := "num_prefill_tokens,num_decode_tokens\n100,50\n300,200\n2,80\n90,3\n1500,10\n1000,1100\n"
+	if err := os.WriteFile(csvPath, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	alias := mustRunCLI(t, "run", "--dataset-name", "sharegpt", "--dataset-path", csvPath, "--num-prompts", "40", "--streams", dir+"/a.csv").stdout
+	native := mustRunCLI(t, "run", "--lengths-file", csvPath, "--set", "workload.lengths_filter=vllm-sharegpt", "--requests", "40", "--streams", dir+"/b.csv").stdout
+	if alias != native {
+		t.Errorf("the alias and --lengths-file with the filter differ")
+	}
+	rows := readCSV(t, dir+"/a.csv")
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	for _, r := range rows[1:] {
+		if p, o := r[col["input_tokens"]], r[col["output_tokens"]]; !(p == "100" && o == "50" || p == "300" && o == "200") {
+			t.Fatalf("a request drew (%s, %s), a pair vLLM's ShareGPT filter drops", p, o)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--dataset-name", "sharegpt"}, "needs --dataset-path"},
+		{[]string{"--dataset-name", "sharegpt", "--dataset-path", dir + "/ShareGPT_V3.json"}, "does not tokenize"},
+		{[]string{"--dataset-path", csvPath}, "needs --dataset-name sharegpt"},
+		{[]string{"--dataset-name", "sonnet"}, "expected random or sharegpt"},
+		{[]string{"--set", "workload.lengths_filter=vllm-sharegpt"}, "workload.lengths_filter: filters the pairs of lengths_file"},
+		{[]string{"--lengths-file", csvPath, "--set", "workload.lengths_filter=x"}, "unknown filter"},
+	} {
+		if r := execCLI(t, append([]string{"run"}, c.args...)...); r.code == 0 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("run %v: exit %d, %q; want an error with %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+	none := dir + "/none.csv"
+	os.WriteFile(none, []byte("num_prefill_tokens,num_decode_tokens\n2,2\n"), 0o644)
+	if r := execCLI(t, "run", "--dataset-name", "sharegpt", "--dataset-path", none); r.code == 0 || !strings.Contains(r.stderr, "no pair of its 1 passes lengths_filter vllm-sharegpt") {
+		t.Errorf("a file with no valid pair: exit %d, %q", r.code, r.stderr)
 	}
 }
