@@ -217,7 +217,12 @@ func (o *capacityOptions) render(stdout io.Writer, p *capacityPlan, cs []study.C
 	return writeStudy(o.temps, stdout, out, res,
 		func(w io.Writer, f reports.Format) error { return study.WriteCapacityTable(w, &res, f) },
 		func(w io.Writer) error { return writeCapacityCSV(w, &res) },
-		func(w io.Writer, h *htmlOutput) error { return reporthtml.WriteCapacity(w, &res, h.opts) })
+		func(w io.Writer, h *htmlOutput) error {
+			opt := h.opts
+			opt.Study = &reporthtml.StudyScenario{Config: p.variants[0].Config, Terms: termTexts(p.search.Terms),
+				Seeds: len(p.search.Seeds), MaxExtend: p.search.Window.MaxExtend}
+			return reporthtml.WriteCapacity(w, &res, opt)
+		})
 }
 
 // writeCapacityCSV writes one row per configuration: max_rate with its

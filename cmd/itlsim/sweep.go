@@ -138,5 +138,20 @@ func (o *sweepOptions) render(stdout io.Writer, p *study.SweepPlan, pts []study.
 	return writeStudy(o.temps, stdout, out, res,
 		func(w io.Writer, f reports.Format) error { return study.WriteSweepTable(w, &res, f) },
 		func(w io.Writer) error { return study.WriteSweepCSV(w, &res) },
-		func(w io.Writer, h *htmlOutput) error { return reporthtml.WriteSweep(w, &res, h.opts) })
+		func(w io.Writer, h *htmlOutput) error {
+			opt := h.opts
+			opt.Study = &reporthtml.StudyScenario{Config: p.Configs[0].Config, Rates: p.Rates, Terms: termTexts(p.Terms),
+				Seeds: len(p.Seeds), MaxExtend: p.Window.MaxExtend}
+			return reporthtml.WriteSweep(w, &res, opt)
+		})
+}
+
+// termTexts are a study's SLO terms as the user wrote them.
+func termTexts(c study.Condition) []string {
+	ts, _ := c.(study.Terms)
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Text
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -21,11 +22,15 @@ type selftest struct {
 	ECharts      string `json:"echarts"`
 	NoticeHidden bool   `json:"notice_hidden"`
 	Charts       []struct {
-		ID       string `json:"id"`
-		Instance bool   `json:"instance"`
-		Series   int    `json:"series"`
-		SVG      int    `json:"svg"`
-		Paths    int    `json:"paths"`
+		ID       string     `json:"id"`
+		Instance bool       `json:"instance"`
+		Series   int        `json:"series"`
+		SVG      int        `json:"svg"`
+		Paths    int        `json:"paths"`
+		Legend   string     `json:"legend"`
+		Styles   [][]string `json:"styles"`
+		Overlaps []string   `json:"overlaps"`
+		Intro    string     `json:"intro"`
 	} `json:"charts"`
 	Errors      []string `json:"errors"`
 	Finding     string   `json:"finding"`
@@ -152,6 +157,44 @@ func TestBrowserDrawsEveryChart(t *testing.T) {
 			t.Errorf("chart %s did not draw: instance=%v series=%d svg=%d paths=%d", c.ID, c.Instance, c.Series, c.SVG, c.Paths)
 		}
 	}
+	checkLayout(t, "report", &st)
+}
+
+// captionStyle finds "p95 dashed" (or "dashed p95") claims in a caption.
+var captionStyle = regexp.MustCompile(`\b(p\d+) (solid|dashed|dotted)\b|\b(solid|dashed|dotted) (p\d+)\b`)
+
+// checkLayout holds what the browser drew to what a reader is told: a
+// legend of at most 12 entries is not paginated, no two labels of a chart
+// overlap, and every percentile line has the style its caption names.
+func checkLayout(t *testing.T, page string, st *selftest) {
+	t.Helper()
+	for _, c := range st.Charts {
+		names := map[string]bool{}
+		for _, s := range c.Styles {
+			names[s[0]] = true
+		}
+		if len(names) <= 12 && c.Legend != "plain" {
+			t.Errorf("%s: chart %s has %d legend entries in a %q legend, want them all shown (plain)", page, c.ID, len(names), c.Legend)
+		}
+		for _, o := range c.Overlaps {
+			t.Errorf("%s: chart %s: labels overlap: %s", page, c.ID, o)
+		}
+		claims := map[string]string{}
+		for _, m := range captionStyle.FindAllStringSubmatch(c.Intro, -1) {
+			if m[1] != "" {
+				claims[m[1]] = m[2]
+			} else {
+				claims[m[4]] = m[3]
+			}
+		}
+		for _, s := range c.Styles {
+			for p, want := range claims {
+				if strings.HasSuffix(s[0], " "+p) && s[1] != want {
+					t.Errorf("%s: chart %s: series %q is %s but its caption says %s %s", page, c.ID, s[0], s[1], p, want)
+				}
+			}
+		}
+	}
 }
 
 // gateMarkdown is a gate report as gate.Write prints it for a pull request.
@@ -249,5 +292,6 @@ func TestBrowserDrawsStudyPages(t *testing.T) {
 				t.Errorf("%s: chart %s did not draw: instance=%v series=%d svg=%d paths=%d", name, c.ID, c.Instance, c.Series, c.SVG, c.Paths)
 			}
 		}
+		checkLayout(t, name, &st)
 	}
 }

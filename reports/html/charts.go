@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
@@ -84,6 +86,16 @@ func percentileLine(p string) string {
 	return "dashed"
 }
 
+// percentileLegend says which line is which percentile, from percentileLine,
+// for a caption: "p50 solid, p95 dashed, p99 dotted".
+func percentileLegend(ps ...string) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = p + " " + percentileLine(p)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // finish validates a go-echarts chart and encodes its option. The chart
 // id is set on the chart explicitly (go-echarts would draw a random one).
 func finish(c optioner, id, title string, height int) (chart, error) {
@@ -92,7 +104,123 @@ func finish(c optioner, id, title string, height int) (chart, error) {
 	if err != nil {
 		return chart{}, fmt.Errorf("chart %s: %w", id, err)
 	}
+	if b, height, err = layout(b, height); err != nil {
+		return chart{}, fmt.Errorf("chart %s: %w", id, err)
+	}
 	return chart{ID: id, Title: title, Height: height, Option: template.JS(b)}, nil
+}
+
+// Layout of the page's charts: the plot width they are laid out for (the
+// page is at most 1200 px wide, less its padding and the grid's margins)
+// and the legend's font.
+const (
+	layoutPlotPX   = 1000
+	legendRowPX    = 24
+	legendItemPX   = 35  // the icon and the gap after an item
+	legendCharPX   = 6.5 // 12 px sans-serif, on average
+	maxPlainLegend = 30  // past it the legend pages (ECharts' scroll legend)
+	xLabelMargin   = 14  // px between the x axis and its labels: below the y axis' lowest label
+)
+
+// layout fixes what go-echarts leaves to ECharts' defaults that would hide
+// or overlap text: a legend of at most maxPlainLegend entries is laid out
+// whole (type plain) instead of paginated, and the grid and the chart grow
+// by the rows it wraps to, so it never sits on the plot; a category axis
+// shows every category (interval 0), its labels wrapped to their share of
+// the width instead of skipped. It returns the option and the chart's
+// height.
+func layout(option []byte, height int) ([]byte, int, error) {
+	var m map[string]any
+	if err := json.Unmarshal(option, &m); err != nil {
+		return nil, 0, err
+	}
+	var names []string
+	series, _ := m["series"].([]any)
+	seen := map[string]bool{}
+	for _, s := range series {
+		if sm, ok := s.(map[string]any); ok {
+			if n, _ := sm["name"].(string); n != "" && !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+	}
+	if lg, ok := m["legend"].(map[string]any); ok && len(names) <= maxPlainLegend {
+		// The page's script widens the grid's top margin and the chart by
+		// the rows the legend wraps to at the chart's real width (the
+		// same estimate as legendRows); this is the layout at 1000 px.
+		lg["type"] = "plain"
+		rows := legendRows(names)
+		if grid, ok := m["grid"].([]any); ok && len(grid) > 0 {
+			if g, ok := grid[0].(map[string]any); ok {
+				top := 40.0
+				if t, err := strconv.ParseFloat(fmt.Sprint(g["top"]), 64); err == nil {
+					top = t
+				}
+				g["top"] = strconv.Itoa(int(top) + legendRowPX*(rows-1))
+				g["itlsimBaseTop"] = int(top)
+			}
+		}
+		height += legendRowPX * (rows - 1)
+	}
+	for _, key := range []string{"xAxis", "yAxis"} {
+		axes, _ := m[key].([]any)
+		for _, a := range axes {
+			ax, ok := a.(map[string]any)
+			if !ok || ax["type"] != "category" {
+				continue
+			}
+			label, _ := ax["axisLabel"].(map[string]any)
+			if label == nil {
+				label = map[string]any{}
+				ax["axisLabel"] = label
+			}
+			label["interval"] = 0
+			data, _ := ax["data"].([]any)
+			if key != "xAxis" || len(data) == 0 {
+				continue
+			}
+			share := 0.8 * layoutPlotPX / float64(len(data)) // a category's width, less a gap
+			if rot, ok := label["rotate"].(float64); ok && rot != 0 {
+				// Slanted labels are cut to what fits beside the next one.
+				label["width"] = int(min(180, share/math.Cos(rot*math.Pi/180)))
+				label["overflow"] = "truncate"
+			} else {
+				label["width"] = int(max(40, share))
+				label["overflow"] = "break"
+			}
+		}
+	}
+	xs, _ := m["xAxis"].([]any)
+	for _, a := range xs {
+		if ax, ok := a.(map[string]any); ok {
+			label, _ := ax["axisLabel"].(map[string]any)
+			if label == nil {
+				label = map[string]any{}
+				ax["axisLabel"] = label
+			}
+			if _, set := label["margin"]; !set {
+				label["margin"] = xLabelMargin
+			}
+		}
+	}
+	b, err := json.Marshal(m)
+	return b, height, err
+}
+
+// legendRows is how many rows a plain legend of names wraps to across the
+// plot's width.
+func legendRows(names []string) int {
+	rows, x := 1, 0.0
+	for _, n := range names {
+		w := legendItemPX + legendCharPX*float64(len([]rune(n)))
+		if x > 0 && x+w > layoutPlotPX {
+			rows++
+			x = 0
+		}
+		x += w
+	}
+	return rows
 }
 
 // common are the options every chart shares: its fixed id and the SVG
@@ -118,12 +246,11 @@ func xCategory(name string) opts.XAxis {
 // xRuns is a category axis of run names: every name shown, slanted when
 // one is long, so that none is skipped or overlaps its neighbour.
 func xRuns(names []string) opts.XAxis {
-	x := xCategory("run")
+	x := xCategory("") // the labels are the runs' names: no axis title to collide with them
 	x.AxisLabel = &opts.AxisLabel{Interval: "0"}
 	for _, n := range names {
 		if len([]rune(n)) > 12 {
 			x.AxisLabel.Rotate = 20
-			x.NameGap = 60
 		}
 	}
 	return x
@@ -155,7 +282,7 @@ func xy(x, y float64) []float64 { return []float64{round6(x), round6(y)} }
 
 func itlTimeSection(runs []reports.Run, names []string) (section, error) {
 	sec := section{ID: "itl-time", Title: "ITL over simulated time",
-		Intro: "Median, p95 and p99 of the gaps that ended in each time bucket, per run (p95 dotted, p99 dashed). A healthy server is a narrow band; where p99 leaves p50, streams stall. Buckets without gaps break the lines."}
+		Intro: "Median, p95 and p99 of the gaps that ended in each time bucket, per run (" + percentileLegend("p50", "p95", "p99") + "). A healthy server is a narrow band; where p99 leaves p50, streams stall. Buckets without gaps break the lines."}
 	line := charts.NewLine()
 	line.SetGlobalOptions(append(common("chart-itl-time", 380, "axis"),
 		charts.WithXAxisOpts(xValue("simulated time (s)")), charts.WithYAxisOpts(yValue("ITL (ms)")))...)
@@ -198,7 +325,7 @@ func positionLabel(p reports.PositionRow) string {
 
 func positionSection(runs []reports.Run, names []string) (section, error) {
 	sec := section{ID: "itl-position", Title: "ITL by token position",
-		Intro: "Percentiles of the gaps after chunk n of a response, n in power-of-two ranges: where in the stream the gaps grow (solid p50, dashed p90, dotted p99)."}
+		Intro: "Percentiles of the gaps after chunk n of a response, n in power-of-two ranges: where in the stream the gaps grow (" + percentileLegend("p50", "p90", "p99") + ")."}
 	// Categories: the union of every run's ranges, by start.
 	var cats []reports.PositionRow
 	seen := map[int]bool{}
@@ -446,7 +573,7 @@ func worstSection(runs []reports.Run, names []string) (section, error) {
 		height := 90 + 28*max(len(ws), 3)
 		sc.SetGlobalOptions(append(common(id, height, "item"),
 			charts.WithXAxisOpts(xValue("seconds after arrival")),
-			charts.WithYAxisOpts(opts.YAxis{Type: "category", Data: labels, Inverse: opts.Bool(true), Name: "stream"}))...)
+			charts.WithYAxisOpts(opts.YAxis{Type: "category", Data: labels, Inverse: opts.Bool(true), Name: "stream", NameLocation: "middle", NameGap: 40}))...)
 		wait := charts.NewLine()
 		segs := map[string][]opts.LineData{}
 		var points []opts.ScatterData

@@ -32,6 +32,9 @@ type Options struct {
 	// chart container whether an ECharts instance exists and how many SVG
 	// paths it drew, and every error the page logged. Browser tests read it.
 	SelfTest bool
+	// Study names what a sweep's or capacity study's page ran (WriteSweep,
+	// WriteCapacity): nil leaves the scenario out of the page.
+	Study *StudyScenario
 }
 
 // CheckECharts reports whether js can be inlined in a <script> element
@@ -285,6 +288,7 @@ h3 { margin: 18px 0 4px; font-size: 15px; }
 .meta { color: #555; }
 .warn { background: #fff4e5; border: 1px solid #f0a040; padding: 8px 12px; margin: 12px 0; }
 .chart { width: 100%; }
+.scroll { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; margin: 8px 0 16px; font-variant-numeric: tabular-nums; }
 caption { text-align: left; font-weight: 600; padding: 4px 0; }
 th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
@@ -312,10 +316,58 @@ thead th { background: #f4f4f4; }
   "use strict";
   if (typeof echarts === "undefined") { return; }
   document.getElementById("itlsim-nojs").style.display = "none";
+  // fit lays a chart out for its real width (the option is laid out for a
+  // 1000 px plot, charts.go's layout): category labels get their share of
+  // the width, and the grid and the chart grow by the rows a plain legend
+  // wraps to, so that no text sits on other text.
+  function fit(el, opt) {
+    var plot = Math.max(200, el.clientWidth - 160);
+    (opt.xAxis || []).forEach(function (ax) {
+      var l = ax.axisLabel;
+      if (ax.type !== "category" || !ax.data || !ax.data.length || !l || !l.overflow) { return; }
+      var share = 0.8 * plot / ax.data.length, widest = 0, word = 0;
+      ax.data.forEach(function (d) {
+        var t = String(d && d.value !== undefined ? d.value : d);
+        widest = Math.max(widest, 7 * Array.from(t).length);
+        t.split(" ").forEach(function (w) { word = Math.max(word, 7 * Array.from(w).length); });
+      });
+      if (!l.rotate && widest <= share) {
+        delete l.overflow; delete l.width; // every label fits on one line
+      } else if (!l.rotate && word <= share) {
+        l.width = Math.floor(share); l.lineHeight = 16; // wrapped between words
+      } else {
+        // Too narrow to wrap: slanted, and cut to fit beside the next.
+        l.rotate = l.rotate || 30; l.overflow = "truncate";
+        var rad = l.rotate * Math.PI / 180;
+        l.width = Math.floor(Math.min(180, share / Math.cos(rad)));
+        // The axis title goes below the slanted labels, and the chart grows
+        // by what it moved.
+        var gap = Math.ceil((l.margin || 8) + Math.min(widest, l.width) * Math.sin(rad) + 12 * Math.cos(rad) + 10);
+        if (ax.name && gap > (ax.nameGap || 15)) {
+          el.style.height = (el.clientHeight + gap - (ax.nameGap || 15)) + "px";
+          ax.nameGap = gap;
+        }
+      }
+    });
+    var g = (opt.grid || [])[0], lg = (opt.legend || [])[0];
+    if (!g || !lg || lg.type !== "plain" || g.itlsimBaseTop === undefined) { return; }
+    var names = [], seen = {};
+    (opt.series || []).forEach(function (s) { if (s.name && !seen[s.name]) { seen[s.name] = true; names.push(s.name); } });
+    var rows = 1, x = 0;
+    names.forEach(function (n) {
+      var w = 35 + 6.5 * Array.from(n).length;
+      if (x > 0 && x + w > plot) { rows++; x = 0; }
+      x += w;
+    });
+    var grow = 24 * (rows - 1) - (parseInt(g.top, 10) - g.itlsimBaseTop);
+    g.top = String(g.itlsimBaseTop + 24 * (rows - 1));
+    el.style.height = (el.clientHeight + grow) + "px";
+  }
   var els = document.querySelectorAll("div.chart");
   for (var i = 0; i < els.length; i++) {
     try {
       var opt = JSON.parse(document.getElementById(els[i].id + "-option").textContent);
+      fit(els[i], opt);
       // Draw every series in one pass: progressive rendering (ECharts'
       // default above 3,000 points) never finishes in headless Chromium
       // under a virtual time budget, and the data are bounded anyway.
@@ -359,8 +411,30 @@ window.addEventListener("load", function () {
     var els = document.querySelectorAll("div.chart");
     for (var i = 0; i < els.length; i++) {
       var inst = ok ? echarts.getInstanceByDom(els[i]) : null;
-      var series = inst ? (inst.getOption().series || []).length : 0;
-      out.charts.push({ id: els[i].id, instance: !!inst, series: series, svg: els[i].querySelectorAll("svg").length, paths: els[i].querySelectorAll("svg path").length });
+      var o = inst ? inst.getOption() : {};
+      var series = (o.series || []).length;
+      var legend = (o.legend || [])[0] || {};
+      var styles = (o.series || []).map(function (s) { return [s.name || "", (s.lineStyle || {}).type || ""]; });
+      // Text that overlaps other text: every pair of drawn labels whose
+      // boxes intersect by more than 2 px in both directions.
+      var boxes = [], texts = els[i].querySelectorAll("svg text");
+      for (var k = 0; k < texts.length; k++) {
+        var r = texts[k].getBoundingClientRect();
+        if (texts[k].textContent.trim() !== "" && r.width > 0 && r.height > 0) { boxes.push({ t: texts[k].textContent, r: r }); }
+      }
+      var overlaps = [];
+      for (var a = 0; a < boxes.length; a++) {
+        for (var b = a + 1; b < boxes.length; b++) {
+          var p = boxes[a].r, q = boxes[b].r;
+          if (Math.min(p.right, q.right) - Math.max(p.left, q.left) > 2 && Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top) > 2) {
+            overlaps.push(boxes[a].t + " / " + boxes[b].t);
+          }
+        }
+      }
+      var section = els[i].closest("section");
+      var intro = section ? (section.querySelector("p") || {}).innerText || "" : "";
+      out.charts.push({ id: els[i].id, instance: !!inst, series: series, svg: els[i].querySelectorAll("svg").length, paths: els[i].querySelectorAll("svg path").length,
+        legend: legend.type || "", styles: styles, overlaps: overlaps, intro: intro });
     }
     document.getElementById("itlsim-selftest").textContent = JSON.stringify(out);
   }, 500);
@@ -368,20 +442,22 @@ window.addEventListener("load", function () {
 </script>
 {{- end}}{{define "table"}}
 {{- if .Collapsed}}<details><summary>{{.Caption}} ({{len .Rows}} rows)</summary>{{end}}
+<div class="scroll">
 <table id="{{.ID}}">
 <caption>{{.Caption}}</caption>
 <thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>
-{{- $n := len .Head}}
+{{- $n := len .Head}}{{$wrap := .Wrap}}
 {{- range .Rows}}
 {{- if .Section}}
 <tr><th class="section" colspan="{{$n}}">{{.Section}}</th></tr>
 {{- else}}
-<tr>{{range $i, $c := .Cells}}{{if $i}}<td>{{$c}}</td>{{else}}<th>{{$c}}</th>{{end}}{{end}}</tr>
+<tr>{{range $i, $c := .Cells}}{{if not $i}}<th>{{$c}}</th>{{else if and $wrap (eq $i $wrap)}}<td class="wrap">{{$c}}</td>{{else}}<td>{{$c}}</td>{{end}}{{end}}</tr>
 {{- end}}
 {{- end}}
 </tbody>
 </table>
+</div>
 {{- if .Collapsed}}</details>{{end}}
 {{- end}}
 `

@@ -15,7 +15,17 @@ import (
 // blocks is the KV block count the run used (its summary's), 0 if unknown.
 func describe(c sim.Config, blocks int) (setup, workload, judged string) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s on %d × %s (tensor parallel %d). ", c.Model, c.TP, c.GPU, c.TP)
+	replicas := 1
+	if n := c.Cluster.Replicas; n > 1 && len(c.Cluster.Pools) == 0 {
+		replicas = n
+		router := c.Cluster.Router.Policy
+		if router == "" {
+			router = "round-robin"
+		}
+		fmt.Fprintf(&b, "%d replicas of %s, each on %d × %s (tensor parallel %d), routed by %s. ", n, c.Model, c.TP, c.GPU, c.TP, router)
+	} else {
+		fmt.Fprintf(&b, "%s on %d × %s (tensor parallel %d). ", c.Model, c.TP, c.GPU, c.TP)
+	}
 	s := c.Scheduler
 	fmt.Fprintf(&b, "Batching policy %s with at most %d batched tokens and %d sequences per step",
 		s.Policy, s.MaxNumBatchedTokens, s.MaxNumSeqs)
@@ -28,7 +38,11 @@ func describe(c sim.Config, blocks int) (setup, workload, judged string) {
 	if blocks == 0 {
 		blocks = k.NumGPUBlocks
 	}
-	fmt.Fprintf(&b, "KV cache of %d blocks of %d tokens, %g GiB of CPU swap space per GPU. ", blocks, k.BlockSize, k.SwapSpaceGiB)
+	if replicas > 1 {
+		fmt.Fprintf(&b, "KV cache of %d blocks of %d tokens per replica (%d in all), %g GiB of CPU swap space per GPU. ", blocks/replicas, k.BlockSize, blocks, k.SwapSpaceGiB)
+	} else {
+		fmt.Fprintf(&b, "KV cache of %d blocks of %d tokens, %g GiB of CPU swap space per GPU. ", blocks, k.BlockSize, k.SwapSpaceGiB)
+	}
 	fmt.Fprintf(&b, "Step cost model %s", c.Cost.Model)
 	if c.Cost.NoiseCV > 0 {
 		fmt.Fprintf(&b, ", step-time noise CV %g", c.Cost.NoiseCV)
@@ -117,9 +131,14 @@ func facts(c sim.Config, blocks int) []fact {
 	if w.Requests == 0 {
 		requests = fmt.Sprintf("%g s of arrivals", w.DurationS)
 	}
+	gpus, kv := fmt.Sprintf("%d × %s", c.TP, c.GPU), fmt.Sprintf("%d × %d tokens", blocks, k.BlockSize)
+	if n := c.Cluster.Replicas; n > 1 && len(c.Cluster.Pools) == 0 {
+		gpus = fmt.Sprintf("%d replicas × %d × %s", n, c.TP, c.GPU)
+		kv = fmt.Sprintf("%d × %d tokens per replica", blocks/n, k.BlockSize)
+	}
 	return []fact{
 		{"model", c.Model},
-		{"GPUs", fmt.Sprintf("%d × %s", c.TP, c.GPU)},
+		{"GPUs", gpus},
 		{"batching policy", s.Policy},
 		{"max batched tokens", fmt.Sprint(s.MaxNumBatchedTokens)},
 		{"max sequences", fmt.Sprint(s.MaxNumSeqs)},
@@ -127,7 +146,7 @@ func facts(c sim.Config, blocks int) []fact {
 		{"queue", s.Queue},
 		{"admission", admissionWords(s.Admission)},
 		{"preemption", s.Preemption + ", victim " + s.Victim},
-		{"KV blocks", fmt.Sprintf("%d × %d tokens", blocks, k.BlockSize)},
+		{"KV blocks", kv},
 		{"swap space", fmt.Sprintf("%g GiB", k.SwapSpaceGiB)},
 		{"cost model", c.Cost.Model},
 		{"step-time noise CV", fmt.Sprintf("%g", c.Cost.NoiseCV)},

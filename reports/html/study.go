@@ -3,21 +3,29 @@ package html
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"html/template"
 	"io"
+	"math"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 
 	"github.com/itlsim/itlsim/reports/study"
+	"github.com/itlsim/itlsim/sim"
 )
 
 // studyPage is a sweep's or a capacity study's page: the answer in words,
 // the charts and their numbers.
 type studyPage struct {
 	Title    string
-	Words    []string
+	Headline string   // the answer in one sentence
+	Scenario []string // what was run, in words
+	Answers  table    // the answer per configuration
+	Rule     string   // how each answer is judged
 	Sections []section
 	Inline   bool
 	ECharts  template.JS
@@ -35,8 +43,24 @@ func WriteSweep(w io.Writer, r *study.SweepResult, o Options) error {
 		return errors.New("sweep report: no points")
 	}
 	p := newStudyPage(o, "itlsim sweep")
+	p.Headline = sweepHeadline(r)
+	p.Scenario = studyScenarioWords(o.Study)
+	p.Rule = r.Rule
+	p.Answers = table{ID: "table-answer", Caption: "Per configuration",
+		Head: []string{"config", "saturation req/s", "95% CI", "highest stable req/s", "knee req/s", "in words"}, Wrap: 5}
 	for _, c := range r.Configs {
-		p.Words = append(p.Words, c.Words)
+		sat, ci := "beyond the sweep", "n/a"
+		if c.SaturationRate != nil {
+			sat = rateNum(*c.SaturationRate)
+		}
+		if c.SaturationCILow != nil && c.SaturationCIHigh != nil {
+			ci = rateNum(*c.SaturationCILow) + "–" + rateNum(*c.SaturationCIHigh)
+		}
+		knee := "none"
+		if c.KneeRate > 0 {
+			knee = rateNum(c.KneeRate)
+		}
+		p.Answers.add(c.Config, sat, ci, rateOrNA(c.HighestStable), knee, c.Words)
 	}
 	lv := levelsOf(r)
 	for _, mk := range []func([]configLevels) (section, error){sweepLatency, sweepITL, sweepGoodput, sweepUser, sweepFrontier} {
@@ -57,7 +81,14 @@ func WriteCapacity(w io.Writer, r *study.CapacityResult, o Options) error {
 		return errors.New("capacity report: no configurations")
 	}
 	p := newStudyPage(o, "itlsim capacity")
-	p.Words = []string{r.Answer, r.Rule}
+	p.Headline = capacityHeadline(r)
+	p.Scenario = studyScenarioWords(o.Study)
+	p.Rule = r.Rule
+	p.Answers = table{ID: "table-answer", Caption: "Per configuration", Head: []string{"config", "answer"}, Wrap: 1}
+	for _, c := range r.Capacity {
+		words := strings.TrimSuffix(study.AnswerWords([]study.Capacity{c}), ".")
+		p.Answers.add(c.Config, strings.TrimPrefix(words, c.Config+": "))
+	}
 	for _, mk := range []func(*study.CapacityResult) (section, error){capacityRates, paretoUser, paretoITL} {
 		s, err := mk(r)
 		if err != nil {
@@ -181,13 +212,13 @@ func stableWord(l level) string {
 
 func sweepLatency(cs []configLevels) (section, error) {
 	sec := section{ID: "sweep-ttft", Title: "TTFT against load",
-		Intro: "Median, p95 (dotted) and p99 (dashed) time to first token at each offered rate, per configuration (medians over seeds)."}
+		Intro: "Median, p95 and p99 time to first token at each offered rate, per configuration (" + percentileLegend("p50", "p95", "p99") + "; medians over seeds)."}
 	line := rateLine("chart-sweep-ttft", "TTFT (ms)")
 	t := table{ID: "table-sweep-ttft", Caption: "TTFT by offered load (ms)", Head: []string{"config", "req/s", "p50", "p95", "p99", "stable"}}
 	for i, c := range cs {
-		line.AddSeries(c.name+" p50", series(c.levels, func(l level) float64 { return l.ttft50 }), style(runColor(i), "solid", true))
-		line.AddSeries(c.name+" p95", series(c.levels, func(l level) float64 { return l.ttft95 }), style(runColor(i), "dotted", true))
-		line.AddSeries(c.name+" p99", series(c.levels, func(l level) float64 { return l.ttft99 }), style(runColor(i), "dashed", true))
+		line.AddSeries(c.name+" p50", series(c.levels, func(l level) float64 { return l.ttft50 }), style(runColor(i), percentileLine("p50"), true))
+		line.AddSeries(c.name+" p95", series(c.levels, func(l level) float64 { return l.ttft95 }), style(runColor(i), percentileLine("p95"), true))
+		line.AddSeries(c.name+" p99", series(c.levels, func(l level) float64 { return l.ttft99 }), style(runColor(i), percentileLine("p99"), true))
 		for _, l := range c.levels {
 			t.add(c.name, g(l.rate), f1(l.ttft50), f1(l.ttft95), f1(l.ttft99), stableWord(l))
 		}
@@ -301,7 +332,7 @@ func capacityRates(r *study.CapacityResult) (section, error) {
 		}
 		ci := "n/a"
 		if c.CILow != nil && c.CIHigh != nil {
-			ci = g(*c.CILow) + "–" + g(*c.CIHigh)
+			ci = rateNum(*c.CILow) + "–" + rateNum(*c.CIHigh)
 		}
 		t.add(c.Config, rateOrNA(c.MaxRate), ci, rateOrNA(c.MinRate), itoa(c.Seeds), itoa(c.Probes), c.LimitingTerm, itoa(c.GPUs), price, f1(c.TokensPerSPerGPU), f1(c.TokensPerSPerUser), f1(c.StreamP99ITLP99), usd, yes(c.Pareto), yes(c.ParetoITL))
 	}
@@ -389,9 +420,12 @@ const studyHTML = `<!DOCTYPE html>
 <body>
 <h1>{{.Title}}</h1>
 <section id="answer">
-{{- range .Words}}
-<p><strong>{{.}}</strong></p>
+<p><strong>{{.Headline}}</strong></p>
+{{- range .Scenario}}
+<p>{{.}}</p>
 {{- end}}
+{{template "table" .Answers}}
+<p class="meta">{{.Rule}}</p>
 </section>
 <p class="meta">
 {{- if .Inline}}ECharts is inlined in this file: the charts need no network.
@@ -409,5 +443,159 @@ func rateOrNA(v float64) string {
 	if v <= 0 {
 		return "n/a"
 	}
-	return g(v)
+	return rateNum(v)
+}
+
+// rateNum is a rate to the precision a search resolves: three significant
+// digits (20.4, 0.605, 1230).
+func rateNum(v float64) string {
+	return strconv.FormatFloat(finite(v), 'f', max(0, 2-int(math.Floor(math.Log10(math.Abs(finite(v))+1e-300)))), 64)
+}
+
+// StudyScenario is what a sweep or a capacity study ran, for its page:
+// the base scenario (the first configuration's), the rates swept (nil for
+// capacity), the SLO terms as written, the seeds, and the longest a probe
+// may be extended to (a multiple of the scenario's length).
+type StudyScenario struct {
+	Config    sim.Config
+	Rates     []float64
+	Terms     []string
+	Seeds     int
+	MaxExtend int
+}
+
+// studyScenarioWords says what a study ran: the setup, then each probe's
+// workload, the rates or the search, the seeds and the terms.
+func studyScenarioWords(s *StudyScenario) []string {
+	if s == nil {
+		return nil
+	}
+	c := s.Config
+	if st, err := c.Resolve(); err == nil { // the defaults the probes ran with
+		c = st.Config
+	}
+	setup, _, _ := describe(c, 0)
+	w := c.Workload
+	var b strings.Builder
+	b.WriteString("Each probe: ")
+	if w.Requests > 0 {
+		fmt.Fprintf(&b, "%d requests", w.Requests)
+	} else {
+		fmt.Fprintf(&b, "%g s of requests", w.DurationS)
+	}
+	if s.MaxExtend > 1 {
+		fmt.Fprintf(&b, " (extended up to %d× until its backlog trend is conclusive)", s.MaxExtend)
+	}
+	fmt.Fprintf(&b, ", %s arrivals", w.Arrival)
+	if len(s.Rates) > 0 {
+		rs := make([]string, len(s.Rates))
+		for i, r := range s.Rates {
+			rs[i] = rateNum(r)
+		}
+		fmt.Fprintf(&b, " at %s req/s", strings.Join(rs, ", "))
+	} else {
+		b.WriteString(" at the rates the search probes")
+	}
+	if w.LengthsFile != "" {
+		fmt.Fprintf(&b, "; prompt and output lengths sampled from %s", w.LengthsFile)
+	} else if w.Trace == "" {
+		fmt.Fprintf(&b, "; prompt lengths %s, output lengths %s tokens", w.InputLen, w.OutputLen)
+	}
+	fmt.Fprintf(&b, "; %d seed", s.Seeds)
+	if s.Seeds != 1 {
+		b.WriteString("s")
+	}
+	b.WriteString(".")
+	out := []string{"Scenario: " + setup, b.String()}
+	if len(s.Terms) > 0 {
+		out = append(out, "SLO terms: "+strings.Join(s.Terms, ", ")+".")
+	}
+	return out
+}
+
+// capacityHeadline is a capacity study's answer in one sentence: the
+// cheapest configuration that holds (by cost per million tokens, where
+// every holding one has a price), else the one that holds most.
+func capacityHeadline(r *study.CapacityResult) string {
+	if strings.HasPrefix(r.Answer, "Cheapest holding") || strings.HasPrefix(r.Answer, "No configuration holds") {
+		if i := strings.Index(r.Answer, ". "); i > 0 {
+			return r.Answer[:i+1]
+		}
+	}
+	best, priced := -1, true
+	for i, c := range r.Capacity {
+		if c.MaxRate > 0 {
+			priced = priced && c.USDPerMillionTokens > 0
+			if best < 0 {
+				best = i
+			}
+		}
+	}
+	if best < 0 {
+		return "No configuration holds every term at any rate probed."
+	}
+	for i, c := range r.Capacity {
+		if c.MaxRate <= 0 {
+			continue
+		}
+		if priced && c.USDPerMillionTokens < r.Capacity[best].USDPerMillionTokens || !priced && c.MaxRate > r.Capacity[best].MaxRate {
+			best = i
+		}
+	}
+	c := r.Capacity[best]
+	var b strings.Builder
+	switch {
+	case len(r.Capacity) == 1:
+		fmt.Fprintf(&b, "%s holds every term up to %s req/s", c.Config, rateNum(c.MaxRate))
+	case priced:
+		fmt.Fprintf(&b, "Cheapest setup that holds every term: %s, up to %s req/s", c.Config, rateNum(c.MaxRate))
+	default:
+		fmt.Fprintf(&b, "Highest capacity: %s, up to %s req/s", c.Config, rateNum(c.MaxRate))
+	}
+	if c.CILow != nil && c.CIHigh != nil {
+		fmt.Fprintf(&b, " (95 %% CI %s–%s)", rateNum(*c.CILow), rateNum(*c.CIHigh))
+	} else {
+		b.WriteString(" (one seed: no interval)")
+	}
+	if c.USDPerMillionTokens > 0 {
+		fmt.Fprintf(&b, ", $%.3g per million output tokens", float64(c.USDPerMillionTokens))
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// sweepHeadline is a sweep's answer in one sentence: the configuration
+// stable to the highest rate swept and where its throughput saturates.
+func sweepHeadline(r *study.SweepResult) string {
+	if len(r.Configs) == 0 {
+		return "No configuration was swept."
+	}
+	best := 0
+	for i, c := range r.Configs {
+		if c.HighestStable > r.Configs[best].HighestStable {
+			best = i
+		}
+	}
+	c := r.Configs[best]
+	var b strings.Builder
+	if len(r.Configs) == 1 {
+		b.WriteString("Stable")
+	} else {
+		fmt.Fprintf(&b, "Stable to the highest rate: %s, stable", c.Config)
+	}
+	if c.HighestStable > 0 {
+		fmt.Fprintf(&b, " up to %s req/s of the rates swept", rateNum(c.HighestStable))
+	} else {
+		b.WriteString(" at none of the rates swept")
+	}
+	if c.SaturationRate != nil {
+		fmt.Fprintf(&b, "; throughput saturates at %s req/s", rateNum(*c.SaturationRate))
+		if c.SaturationCILow != nil && c.SaturationCIHigh != nil {
+			fmt.Fprintf(&b, " (95 %% CI %s–%s)", rateNum(*c.SaturationCILow), rateNum(*c.SaturationCIHigh))
+		}
+	} else {
+		b.WriteString("; throughput saturates beyond the sweep")
+	}
+	b.WriteString(".")
+	return b.String()
 }

@@ -17,6 +17,8 @@ type table struct {
 	Collapsed bool
 	Head      []string
 	Rows      []tableRow
+	// Wrap, when > 0, is the column of long prose, wrapped (td.wrap).
+	Wrap int
 }
 
 // tableRow is a row of cells, or a section heading spanning the table.
