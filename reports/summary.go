@@ -370,6 +370,11 @@ type Options struct {
 	// of keeping every population sorted (9 numbers per stream): for a
 	// result that outlives the summary and does not change.
 	FromResult bool
+	// Pops, when not nil, are the only per-stream populations drawn: a
+	// summary read for a few SLO terms (a capacity probe's sections)
+	// skips drawing and sorting the rest, which read as empty. The
+	// counts, shares and pooled ITL are computed as always.
+	Pops []Population
 }
 
 // SummarizeWith is Summarize with each request judged by its class's SLO
@@ -492,6 +497,14 @@ func summarize(r *sim.Result, set streamSet, m sim.MetricsConfig, o Options) Sum
 				rateP10, rateP50 = d.Q[0].V, d.Q[1].V
 			}
 		}},
+	}
+	if o.Pops != nil {
+		drawn = slices.DeleteFunc(drawn, func(d struct {
+			p   Population
+			use func(sorted []float64, d Dist)
+		}) bool {
+			return !slices.Contains(o.Pops, d.p)
+		})
 	}
 	// Each population is drawn, sorted and summarized by one of as many
 	// goroutines as there are cores, each through a buffer of its own
