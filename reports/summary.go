@@ -329,10 +329,20 @@ type SpecSummary struct {
 // steps are counted with the roofline's shapes), null when none can count
 // them. BusyShare is the share of the run a step was running:
 // under continuous batching one decoding stream keeps it near 1.
+//
+// MFU and MBU are at most 1. A cost model that prices steps faster than
+// the GPU's peak (a linear fit's coefficients, a custom GPU) counts more:
+// the share is then given as 1, MFUCapped (MBUCapped) says so and
+// MFUUncapped (MBUUncapped) holds the share counted; all three are left
+// out otherwise.
 type Utilization struct {
-	MFU       *float64 `json:"mfu"`
-	MBU       *float64 `json:"mbu"`
-	BusyShare float64  `json:"busy_share"`
+	MFU         *float64 `json:"mfu"`
+	MBU         *float64 `json:"mbu"`
+	BusyShare   float64  `json:"busy_share"`
+	MFUCapped   bool     `json:"mfu_capped,omitempty"`
+	MFUUncapped *float64 `json:"mfu_uncapped,omitempty"`
+	MBUCapped   bool     `json:"mbu_capped,omitempty"`
+	MBUUncapped *float64 `json:"mbu_uncapped,omitempty"`
 }
 
 // UtilizationOf reads w; nil when w covers no time (a measured result).
@@ -344,10 +354,16 @@ func UtilizationOf(w *sim.WorkStats) *Utilization {
 	if v, ok := w.MFU(); ok {
 		v = finite(v)
 		u.MFU = &v
+		if raw := finite(w.FLOPs / w.PeakFLOPs); raw > 1 {
+			u.MFUCapped, u.MFUUncapped = true, &raw
+		}
 	}
 	if v, ok := w.MBU(); ok {
 		v = finite(v)
 		u.MBU = &v
+		if raw := finite(w.Bytes / w.PeakBytes); raw > 1 {
+			u.MBUCapped, u.MBUUncapped = true, &raw
+		}
 	}
 	return u
 }
