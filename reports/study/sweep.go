@@ -70,6 +70,9 @@ func simulateFrom(cfg sim.Config, w Window, qoe bool, sections sectioning, from 
 }
 
 func simulateOnce(cfg sim.Config, w Window, qoe bool, sections sectioning, sp *sim.Spares) (Metrics, []reports.Summary, error) {
+	// A point reports no worst streams: the run need not keep their
+	// timelines (metrics.worst_streams changes no figure).
+	cfg.Metrics.WorstStreams = 0
 	e, err := sim.NewReusing(cfg, sp)
 	if err != nil {
 		return Metrics{}, nil, err
