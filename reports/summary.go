@@ -329,10 +329,20 @@ type SpecSummary struct {
 // steps are counted with the roofline's shapes), null when none can count
 // them. BusyShare is the share of the run a step was running:
 // under continuous batching one decoding stream keeps it near 1.
+//
+// MFU and MBU are at most 1. A cost model that prices steps faster than
+// the GPU's peak (a linear fit's coefficients, a custom GPU) counts more:
+// the share is then given as 1, MFUCapped (MBUCapped) says so and
+// MFUUncapped (MBUUncapped) holds the share counted; all three are left
+// out otherwise.
 type Utilization struct {
-	MFU       *float64 `json:"mfu"`
-	MBU       *float64 `json:"mbu"`
-	BusyShare float64  `json:"busy_share"`
+	MFU         *float64 `json:"mfu"`
+	MBU         *float64 `json:"mbu"`
+	BusyShare   float64  `json:"busy_share"`
+	MFUCapped   bool     `json:"mfu_capped,omitempty"`
+	MFUUncapped *float64 `json:"mfu_uncapped,omitempty"`
+	MBUCapped   bool     `json:"mbu_capped,omitempty"`
+	MBUUncapped *float64 `json:"mbu_uncapped,omitempty"`
 }
 
 // UtilizationOf reads w; nil when w covers no time (a measured result).
@@ -344,10 +354,16 @@ func UtilizationOf(w *sim.WorkStats) *Utilization {
 	if v, ok := w.MFU(); ok {
 		v = finite(v)
 		u.MFU = &v
+		if raw := finite(w.FLOPs / w.PeakFLOPs); raw > 1 {
+			u.MFUCapped, u.MFUUncapped = true, &raw
+		}
 	}
 	if v, ok := w.MBU(); ok {
 		v = finite(v)
 		u.MBU = &v
+		if raw := finite(w.Bytes / w.PeakBytes); raw > 1 {
+			u.MBUCapped, u.MBUUncapped = true, &raw
+		}
 	}
 	return u
 }
@@ -370,6 +386,11 @@ type Options struct {
 	// of keeping every population sorted (9 numbers per stream): for a
 	// result that outlives the summary and does not change.
 	FromResult bool
+	// Pops, when not nil, are the only per-stream populations drawn: a
+	// summary read for a few SLO terms (a capacity probe's sections)
+	// skips drawing and sorting the rest, which read as empty. The
+	// counts, shares and pooled ITL are computed as always.
+	Pops []Population
 }
 
 // SummarizeWith is Summarize with each request judged by its class's SLO
@@ -492,6 +513,14 @@ func summarize(r *sim.Result, set streamSet, m sim.MetricsConfig, o Options) Sum
 				rateP10, rateP50 = d.Q[0].V, d.Q[1].V
 			}
 		}},
+	}
+	if o.Pops != nil {
+		drawn = slices.DeleteFunc(drawn, func(d struct {
+			p   Population
+			use func(sorted []float64, d Dist)
+		}) bool {
+			return !slices.Contains(o.Pops, d.p)
+		})
 	}
 	// Each population is drawn, sorted and summarized by one of as many
 	// goroutines as there are cores, each through a buffer of its own

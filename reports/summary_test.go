@@ -146,3 +146,28 @@ func TestTablesAndJSON(t *testing.T) {
 		t.Errorf("csv has %d lines, want header + 8", n)
 	}
 }
+
+// UtilizationOf gives a share above 1 as 1 and says so, with what was
+// counted; a share at or below 1 carries no mark, and the table cell and
+// the warnings follow.
+func TestUtilizationSaysWhenCapped(t *testing.T) {
+	w := sim.WorkStats{FLOPs: 3, PeakFLOPs: 2, Bytes: 1, PeakBytes: 2, BusyNS: 5, SpanNS: 10}
+	u := UtilizationOf(&w)
+	if *u.MFU != 1 || !u.MFUCapped || u.MFUUncapped == nil || *u.MFUUncapped != 1.5 {
+		t.Errorf("FLOPs 1.5× the peak: %+v, want mfu 1 capped from 1.5", u)
+	}
+	if *u.MBU != 0.5 || u.MBUCapped || u.MBUUncapped != nil {
+		t.Errorf("bytes half the peak: %+v, want mbu 0.5 uncapped", u)
+	}
+	s := Summary{Utilization: u}
+	if got := utilizationCell(&s); got != "100.0% (capped; counted 150.0%) / 50.0% / 50.0%" {
+		t.Errorf("cell %q", got)
+	}
+	if ws := capWarnings("r", u); len(ws) != 1 || !strings.Contains(ws[0], "MFU counted 150.0%") {
+		t.Errorf("warnings %q", ws)
+	}
+	w.FLOPs = 2 // exactly the peak is not capped
+	if u := UtilizationOf(&w); u.MFUCapped || *u.MFU != 1 {
+		t.Errorf("FLOPs at the peak: %+v", u)
+	}
+}

@@ -33,19 +33,45 @@ func f2(v float64) string  { return strconv.FormatFloat(finite(v), 'f', 2, 64) }
 func pct(v float64) string { return strconv.FormatFloat(finite(v)*100, 'f', 1, 64) + "%" }
 
 // utilizationCell shows a run's MFU, MBU and busy share; n/a for a share
-// the cost model does not count (linear), "-" for a run without steps.
+// the cost model does not count, "-" for a run without steps; a share
+// capped at 1 says so, with what was counted.
 func utilizationCell(s *Summary) string {
 	u := s.Utilization
 	if u == nil {
 		return "-"
 	}
-	share := func(v *float64) string {
-		if v == nil {
-			return "n/a"
-		}
-		return pct(*v)
+	return capShare(u.MFU, u.MFUUncapped) + " / " + capShare(u.MBU, u.MBUUncapped) + " / " + pct(u.BusyShare)
+}
+
+// capShare is a utilisation share as a percentage: n/a when not counted,
+// and the share counted beside it when it was capped at 100 % (raw not
+// nil).
+func capShare(v, raw *float64) string {
+	switch {
+	case v == nil:
+		return "n/a"
+	case raw != nil:
+		return pct(*v) + " (capped; counted " + pct(*raw) + ")"
 	}
-	return share(u.MFU) + " / " + share(u.MBU) + " / " + pct(u.BusyShare)
+	return pct(*v)
+}
+
+// capWarnings are the warnings for a run whose MFU or MBU was capped.
+func capWarnings(name string, u *Utilization) []string {
+	if u == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range []struct {
+		what, peak string
+		raw        *float64
+	}{{"MFU", "dense FLOP/s", u.MFUUncapped}, {"MBU", "memory bandwidth", u.MBUUncapped}} {
+		if c.raw != nil {
+			out = append(out, fmt.Sprintf("warning: run %s: %s counted %s of the GPUs' peak %s and is shown as 100%%: the cost model prices steps faster than the GPU can run them (check a linear fit's coefficients or the GPU's peaks).",
+				name, c.what, pct(*c.raw), c.peak))
+		}
+	}
+	return out
 }
 
 // row is one line of the comparison table: a label and one cell per run.
@@ -421,6 +447,9 @@ func WriteSummaryTable(w io.Writer, runs []Run, f Format) error {
 	for i := range runs {
 		if s := &runs[i].Summary; !s.Stable {
 			fmt.Fprintf(w, "warning: run %s did not reach a steady state: %s; its figures depend on the run's length.\n", Printable(runs[i].Name), s.StableNote)
+		}
+		for _, l := range capWarnings(Printable(runs[i].Name), runs[i].Summary.Utilization) {
+			fmt.Fprintln(w, l)
 		}
 	}
 	return nil

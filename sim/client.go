@@ -32,8 +32,8 @@ var deliveryCause = [delivery.NumCauses]Cause{
 	delivery.CauseFailover:       CauseFailover,
 }
 
-func newClientView(path *delivery.Path, interval Time) *clientView {
-	r := newResult(interval)
+func newClientView(path *delivery.Path, interval Time, sp *Spares) *clientView {
+	r := newResultFrom(interval, sp)
 	r.Delivery.On = true
 	return &clientView{path: path, res: r}
 }

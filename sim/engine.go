@@ -46,6 +46,7 @@ type Engine struct {
 	disagg      *disagg         // prefill and decode pools; nil otherwise (disagg.go)
 	shared      *clusterHists   // the histograms a cluster's replicas record into (ITL by position, over time); nil for one replica
 	finished    bool            // Run reduced ended streams on the finisher
+	spares      *Spares         // where histograms come from and go back to (NewReusing, Release); nil allocates
 
 	classIndex     map[string]int16
 	classNames     []string
@@ -68,6 +69,11 @@ func New(cfg Config) (*Engine, error) {
 // share one Setup. src supplies the requests; nil generates them from the
 // setup's workload configuration.
 func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
+	return newFromSetup(s, src, nil)
+}
+
+// newFromSetup is NewFromSetup with histograms taken from sp (NewReusing).
+func newFromSetup(s *Setup, src workloads.Source, sp *Spares) (*Engine, error) {
 	c := &s.Config
 	requests := int64(-1) // the workload's own count
 	inner := src
@@ -102,14 +108,14 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 		}
 	}
 	src = newFrontEnd(src, c.Server, stages)
-	e := &Engine{setup: s, src: src, classIndex: map[string]int16{}}
+	e := &Engine{setup: s, src: src, classIndex: map[string]int16{}, spares: sp}
 	e.rec = &recording{stall: FromMS(c.Metrics.StallThresholdMS), worstK: c.Metrics.WorstStreams}
 	if stages > 1 {
 		delivery := false
 		for _, p := range pools {
 			delivery = delivery || p.Setup.Delivery != nil
 		}
-		e.shared = newClusterHists(Time(c.Metrics.TimeseriesIntervalS*1e9), !delivery)
+		e.shared = newClusterHists(Time(c.Metrics.TimeseriesIntervalS*1e9), !delivery, sp)
 	}
 	var infos []router.Replica
 	for _, p := range pools {

@@ -60,13 +60,13 @@ type clusterHists struct {
 }
 
 // newClusterHists is an empty set; with series, it holds the ITL series too.
-func newClusterHists(interval Time, series bool) *clusterHists {
+func newClusterHists(interval Time, series bool, sp *Spares) *clusterHists {
 	p := &clusterHists{}
 	for i := range p.gap {
-		p.gap[i], p.tok[i] = quantile.NewHistogram(seriesBits), quantile.NewHistogram(seriesBits)
+		p.gap[i], p.tok[i] = sp.take(), sp.take()
 	}
 	if series {
-		p.itl = &Series{Interval: interval}
+		p.itl = &Series{Interval: interval, pool: sp}
 	}
 	return p
 }

@@ -133,10 +133,18 @@ type Series struct {
 	// time it doubles, and would otherwise allocate (and collect) a
 	// 20 KB histogram for every new bucket. settle drops them.
 	spare []*quantile.Histogram
+	// pool is where new buckets' histograms come from when spare is
+	// empty, and where spare goes when the series settles (nil: allocate,
+	// and drop).
+	pool *Spares
 }
 
-// settle drops the spare histograms once the series takes no more samples.
-func (s *Series) settle() { s.spare = nil }
+// settle gives the spare histograms to the pool (or drops them) once the
+// series takes no more samples.
+func (s *Series) settle() {
+	s.pool.give(s.spare...)
+	s.spare = nil
+}
 
 // Result is everything a run measured, as plain values. Results of
 // separate runs of one configuration (shards, replicas) merge with Merge.
@@ -334,11 +342,16 @@ func (s *SpecStats) merge(o *SpecStats) {
 	}
 }
 
-func newResult(interval Time) *Result {
+func newResult(interval Time) *Result { return newResultFrom(interval, nil) }
+
+// newResultFrom is newResult with its series and by-position histograms
+// taken from sp while it has some.
+func newResultFrom(interval Time, sp *Spares) *Result {
 	r := newResultNoPositions(interval)
+	r.Series.pool = sp
 	for i := range r.Position {
-		r.Position[i] = quantile.NewHistogram(seriesBits)
-		r.PositionPerToken[i] = quantile.NewHistogram(seriesBits)
+		r.Position[i] = sp.take()
+		r.PositionPerToken[i] = sp.take()
 	}
 	return r
 }
@@ -364,7 +377,7 @@ func (s *Series) bucket(t Time) *Bucket {
 			s.spare = s.spare[:n-1]
 			b.ITL.Reset()
 		} else if !s.noITL {
-			b.ITL = quantile.NewHistogram(seriesBits)
+			b.ITL = s.pool.take()
 		}
 		s.Buckets = append(s.Buckets, b)
 	}

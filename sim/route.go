@@ -21,17 +21,18 @@ func (e *Engine) newRecorder(s *Setup) recorder {
 	rec := recorder{recording: e.rec}
 	if p := e.shared; p != nil {
 		rec.res = newResultNoPositions(interval)
+		rec.res.Series.pool = e.spares
 		rec.pos, rec.posTok = &p.gap, &p.tok
 		if p.itl != nil {
 			rec.itl = p.itl
 			rec.res.Series.noITL = true
 		}
 	} else {
-		rec.res = newResult(interval)
+		rec.res = newResultFrom(interval, e.spares)
 		rec.pos, rec.posTok = &rec.res.Position, &rec.res.PositionPerToken
 	}
 	if s.Delivery != nil {
-		rec.client = newClientView(s.Delivery, interval)
+		rec.client = newClientView(s.Delivery, interval, e.spares)
 		rec.classDelivery = s.ClassDelivery
 	}
 	res := rec.res

@@ -42,7 +42,12 @@ func (s *Summaries) Append(v ...StreamSummary) {
 	for len(v) > 0 {
 		k := len(s.chunks) - 1
 		if k < 0 || len(s.chunks[k]) == summaryChunk {
-			s.chunks = append(s.chunks, nil)
+			if len(s.chunks) < cap(s.chunks) { // a chunk Reset kept
+				s.chunks = s.chunks[:k+2]
+				s.chunks[k+1] = s.chunks[k+1][:0]
+			} else {
+				s.chunks = append(s.chunks, nil)
+			}
 			k++
 		}
 		c := s.chunks[k]
@@ -56,6 +61,17 @@ func (s *Summaries) Append(v ...StreamSummary) {
 		s.n += m
 		v = v[m:]
 	}
+}
+
+// Reset empties s and keeps its chunks for the summaries appended next,
+// which overwrite those it held: nothing may still read them (nor a copy
+// of s made before).
+func (s *Summaries) Reset() {
+	for i := range s.chunks {
+		s.chunks[i] = s.chunks[i][:0]
+	}
+	s.chunks = s.chunks[:0]
+	s.n = 0
 }
 
 // All yields each summary's index and, for reading or changing in place,

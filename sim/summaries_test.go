@@ -66,3 +66,34 @@ func TestSummariesChunks(t *testing.T) {
 		t.Error("SummariesOf lost summaries")
 	}
 }
+
+// TestSummariesReset: after Reset, summaries appended in batches of any
+// size read back as in a new Summaries, shorter and longer than before,
+// and a second filling of the same size allocates nothing.
+func TestSummariesReset(t *testing.T) {
+	var s Summaries
+	for round, n := range []int{3*summaryChunk + 11, 5, 0, summaryChunk, 2*summaryChunk + 1, 4*summaryChunk + 3} {
+		s.Reset()
+		batch := make([]StreamSummary, n)
+		for i := range batch {
+			batch[i].ID = 1000*round + i
+		}
+		for i := 0; i < n; i += 1 + i%700 {
+			s.Append(batch[i:min(n, i+1+i%700)]...)
+		}
+		if s.Len() != n || !slices.Equal(s.Slice(), batch) {
+			t.Fatalf("round %d: %d summaries after Reset, want %d in order", round, s.Len(), n)
+		}
+		for k, c := range s.chunks {
+			if want := min(summaryChunk, n-k*summaryChunk); len(c) != want {
+				t.Fatalf("round %d: chunk %d holds %d, want %d", round, k, len(c), want)
+			}
+		}
+	}
+	batch := make([]StreamSummary, 2*summaryChunk)
+	s.Reset()
+	s.Append(batch...)
+	if a := testing.AllocsPerRun(10, func() { s.Reset(); s.Append(batch...) }); a != 0 {
+		t.Errorf("refilling after Reset allocates %v times", a)
+	}
+}

@@ -376,3 +376,35 @@ func TestCapacityDefaultsAgreeWithATenTimesLongerRun(t *testing.T) {
 		t.Errorf("capacity with defaults %g req/s, with 10x longer probes %g: want within 5 %%", short, long)
 	}
 }
+
+// TestCapacityExamplesAgreeWithATenTimesLongerRun holds the run length on
+// two documented examples: the first of `capacity --help` (1,000 requests
+// per probe, extended up to 8×) against 10,000-request probes, and the
+// first of docs/capacity.md (formerly the README's: 240 s of arrivals)
+// against 2,400 s probes, both never extended; each within 5 %.
+//
+// About 20 s of CPU (48 s wall on the loaded 2-core machine): not skipped
+// under -short.
+func TestCapacityExamplesAgreeWithATenTimesLongerRun(t *testing.T) {
+	rate := func(args ...string) float64 {
+		r := mustRunCLI(t, append([]string{"capacity", "--format", "json"}, args...)...)
+		var doc study.CapacityResult
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc.Capacity[0].MaxRate
+	}
+	for _, c := range []struct {
+		name         string
+		args, longer []string
+	}{
+		{"capacity --help", []string{"--slo", "stream-p99-itl:p99<=200ms", "--slo", "ttft:p99<=1s"}, []string{"--requests", "10000", "--max-extend", "1"}},
+		{"docs/capacity.md", []string{"--duration", "240", "--slo", "stream-p99-itl:p99<=150ms", "--slo", "ttft:p99<=500ms"}, []string{"--duration", "2400", "--max-extend", "1"}},
+	} {
+		short := rate(c.args...)
+		long := rate(append(slices.Clone(c.args), c.longer...)...)
+		if math.Abs(short-long) > 0.05*long {
+			t.Errorf("%s example: %g req/s, with 10x longer probes %g: want within 5 %%", c.name, short, long)
+		}
+	}
+}

@@ -88,3 +88,42 @@ func TestCLIUtilization(t *testing.T) {
 		t.Errorf("linear model's utilization: %+v, want mfu, mbu and busy_share in (0, 1]", u)
 	}
 }
+
+// A linear fit faster than the GPU's peak counts more bytes than the
+// bandwidth moves: MBU is given as 1, and the JSON, the table and a
+// warning say it was capped and what was counted; a roofline run says
+// nothing of the kind.
+func TestCLIUtilizationSaysWhenCapped(t *testing.T) {
+	dir := t.TempDir()
+	js := filepath.Join(dir, "u.json")
+	r := mustRunCLI(t, "run", "--requests", "100", "--cost-model", "linear", "--set", "cost.linear.c0_us=500", "--json", js)
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Runs []struct {
+			Summary struct {
+				Utilization map[string]any `json:"utilization"`
+			} `json:"summary"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	u := doc.Runs[0].Summary.Utilization
+	raw, _ := u["mbu_uncapped"].(float64)
+	if u["mbu"] != 1.0 || u["mbu_capped"] != true || !(raw > 1) {
+		t.Errorf("c0 = 500 µs (16 GB of weights a step): utilization %v; want mbu 1, mbu_capped true, mbu_uncapped > 1", u)
+	}
+	if _, ok := u["mfu_capped"]; ok {
+		t.Errorf("MFU below 1 is marked capped: %v", u)
+	}
+	if !strings.Contains(r.stdout, "(capped; counted ") || !strings.Contains(r.stdout, "warning: run chunked: MBU counted ") {
+		t.Errorf("the table does not say MBU was capped:\n%s", r.stdout)
+	}
+	r = mustRunCLI(t, "run", "--requests", "100", "--format", "json")
+	if strings.Contains(r.stdout, "_capped") || strings.Contains(r.stdout, "(capped") {
+		t.Error("a roofline run is marked capped")
+	}
+}

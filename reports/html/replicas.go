@@ -59,12 +59,15 @@ func utilShare(u *reports.Utilization, mfu bool) string {
 	if u == nil {
 		return "n/a"
 	}
-	v := u.MBU
+	v, raw := u.MBU, u.MBUUncapped
 	if mfu {
-		v = u.MFU
+		v, raw = u.MFU, u.MFUUncapped
 	}
 	if v == nil {
 		return "n/a"
+	}
+	if raw != nil {
+		return f1(100*(*v)) + "% (capped; counted " + f1(100*(*raw)) + "%)"
 	}
 	return f1(100*(*v)) + "%"
 }

@@ -94,6 +94,20 @@ type Term struct {
 	pop     reports.Population
 }
 
+// Population is the per-stream population the term reads from a summary:
+// its metric's, or for itl-goodput at a threshold of its own each
+// stream's largest gap; false for the shares a summary holds as counts
+// (itl-goodput at the run's threshold, slo-goodput, unstable).
+func (t Term) Population() (reports.Population, bool) {
+	switch {
+	case t.kind != Share:
+		return t.pop, true
+	case t.Metric == "itl-goodput" && t.ThetaMS != 0:
+		return reports.PopStreamMaxGap, true
+	}
+	return 0, false
+}
+
 // Unit is the term's unit: ms, tokens/s, share, score or ratio.
 func (t Term) Unit() string { return t.kind.unit() }
 

@@ -3,6 +3,7 @@ package study
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/itlsim/itlsim/sim"
@@ -60,6 +61,45 @@ func TestWarmStartIsTheColdSearch(t *testing.T) {
 		}
 		if skipped == 0 {
 			t.Errorf("%s: no probe was extended, so the warm start was not exercised", name)
+		}
+	}
+}
+
+// TestSectionsDrawOnlyWhatTheTermsRead: the sections of a probe's window
+// summarised with only the populations the SLO terms read give every
+// term the bound the full summaries give, for every kind of term.
+func TestSectionsDrawOnlyWhatTheTermsRead(t *testing.T) {
+	cfg := small()
+	cfg.Workload.Rate = 12
+	terms := mustTerms(t, "stream-p99-itl:p99<=150ms", "ttft:p95<=400ms", "tpot:mean<=30ms", "e2el:max<=60s",
+		"itl:p99<=120ms", "stream-max-gap:p90<=300ms", "jitter:p99<=6", "tokens-per-s-per-user:p10>=30/s",
+		"itl-goodput>=99%@200ms", "itl-goodput>=90%", "slo-goodput>=90%", "unstable<=5%")
+	e, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := RunScored(e, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	some := sectionsFor(terms)
+	if len(some.pops) == 0 || len(some.pops) >= 9 {
+		t.Fatalf("the terms read populations %v", some.pops)
+	}
+	all := some
+	all.pops = nil
+	m, partial := measure(cfg, res, e.ServerResult(), DefaultWindow(), some)
+	_, full := measure(cfg, res, e.ServerResult(), DefaultWindow(), all)
+	outs := terms.Evaluate(&m)
+	a, b := termBounds(terms, outs, partial), termBounds(terms, outs, full)
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if !bytes.Equal(ja, jb) {
+		t.Errorf("bounds from sections drawing %v:\n%s\nfrom full sections:\n%s", some.pops, ja, jb)
+	}
+	for _, bd := range a {
+		if bd.Bound == nil && !strings.HasPrefix(bd.Term, "itl-goodput") && !strings.HasPrefix(bd.Term, "slo-") && !strings.HasPrefix(bd.Term, "unstable") {
+			t.Errorf("%s: no bound (%d batches)", bd.Term, bd.Batches)
 		}
 	}
 }

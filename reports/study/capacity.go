@@ -183,6 +183,20 @@ type Search struct {
 	// cold starts every probe at the scenario's length (no warm start),
 	// the reference the warm start is tested against.
 	cold bool
+	// spares are the histograms the search's runs share, one set per
+	// search (withSpares): each probe's go back once it is measured.
+	spares *sim.Spares
+}
+
+// withSpares is s with a set of spare histograms for its runs: s itself
+// when it has one, else a copy (so a Search may be shared by callers).
+func (s *Search) withSpares() *Search {
+	if s.spares != nil {
+		return s
+	}
+	c := *s
+	c.spares = new(sim.Spares)
+	return &c
 }
 
 // maxBracket bounds the doublings of the exponential bracket: 2^30 times
@@ -310,7 +324,7 @@ func (s *Search) probe(v scenario.Variant, cfg sim.Config, r float64, seed uint6
 func (s *Search) probeFrom(v scenario.Variant, cfg sim.Config, r float64, seed uint64, from int) (Point, error) {
 	cfg.Workload.Rate = r
 	cfg.Seed = seed
-	m, secs, err := simulateFrom(cfg, s.Window, scoresQoE(s.Terms), sectionsFor(s.Terms), from)
+	m, secs, err := simulateFrom(cfg, s.Window, scoresQoE(s.Terms), sectionsFor(s.Terms), from, s.spares)
 	if err != nil {
 		return Point{}, fmt.Errorf("%s at %g req/s, seed %d: %w", v.Name, r, seed, err)
 	}
@@ -474,6 +488,7 @@ func (s *Search) SearchConfig(v scenario.Variant, prices Prices) (ConfigSearch, 
 // Precision, each round decided from the finished ones (so the answer
 // does not depend on the workers).
 func (s *Search) SearchConfigs(vs []scenario.Variant, prices Prices, workers int, progress Progress) ([]ConfigSearch, error) {
+	s = s.withSpares()
 	type job struct {
 		v    int
 		seed uint64

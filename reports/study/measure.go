@@ -101,14 +101,14 @@ type Metrics struct {
 // (sim.Engine.ServerResult, the same pointer without a delivery path):
 // the backlog is the server's.
 func Measure(cfg sim.Config, client, server *sim.Result, w Window) Metrics {
-	m, _ := measure(cfg, client, server, w, 0)
+	m, _ := measure(cfg, client, server, w, sectioning{})
 	return m
 }
 
-// measure is Measure; with sections > 0 it also summarises that many equal
-// consecutive sections of the window (batch means for the SLO terms'
-// bounds).
-func measure(cfg sim.Config, client, server *sim.Result, w Window, sections int) (Metrics, []reports.Summary) {
+// measure is Measure; with sections.n > 0 it also summarises that many
+// equal consecutive sections of the window (batch means for the SLO
+// terms' bounds), each drawing only the populations sections.pops.
+func measure(cfg sim.Config, client, server *sim.Result, w Window, sections sectioning) (Metrics, []reports.Summary) {
 	st := DefaultSteadyRule().Judge(server)
 	var first, last sim.Time
 	for i := range client.Streams.Len() {
@@ -132,7 +132,8 @@ func measure(cfg sim.Config, client, server *sim.Result, w Window, sections int)
 	if hi <= lo {
 		lo, hi = 0, float64(client.Duration) // one arrival (or a warm-up past the drain): measure the run
 	}
-	m := Metrics{Summary: summarizeSpan(cfg, client, lo, hi, false)}
+	var buf sim.Summaries // the window's streams, then each section's
+	m := Metrics{Summary: summarizeSpan(cfg, client, lo, hi, nil, &buf)}
 	win := (hi - lo) / 1e9
 	m.ArrivedPerS = float64(m.Summary.Requests) / win
 	m.AchievedPerS = m.Summary.RequestsPerS
@@ -148,10 +149,10 @@ func measure(cfg sim.Config, client, server *sim.Result, w Window, sections int)
 	m.Summary.Stable, m.Summary.StableNote = m.Stable, m.Unstable
 	m.round()
 	var secs []reports.Summary
-	if sections > 0 && hi > lo {
-		d := (hi - lo) / float64(sections)
-		for k := range sections {
-			secs = append(secs, summarizeSpan(cfg, client, lo+float64(k)*d, lo+float64(k+1)*d, true))
+	if n := sections.n; n > 0 && hi > lo {
+		d := (hi - lo) / float64(n)
+		for k := range n {
+			secs = append(secs, summarizeSpan(cfg, client, lo+float64(k)*d, lo+float64(k+1)*d, &sections, &buf))
 		}
 	}
 	return m, secs
@@ -160,11 +161,14 @@ func measure(cfg sim.Config, client, server *sim.Result, w Window, sections int)
 // summarizeSpan is the summary of the requests arriving in [lo, hi] ns,
 // with throughput and pooled ITL from what finished (and the gaps that
 // ended) inside it. A section without a series bucket of its own has no
-// pooled ITL; the whole window then keeps the run's.
-func summarizeSpan(cfg sim.Config, client *sim.Result, lo, hi float64, section bool) reports.Summary {
+// pooled ITL; the whole window then keeps the run's. A section (sec not
+// nil) draws only the populations sec.pops. The span's streams are copied
+// into buf, emptied first (the summary keeps none of them).
+func summarizeSpan(cfg sim.Config, client *sim.Result, lo, hi float64, sec *sectioning, buf *sim.Summaries) reports.Summary {
 	win := (hi - lo) / 1e9
 	fr := *client
-	fr.Streams = sim.Summaries{}
+	buf.Reset()
+	fr.Streams = *buf
 	fr.Requests, fr.Finished, fr.Cancelled = 0, 0, 0
 	fr.InputTokens, fr.OutputTokens = 0, 0
 	fr.Rejected = [len(client.Rejected)]int{}
@@ -194,6 +198,7 @@ func summarizeSpan(cfg sim.Config, client *sim.Result, lo, hi float64, section b
 			}
 		}
 	}
+	*buf = fr.Streams // keep the chunks it grew
 	fr.Duration = sim.Time(win * 1e9)
 
 	// Throughput and the pooled ITL come from the time series: what
@@ -219,10 +224,14 @@ func summarizeSpan(cfg sim.Config, client *sim.Result, lo, hi float64, section b
 	switch {
 	case pooled != nil:
 		fr.Pooled = pooled
-	case section: // no bucket inside: no pooled ITL of its own
+	case sec != nil: // no bucket inside: no pooled ITL of its own
 		fr.Pooled = quantile.NewHistogram(client.Pooled.Bits)
 	}
-	s := reports.SummarizeWith(&fr, cfg.Metrics, reports.Options{ClassSLO: reports.ClassSLOs(&fr, cfg)})
+	o := reports.Options{ClassSLO: reports.ClassSLOs(&fr, cfg)}
+	if sec != nil {
+		o.Pops = sec.pops
+	}
+	s := reports.SummarizeWith(&fr, cfg.Metrics, o)
 	s.RequestsPerS = finished / win
 	s.OutputTokensPerS = tokens / win
 	s.InputTokensPerS = float64(fr.InputTokens) / win

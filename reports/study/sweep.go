@@ -19,20 +19,21 @@ import (
 // steady state is not conclusive is run again with twice the requests (or
 // seconds of arrivals), up to w.MaxExtend times cfg's (Window).
 func Simulate(cfg sim.Config, w Window, qoe bool) (Metrics, error) {
-	m, _, err := simulate(cfg, w, qoe, 0)
+	m, _, err := simulate(cfg, w, qoe, sectioning{}, nil)
 	return m, err
 }
 
-// simulate is Simulate; with sections > 0 it also returns the summaries
-// of that many consecutive sections of the final run's window.
-func simulate(cfg sim.Config, w Window, qoe bool, sections int) (Metrics, []reports.Summary, error) {
-	return simulateFrom(cfg, w, qoe, sections, 0)
+// simulate is Simulate; with sections.n > 0 it also returns the summaries
+// of that many consecutive sections of the final run's window. Its runs
+// take their histograms from sp and give them back once measured.
+func simulate(cfg sim.Config, w Window, qoe bool, sections sectioning, sp *sim.Spares) (Metrics, []reports.Summary, error) {
+	return simulateFrom(cfg, w, qoe, sections, 0, sp)
 }
 
 // simulateFrom is simulate starting at 2^from times the scenario's length
 // (from ≤ log2 w.MaxExtend), for a probe whose neighbour needed that long:
 // the shorter runs would only be rerun.
-func simulateFrom(cfg sim.Config, w Window, qoe bool, sections, from int) (Metrics, []reports.Summary, error) {
+func simulateFrom(cfg sim.Config, w Window, qoe bool, sections sectioning, from int, sp *sim.Spares) (Metrics, []reports.Summary, error) {
 	f0 := 1 << from
 	if cfg.Workload.Requests > 0 {
 		cfg.Workload.Requests *= f0
@@ -40,7 +41,7 @@ func simulateFrom(cfg sim.Config, w Window, qoe bool, sections, from int) (Metri
 		cfg.Workload.DurationS *= float64(f0)
 	}
 	for ext, f := from, f0; ; ext, f = ext+1, f*2 {
-		m, secs, err := simulateOnce(cfg, w, qoe, sections)
+		m, secs, err := simulateOnce(cfg, w, qoe, sections, sp)
 		if err != nil {
 			return Metrics{}, nil, err
 		}
@@ -68,8 +69,11 @@ func simulateFrom(cfg sim.Config, w Window, qoe bool, sections, from int) (Metri
 	}
 }
 
-func simulateOnce(cfg sim.Config, w Window, qoe bool, sections int) (Metrics, []reports.Summary, error) {
-	e, err := sim.New(cfg)
+func simulateOnce(cfg sim.Config, w Window, qoe bool, sections sectioning, sp *sim.Spares) (Metrics, []reports.Summary, error) {
+	// A point reports no worst streams: the run need not keep their
+	// timelines (metrics.worst_streams changes no figure).
+	cfg.Metrics.WorstStreams = 0
+	e, err := sim.NewReusing(cfg, sp)
 	if err != nil {
 		return Metrics{}, nil, err
 	}
@@ -78,16 +82,35 @@ func simulateOnce(cfg sim.Config, w Window, qoe bool, sections int) (Metrics, []
 		return Metrics{}, nil, err
 	}
 	m, secs := measure(e.Setup().Config, res, e.ServerResult(), w, sections)
+	// The metrics and summaries hold none of the run's series or
+	// by-position histograms: the next run may have them.
+	e.Release()
 	return m, secs, nil
 }
 
-// sectionsFor is how many sections of the window a run under condition c
-// is summarised in: Sections for SLO terms (their bounds), else none.
-func sectionsFor(c Condition) int {
-	if _, ok := c.(Terms); ok {
-		return Sections
+// sectioning is how a run's window is summarised in sections: n of them
+// (none when 0), each drawing only the per-stream populations pops (the
+// sections are read for the SLO terms' bounds alone).
+type sectioning struct {
+	n    int
+	pops []reports.Population
+}
+
+// sectionsFor is how a run under condition c is summarised in sections:
+// Sections for SLO terms (their bounds), with the populations the terms
+// read; else none.
+func sectionsFor(c Condition) sectioning {
+	ts, ok := c.(Terms)
+	if !ok {
+		return sectioning{}
 	}
-	return 0
+	pops := []reports.Population{}
+	for _, t := range ts {
+		if p, ok := t.Population(); ok && !slices.Contains(pops, p) {
+			pops = append(pops, p)
+		}
+	}
+	return sectioning{n: Sections, pops: pops}
 }
 
 // scoresQoE tells whether condition c needs the streams' scores.
@@ -200,9 +223,10 @@ func (p *SweepPlan) PointOf(s PointSpec, m Metrics) Point {
 // RunPoints simulates the given points of plan p on workers goroutines, in
 // the order given.
 func RunPoints(p *SweepPlan, specs []PointSpec, workers int, progress Progress) ([]Point, error) {
+	sp := new(sim.Spares) // the points' runs share their histograms
 	return Map(len(specs), workers, func(i int) (Point, error) {
 		s := specs[i]
-		m, secs, err := simulate(s.Simulated, p.Window, scoresQoE(p.Terms), sectionsFor(p.Terms))
+		m, secs, err := simulate(s.Simulated, p.Window, scoresQoE(p.Terms), sectionsFor(p.Terms), sp)
 		if err != nil {
 			return Point{}, fmt.Errorf("%s at %g req/s, seed %d: %w", p.Configs[s.Config].Name, s.Rate, s.Seed, err)
 		}

@@ -69,6 +69,7 @@ func (s *Search) SearchTarget(v scenario.Variant, t Target, prices Prices) (Conf
 	if t.Max <= 0 {
 		t.Max = 1024
 	}
+	s = s.withSpares()
 	out := ConfigSearch{Capacity: Capacity{Config: v.Name, Overrides: overridesOf(v)}}
 	tr := &TargetResult{Rate: t.Rate, Field: t.Field}
 	try := func(n int) (bool, string, error) {

@@ -211,15 +211,20 @@ func (h *Histogram) Merge(o *Histogram) {
 	if o.N == 0 {
 		return
 	}
-	for gi, g := range o.groups {
+	// Every sample lies between o's extremes: only their groups can
+	// hold counts (a time-series bucket's gaps span a few of its 40).
+	lo, hi := o.usedGroups()
+	for gi := lo; gi <= hi; gi++ {
+		g := o.groups[gi]
 		if g == nil {
 			continue
 		}
 		if h.groups[gi] == nil {
 			h.groups[gi] = make([]uint64, len(g))
 		}
+		dst := h.groups[gi][:len(g)]
 		for j, c := range g {
-			h.groups[gi][j] += c
+			dst[j] += c
 		}
 	}
 	if h.N == 0 || o.Min < h.Min {
@@ -234,10 +239,19 @@ func (h *Histogram) Merge(o *Histogram) {
 
 // Reset empties the histogram, keeping its buckets.
 func (h *Histogram) Reset() {
-	for _, g := range h.groups {
-		clear(g)
+	if h.N > 0 {
+		lo, hi := h.usedGroups()
+		for _, g := range h.groups[lo : hi+1] {
+			clear(g)
+		}
 	}
 	h.N, h.Sum, h.Min, h.Max = 0, 0, 0, 0
+}
+
+// usedGroups is the range of groups [lo, hi] that can hold counts: those
+// of the smallest and the largest sample and between. h must not be empty.
+func (h *Histogram) usedGroups() (lo, hi int) {
+	return h.bucketOf(h.Min) >> h.Bits, h.bucketOf(h.Max) >> h.Bits
 }
 
 // Std is the population standard deviation of the samples (numpy's std),

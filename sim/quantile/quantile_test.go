@@ -175,3 +175,37 @@ func BenchmarkStreamStats(b *testing.B) {
 		k++
 	}
 }
+
+// A histogram emptied by Reset is a new one: Reset and Merge visit only the
+// groups between the extremes, so every count outside them must be zero
+// already, for eager (6-bit) and lazy histograms, samples from 0 to past
+// 2^maxExp.
+func TestResetIsANewHistogram(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, bits := range []uint{6, 10} {
+		h := NewHistogram(bits)
+		for round := range 50 {
+			fresh, sum := NewHistogram(bits), NewHistogram(bits)
+			lo := rng.Int64N(1 << (2 + round%40))
+			for range 1 + rng.IntN(300) {
+				v := lo + rng.Int64N(1+lo*int64(1+round%5))
+				if round%7 == 0 {
+					v = 1<<maxExp + v // clamped into the last bucket
+				}
+				h.Record(v)
+				fresh.Record(v)
+			}
+			if !slices.Equal(h.Counts(), fresh.Counts()) || h.N != fresh.N || h.Min != fresh.Min || h.Max != fresh.Max || h.Sum != fresh.Sum {
+				t.Fatalf("bits %d, round %d: a reset histogram differs from a new one", bits, round)
+			}
+			sum.Merge(h)
+			if !slices.Equal(sum.Counts(), fresh.Counts()) || sum.N != fresh.N {
+				t.Fatalf("bits %d, round %d: merged into an empty one, the counts differ", bits, round)
+			}
+			h.Reset()
+			if slices.ContainsFunc(h.Counts(), func(c uint64) bool { return c != 0 }) || h.N != 0 {
+				t.Fatalf("bits %d, round %d: counts left after Reset", bits, round)
+			}
+		}
+	}
+}

@@ -1,0 +1,116 @@
+package sim
+
+import (
+	"sync"
+
+	"github.com/itlsim/itlsim/sim/quantile"
+)
+
+// Spares holds the 20 KB histograms of runs whose results have been read
+// (their time series' ITL per bucket, ITL by position), for the engines
+// built after them to take instead of allocating: a study runs hundreds
+// of short runs of one configuration, and each would otherwise allocate
+// (and the collector then reclaim) a new set. What an engine takes is
+// emptied first, so its results are those of new histograms. The zero
+// value is empty and ready; it is safe for concurrent use. Drop it to
+// free what it holds.
+type Spares struct {
+	mu    sync.Mutex
+	hists []*quantile.Histogram
+}
+
+// take returns an empty series histogram: a spare when sp has one, else a
+// new one. A nil sp allocates.
+func (sp *Spares) take() *quantile.Histogram {
+	if sp != nil {
+		sp.mu.Lock()
+		n := len(sp.hists)
+		var h *quantile.Histogram
+		if n > 0 {
+			h = sp.hists[n-1]
+			sp.hists[n-1] = nil
+			sp.hists = sp.hists[:n-1]
+		}
+		sp.mu.Unlock()
+		if h != nil {
+			h.Reset()
+			return h
+		}
+	}
+	return quantile.NewHistogram(seriesBits)
+}
+
+// give adds hs (nil entries and other resolutions are skipped) to sp; a
+// nil sp drops them.
+func (sp *Spares) give(hs ...*quantile.Histogram) {
+	if sp == nil {
+		return
+	}
+	sp.mu.Lock()
+	for _, h := range hs {
+		if h != nil && h.Bits == seriesBits {
+			sp.hists = append(sp.hists, h)
+		}
+	}
+	sp.mu.Unlock()
+}
+
+// Len is the number of histograms sp holds.
+func (sp *Spares) Len() int {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return len(sp.hists)
+}
+
+// NewReusing is New with the engine's time-series and by-position
+// histograms taken from sp while it has some. Call Release once its
+// results have been read.
+func NewReusing(cfg Config, sp *Spares) (*Engine, error) {
+	s, err := cfg.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	return newFromSetup(s, nil, sp)
+}
+
+// Release gives the histograms of the engine's results (Result,
+// ServerResult, every replica's) to the Spares it was built with
+// (NewReusing; without one they are dropped). Neither the engine nor any
+// result it returned may be read afterwards: what is given back is
+// emptied and refilled by the next engine that takes it.
+func (e *Engine) Release() {
+	sp := e.spares
+	release := func(r *Result) {
+		if r == nil {
+			return
+		}
+		for i := range r.Series.Buckets {
+			b := &r.Series.Buckets[i]
+			sp.give(b.ITL)
+			b.ITL = nil
+		}
+		sp.give(r.Series.spare...)
+		r.Series.spare = nil
+		for i := range r.Position {
+			sp.give(r.Position[i], r.PositionPerToken[i])
+			r.Position[i], r.PositionPerToken[i] = nil, nil
+		}
+	}
+	for _, r := range e.reps {
+		release(r.rec.res)
+		if r.rec.client != nil {
+			release(r.rec.client.res)
+		}
+	}
+	release(e.res)
+	if p := e.shared; p != nil {
+		for i := range p.gap {
+			sp.give(p.gap[i], p.tok[i])
+			p.gap[i], p.tok[i] = nil, nil
+		}
+		if p.itl != nil {
+			release(&Result{Series: *p.itl})
+			p.itl = nil
+		}
+	}
+}
