@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -90,6 +92,44 @@ func TestRunMoEHFConfigsMatchPresets(t *testing.T) {
 			if hf[k] != preset[k] {
 				t.Errorf("%s: %s: config.json gives %v, preset %v", tt.name, k, hf[k], preset[k])
 			}
+		}
+	}
+}
+
+// DeepSeek-V3 on 8x H200 with data-parallel attention and expert
+// parallelism runs, holds each rank's own KV cache, and its step
+// breakdown shows the all-to-all; the scenario keys dp and
+// enable_expert_parallel give the same run as the flags.
+func TestRunDeepSeekV3DP8ExpertParallel(t *testing.T) {
+	args := []string{"--model", "deepseek-v3", "--gpu", "h200-141gb", "--requests", "4", "--input-len", "fixed:512", "--output-len", "fixed:32"}
+	s := runSummary(t, append(args, "--dp", "8", "--enable-expert-parallel")...)
+	tp8 := runSummary(t, append(args, "--tp", "8")...)
+	if s["output_tokens"].(float64) != 4*32 || s["kv_blocks"].(float64) < 4*tp8["kv_blocks"].(float64) {
+		t.Errorf("dp8+ep: %v output tokens, %v KV blocks (tp8 %v)", s["output_tokens"], s["kv_blocks"], tp8["kv_blocks"])
+	}
+	path := t.TempDir() + "/dp.yaml"
+	if err := os.WriteFile(path, []byte("model: deepseek-v3\ngpu: h200-141gb\ndp: 8\nenable_expert_parallel: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	y := runSummary(t, append([]string{path}, args[4:]...)...)
+	for _, k := range []string{"output_tokens", "duration_s", "kv_blocks"} {
+		if y[k] != s[k] {
+			t.Errorf("%s: scenario keys give %v, flags %v", k, y[k], s[k])
+		}
+	}
+	r := mustRunCLI(t, "cost", "step", "--model", "deepseek-v3", "--gpu", "h200-141gb", "--dp", "8", "--enable-expert-parallel", "--decode-seqs", "256")
+	var a2a float64
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if f := strings.Fields(line); len(f) == 4 && f[0] == "all-to-all" {
+			a2a, _ = strconv.ParseFloat(f[1], 64)
+		}
+	}
+	if a2a < 1 || a2a > 20 || !strings.Contains(r.stdout, "tp=1, dp=8, ep") {
+		t.Errorf("cost step: all-to-all %.3f ms, want a few ms:\n%s", a2a, r.stdout)
+	}
+	for _, bad := range [][]string{{"run", "--model", "llama-3.1-8b", "--dp", "2"}, {"cost", "step", "--model", "llama-3.1-8b", "--enable-expert-parallel"}} {
+		if r := execCLI(t, bad...); r.code == 0 || r.stdout != "" || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want one error line", bad, r.code, r.stdout, r.stderr)
 		}
 	}
 }

@@ -286,6 +286,25 @@ type GPUSpec struct {
 	InterconnectBW float64 `yaml:"interconnect_bw" json:"interconnect_bw"`
 	// HostLinkBW is GPU↔CPU bandwidth in one direction, bytes/s (PCIe).
 	HostLinkBW float64 `yaml:"host_link_bw" json:"host_link_bw"`
+	// PeakFP4FLOPS is dense fp4 tensor throughput (MXFP4/NVFP4 block
+	// formats), FLOP/s; 0 when the GPU has no fp4 tensor cores (everything
+	// before Blackwell and CDNA 4).
+	PeakFP4FLOPS float64 `yaml:"peak_fp4_flops,omitempty" json:"peak_fp4_flops,omitempty"`
+	// ScaleUpGPUs is how many GPUs share one NVLink / Infinity Fabric
+	// domain at InterconnectBW (8 on an HGX or MI300X platform, 72 on a
+	// GB200 NVL72 rack, 1 for PCIe cards); 0 takes 8. Expert-parallel
+	// traffic to GPUs beyond it goes over the scale-out network.
+	ScaleUpGPUs int `yaml:"scale_up_gpus,omitempty" json:"scale_up_gpus,omitempty"`
+	// ScaleOutBW is the scale-out network (InfiniBand / RoCE) bandwidth per
+	// GPU in one direction, bytes/s; 0 takes 50e9 (one 400 Gb/s NIC per
+	// GPU, as on HGX H100/H200 and MI300X platforms).
+	ScaleOutBW float64 `yaml:"scale_out_bw,omitempty" json:"scale_out_bw,omitempty"`
+	// ScaleUpLatencyUS and ScaleOutLatencyUS are the fixed time of one
+	// all-to-all (MoE dispatch or combine) inside the scale-up domain and
+	// across the network, µs; 0 takes 25 (NCCL's small-message collective
+	// floor on 8×H100, Vidur's profile, as RooflineConfig's all-reduce).
+	ScaleUpLatencyUS  float64 `yaml:"scale_up_latency_us,omitempty" json:"scale_up_latency_us,omitempty"`
+	ScaleOutLatencyUS float64 `yaml:"scale_out_latency_us,omitempty" json:"scale_out_latency_us,omitempty"`
 	// Source cites the datasheet the figures come from.
 	Source string `yaml:"source" json:"source"`
 }
@@ -297,6 +316,44 @@ func (g GPUSpec) TotalMemoryBytes() int64 {
 		return g.DeviceMemoryBytes
 	}
 	return g.MemoryBytes
+}
+
+// Defaults of the interconnect fields a GPU preset leaves 0.
+const (
+	defaultScaleUpGPUs   = 8
+	defaultScaleOutBW    = 50e9
+	defaultA2ALatencyUS  = 25
+	maxScaleUpGPUs       = 1 << 16
+	maxInterconnectLatUS = 1e5
+)
+
+// ScaleUp is the GPUs of one NVLink / Infinity Fabric domain.
+func (g GPUSpec) ScaleUp() int {
+	if g.ScaleUpGPUs > 0 {
+		return g.ScaleUpGPUs
+	}
+	return defaultScaleUpGPUs
+}
+
+// ScaleOut is the scale-out network bandwidth per GPU, bytes/s.
+func (g GPUSpec) ScaleOut() float64 {
+	if g.ScaleOutBW > 0 {
+		return g.ScaleOutBW
+	}
+	return defaultScaleOutBW
+}
+
+// A2ALatencyUS is the fixed time of one all-to-all over groups of group
+// GPUs: the scale-up latency within the domain, the scale-out one beyond.
+func (g GPUSpec) A2ALatencyUS(group int) float64 {
+	lat := g.ScaleUpLatencyUS
+	if group > g.ScaleUp() {
+		lat = g.ScaleOutLatencyUS
+	}
+	if lat > 0 {
+		return lat
+	}
+	return defaultA2ALatencyUS
 }
 
 // PeakFor returns the dense tensor peak for weights of dtypeBytes bytes:
@@ -337,6 +394,23 @@ func (g GPUSpec) Validate() error {
 	}
 	if g.PeakFP8FLOPS < 0 || g.PeakFP8FLOPS > 1e18 || g.PeakFP8FLOPS != g.PeakFP8FLOPS {
 		return fmt.Errorf("gpu %s: peak_fp8_flops: must be ≥ 0 (0: no fp8), got %g", name, g.PeakFP8FLOPS)
+	}
+	if g.PeakFP4FLOPS < 0 || g.PeakFP4FLOPS > 1e18 || g.PeakFP4FLOPS != g.PeakFP4FLOPS {
+		return fmt.Errorf("gpu %s: peak_fp4_flops: must be ≥ 0 (0: no fp4), got %g", name, g.PeakFP4FLOPS)
+	}
+	if g.ScaleUpGPUs < 0 || g.ScaleUpGPUs > maxScaleUpGPUs {
+		return fmt.Errorf("gpu %s: scale_up_gpus: must be in [0,%d] (0: 8), got %d", name, maxScaleUpGPUs, g.ScaleUpGPUs)
+	}
+	if !(g.ScaleOutBW >= 0 && g.ScaleOutBW <= 1e18) {
+		return fmt.Errorf("gpu %s: scale_out_bw: must be ≥ 0 (0: 50e9), got %g", name, g.ScaleOutBW)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"scale_up_latency_us", g.ScaleUpLatencyUS}, {"scale_out_latency_us", g.ScaleOutLatencyUS}} {
+		if !(f.v >= 0 && f.v <= maxInterconnectLatUS) {
+			return fmt.Errorf("gpu %s: %s: must be in [0,%g] µs (0: %d), got %g", name, f.name, float64(maxInterconnectLatUS), defaultA2ALatencyUS, f.v)
+		}
 	}
 	return nil
 }
