@@ -374,12 +374,12 @@ type Setup struct {
 	// Cost itself when it counts them (the roofline), else a roofline of
 	// the same model and GPU used for counting only; nil when none can be
 	// built.
-	Work       cost.Counter
-	Blocks     int     // KV blocks per replica (all its data-parallel ranks)
+	Work   cost.Counter
+	Blocks int // KV blocks per replica (all its data-parallel ranks)
 	// DP is the data-parallel ranks the replica's scheduler stands for (1
 	// without): its token budget and max_num_seqs are DP times the
 	// configured per-rank ones.
-	DP int
+	DP         int
 	SwapBlocks int     // CPU swap blocks per replica
 	BlockBytes int64   // bytes of one block across the replica's GPUs
 	HostBW     float64 // GPU↔CPU bytes/s per replica (all TP GPUs copy in parallel)
