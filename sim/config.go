@@ -52,7 +52,8 @@ type Config struct {
 	// Quantization overrides the weights' format (vLLM --quantization):
 	// "" keeps the checkpoint's (its quantization_config), fp8 stores
 	// weights in 8 bits (run at the GPU's fp8 peak where it has one), int4
-	// (or awq, gptq) in 4 bits at the bf16 peak.
+	// (or awq, gptq) in 4 bits at the bf16 peak, mxfp4 and nvfp4 in 4 bits
+	// at the fp4 peak where the GPU has one (Blackwell, MI355X).
 	Quantization string `yaml:"quantization,omitempty" json:"quantization,omitempty"`
 	// KVCacheDType is the KV cache's element type (vLLM --kv-cache-dtype):
 	// auto ("": the model's activation dtype) or fp8 (also fp8_e4m3,
@@ -413,10 +414,10 @@ func quantizationBits(q string) (int, error) {
 		return 0, nil
 	case "fp8":
 		return 8, nil
-	case "int4", "awq", "gptq":
+	case "int4", "awq", "gptq", "mxfp4", "nvfp4":
 		return 4, nil
 	}
-	return 0, fmt.Errorf("quantization: %q is not one of fp8, int4, awq, gptq (or empty for the checkpoint's)", q)
+	return 0, fmt.Errorf("quantization: %q is not one of fp8, mxfp4, nvfp4, int4, awq, gptq (or empty for the checkpoint's)", q)
 }
 
 // kvElementBytes maps a KVCacheDType name to bytes per element (0: auto).
@@ -434,6 +435,8 @@ func kvElementBytes(d string) (int, error) {
 func (c Config) quantize(m cost.ModelSpec) cost.ModelSpec {
 	if bits, _ := quantizationBits(c.Quantization); bits > 0 {
 		m.WeightBits, m.ExpertWeightBits = bits, 0
+		q := strings.ToLower(c.Quantization)
+		m.WeightFP4 = q == "mxfp4" || q == "nvfp4"
 		m.DTypeBytes = max(m.DTypeBytes, 2)
 	}
 	if b, _ := kvElementBytes(c.KVCacheDType); b > 0 {

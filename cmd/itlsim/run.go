@@ -37,7 +37,7 @@ var shorthands = []shorthand{
 	{"tp", "tp", "tensor-parallel degree", true},
 	{"dp", "dp", "data-parallel attention ranks of a MoE model, tp GPUs each, stepping in lockstep (vLLM --data-parallel-size)", true},
 	{"enable-expert-parallel", "enable_expert_parallel", "place whole experts on the tp×dp GPUs (vLLM --enable-expert-parallel)", true},
-	{"quantization", "quantization", "weight format (vLLM --quantization): fp8, int4 (awq, gptq); empty keeps the checkpoint's", true},
+	{"quantization", "quantization", "weight format (vLLM --quantization): fp8, mxfp4, nvfp4, int4 (awq, gptq); empty keeps the checkpoint's", true},
 	{"kv-cache-dtype", "kv_cache_dtype", "KV cache element type (vLLM --kv-cache-dtype): auto or fp8", true},
 	{"seed", "seed", "random seed", true},
 	{"policy", "scheduler.policy", "batching policy: chunked, prefill-first, orca, static", true},

@@ -165,11 +165,16 @@ func kernelsFor(m ModelSpec, g GPUSpec, cfg RooflineConfig) (Kernels, error) {
 		return k, err
 	}
 	k.wBytes = float64(m.WeightBits) / 8
-	if m.WeightBits == 8 && g.PeakFP8FLOPS > 0 {
+	switch {
+	case m.WeightBits == 8 && g.PeakFP8FLOPS > 0:
 		k.flopsPerNS = g.PeakFP8FLOPS * cfg.ComputeEfficiency / 1e9
 		k.peak = g.PeakFP8FLOPS
 		k.opBytes = 1
-	} else {
+	case m.WeightBits == 4 && m.WeightFP4 && g.PeakFP4FLOPS > 0:
+		k.flopsPerNS = g.PeakFP4FLOPS * cfg.ComputeEfficiency / 1e9
+		k.peak = g.PeakFP4FLOPS
+		k.opBytes = 0.5
+	default:
 		k.tileRows = wnaTileRows
 	}
 	k.kvBytes = float64(m.KVElementBytes())
@@ -554,7 +559,7 @@ func NewRooflineParallel(m ModelSpec, g GPUSpec, p Parallelism, cfg RooflineConf
 		r.router = k.shape(h, m.Experts)
 		ek := k
 		ek.wBytes = float64(m.expertWeightBits()) / 8
-		if bits := m.expertWeightBits(); bits < 8 || (bits == 8 && g.PeakFP8FLOPS == 0) {
+		if bits := m.expertWeightBits(); (bits < 8 && !(bits == 4 && m.WeightFP4 && g.PeakFP4FLOPS > 0)) || (bits == 8 && g.PeakFP8FLOPS == 0) {
 			ek.flopsPerNS = g.PeakFLOPS * cfg.ComputeEfficiency / 1e9
 			ek.opBytes = max(float64(m.DTypeBytes), 2)
 			ek.tileRows = wnaTileRows

@@ -85,6 +85,12 @@ type ModelSpec struct {
 	// with the shared 8-bit scale of each 32 weights ignored); 0 takes
 	// WeightBits.
 	ExpertWeightBits int `yaml:"expert_weight_bits,omitempty" json:"expert_weight_bits,omitempty"`
+	// WeightFP4 says 4-bit weights are an FP4 block format (vLLM
+	// --quantization mxfp4 or nvfp4) whose GEMMs run at the GPU's fp4
+	// tensor peak with fp4 inputs (W4A4) where it has one (Blackwell,
+	// CDNA 4); elsewhere, and for integer 4-bit weights, 4-bit weights run
+	// at the bf16 peak (W4A16).
+	WeightFP4 bool `yaml:"weight_fp4,omitempty" json:"weight_fp4,omitempty"`
 	// KVDTypeBytes is bytes per KV-cache element (1 for vLLM's
 	// --kv-cache-dtype fp8); 0 takes DTypeBytes ("auto").
 	KVDTypeBytes int `yaml:"kv_dtype_bytes,omitempty" json:"kv_dtype_bytes,omitempty"`
