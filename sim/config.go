@@ -554,7 +554,11 @@ func (c Config) resolve() (*Setup, error) {
 		c.KVCache.ActivationReserveGiB = float64(reserve) / (1 << 30)
 	}
 	blocks := c.KVCache.NumGPUBlocks
-	derived, err := cost.KVBlocksParallel(m, g, par, c.KVCache.BlockSize, c.KVCache.GPUMemoryUtilization, reserve)
+	// Sliding-window layers hold at most their window's blocks per
+	// sequence: set aside for max_num_seqs sequences, so the blocks count
+	// the full-attention layers' KV alone.
+	window := int64(c.Scheduler.MaxNumSeqs) * m.SlidingKVBytesPerSeqPerGPU(c.TP, c.KVCache.BlockSize)
+	derived, err := cost.KVBlocksParallel(m, g, par, c.KVCache.BlockSize, c.KVCache.GPUMemoryUtilization, reserve+window)
 	if err != nil {
 		return nil, fmt.Errorf("model: %s does not fit %d× %s: %w; try a larger tp or a GPU with more memory", m.Name, par.GPUs(), g.Name, err)
 	}

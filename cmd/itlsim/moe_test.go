@@ -133,3 +133,34 @@ func TestRunDeepSeekV3DP8ExpertParallel(t *testing.T) {
 		}
 	}
 }
+
+// gpt-oss's sliding-window layers hold at most their 128-token window, so
+// its KV cache holds about twice the tokens of the same config read with
+// every layer full attention (layer_types removed): 1.88 times on one
+// H100, the window blocks of max_num_seqs sequences set aside.
+func TestRunGPTOSSSlidingWindowKV(t *testing.T) {
+	data, err := os.ReadFile("../../sim/cost/testdata/hf/gpt-oss-20b/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	delete(cfg, "layer_types")
+	full, _ := json.Marshal(cfg)
+	path := t.TempDir() + "/config.json"
+	if err := os.WriteFile(path, full, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	blocks := func(model string) float64 {
+		return runSummary(t, "--model", model, "--requests", "2")["kv_blocks"].(float64)
+	}
+	sliding, allFull := blocks("gpt-oss-20b"), blocks(path)
+	if r := sliding / allFull; r < 1.8 || r > 2 {
+		t.Errorf("gpt-oss-20b %v KV blocks, all-full %v: ratio %.2f, want about 1.9", sliding, allFull, r)
+	}
+	if s := runSummary(t, "--model", "gpt-oss-120b", "--requests", "2"); s["output_tokens"].(float64) <= 0 {
+		t.Errorf("gpt-oss-120b on one H100: %v", s)
+	}
+}

@@ -126,7 +126,7 @@ func KVBytesPerTokenPerGPU(m ModelSpec, tp int) int64 {
 		return m.KVBytesPerToken()
 	}
 	heads := max(m.KVHeads/max(tp, 1), 1)
-	return 2 * int64(m.Layers) * int64(heads) * int64(m.HeadDim) * int64(m.KVElementBytes())
+	return 2 * int64(m.FullAttnLayers()) * int64(heads) * int64(m.HeadDim) * int64(m.KVElementBytes())
 }
 
 // KVBlocks is the number of KV-cache blocks of blockSize tokens one replica

@@ -123,15 +123,27 @@ var models = map[string]ModelSpec{
 	},
 	"gpt-oss-20b": {
 		// MXFP4 experts (4 bits; the 8-bit scale per 32 weights is ignored),
-		// bf16 attention, router, embeddings. Approximated: every layer is
-		// priced and sized as full attention (the config alternates
-		// 128-token sliding-window and full layers), attention sinks and
-		// the experts' biases are left out.
-		Description: "OpenAI gpt-oss-20b: 24 layers, GQA 64q/8kv, 32 experts top-4 in MXFP4 (3.6B active), 128k context",
+		// bf16 attention, router, embeddings. layer_types alternates
+		// 128-token sliding-window and full-attention layers, 12 each.
+		// Attention sinks and the experts' biases are left out.
+		Description: "OpenAI gpt-oss-20b: 24 layers (12 with a 128-token window), GQA 64q/8kv, 32 experts top-4 in MXFP4 (3.6B active), 128k context",
 		Params:      20_908_050_240, Layers: 24, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64,
 		Intermediate: 2880, Vocab: 201088, MaxContext: 131072, DTypeBytes: 2,
 		Experts: 32, ExpertsPerToken: 4, MoEIntermediate: 2880, ExpertWeightBits: 4,
+		SlidingWindow: 128, SlidingLayers: 12,
 		Source: "https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json",
+	},
+	"gpt-oss-120b": {
+		// As gpt-oss-20b with 36 layers (18 sliding-window) and 128
+		// experts. testdata/hf/gpt-oss-120b/config.json is gpt-oss-20b's
+		// file with the three fields the published 120b config differs in
+		// (num_hidden_layers 36, num_local_experts 128, layer_types of 36).
+		Description: "OpenAI gpt-oss-120b: 36 layers (18 with a 128-token window), GQA 64q/8kv, 128 experts top-4 in MXFP4 (5.1B active), 128k context",
+		Params:      116_789_232_960, Layers: 36, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64,
+		Intermediate: 2880, Vocab: 201088, MaxContext: 131072, DTypeBytes: 2,
+		Experts: 128, ExpertsPerToken: 4, MoEIntermediate: 2880, ExpertWeightBits: 4,
+		SlidingWindow: 128, SlidingLayers: 18,
+		Source: "https://huggingface.co/openai/gpt-oss-120b/blob/main/config.json",
 	},
 	"qwen3-8b": {
 		Description: "Qwen3 8B: 36 layers, GQA 32q/8kv, 40k context",

@@ -9,7 +9,7 @@ import (
 
 func TestModelPresets(t *testing.T) {
 	names := ModelNames()
-	want := []string{"deepseek-v3", "gpt-oss-20b", "llama-2-70b", "llama-2-7b", "llama-3.1-70b", "llama-3.1-8b",
+	want := []string{"deepseek-v3", "gpt-oss-120b", "gpt-oss-20b", "llama-2-70b", "llama-2-7b", "llama-3.1-70b", "llama-3.1-8b",
 		"llama-3.2-1b", "llama-3.3-70b", "mistral-7b", "mixtral-8x7b", "qwen2.5-7b", "qwen3-235b-a22b",
 		"qwen3-30b-a3b", "qwen3-32b", "qwen3-8b", "yi-34b"}
 	if !slices.Equal(names, want) {
@@ -29,7 +29,7 @@ func TestModelPresets(t *testing.T) {
 		// Params is the architecture count, plus q/k/v biases for Qwen2
 		// and gpt-oss.
 		want := m.ArchParams()
-		if name == "qwen2.5-7b" || name == "gpt-oss-20b" {
+		if name == "qwen2.5-7b" || strings.HasPrefix(name, "gpt-oss") {
 			want += int64(m.Layers) * int64(m.Heads+2*m.KVHeads) * int64(m.HeadDim)
 		}
 		if m.Params != want {
@@ -53,6 +53,7 @@ func TestMoEPresetParams(t *testing.T) {
 		{"qwen3-235b-a22b", 235, 22},
 		{"mixtral-8x7b", 46.7, 12.9},
 		{"gpt-oss-20b", 20.9, 3.61 + 0.58},
+		{"gpt-oss-120b", 117, 5.13 + 0.58},
 		{"deepseek-v3", 671, 37},
 	} {
 		m, _ := LookupModel(tt.name)

@@ -356,8 +356,10 @@ type Roofline struct {
 	qA, qB, kvA, kvB gemmShape
 
 	attnFixedNS           float64 // layers × AttentionOverheadUS
-	attnFLOPNSPerPair     float64 // ns of compute per causal pair, all layers
-	kvReadNSPerToken      float64 // ns of bandwidth per KV entry read, all layers
+	attnFLOPNSPerPair     float64 // ns of compute per causal pair, all full-attention layers
+	kvReadNSPerToken      float64 // ns of bandwidth per KV entry read, all full-attention layers
+	window                float64 // sliding window in tokens; 0 without sliding-window layers
+	swPairNS, swKVNS      float64 // the same two rates over the sliding-window layers
 	qoNSPerToken          float64 // ns of bandwidth for one query row in and out, all layers
 	elementwiseFixedNS    float64 // layers × 5 kernels × KernelOverheadUS
 	elementwiseNSPerToken float64
@@ -384,17 +386,18 @@ type Roofline struct {
 // workRates are the coefficients of a step's work on one GPU, read off the
 // same shapes and per-token terms that price it.
 type workRates struct {
-	flopsPerToken float64 // every layer's GEMMs (routed experts: topK of them)
-	expertFLOPs   float64 // the routed experts' share of flopsPerToken
-	expertRowB    float64 // the routed experts' share of bytesPerToken
-	flopsPerSeq   float64 // the lm_head GEMM
-	flopsPerPair  float64 // attention, per (query, key) pair, all layers
-	weightBytes   float64 // weights every step reads (all but the routed experts)
-	expertBytes   float64 // one routed expert's weights, all MoE layers
-	bytesPerToken float64 // GEMM input and output rows, elementwise traffic and KV writes
-	bytesPerSeq   float64 // the lm_head's rows
-	bytesPerKV    float64 // one cached token's K and V (or latent) read, all layers
-	bytesPerQuery float64 // one query row in and out of attention, all layers
+	flopsPerToken                float64 // every layer's GEMMs (routed experts: topK of them)
+	expertFLOPs                  float64 // the routed experts' share of flopsPerToken
+	expertRowB                   float64 // the routed experts' share of bytesPerToken
+	flopsPerSeq                  float64 // the lm_head GEMM
+	flopsPerPair                 float64 // attention, per (query, key) pair, all layers
+	weightBytes                  float64 // weights every step reads (all but the routed experts)
+	expertBytes                  float64 // one routed expert's weights, all MoE layers
+	bytesPerToken                float64 // GEMM input and output rows, elementwise traffic and KV writes
+	bytesPerSeq                  float64 // the lm_head's rows
+	bytesPerKV                   float64 // one cached token's K and V (or latent) read, all full-attention layers
+	swFlopsPerPair, swBytesPerKV float64 // the same over the sliding-window layers
+	bytesPerQuery                float64 // one query row in and out of attention, all layers
 }
 
 // NewRoofline builds the step model for m served on tp GPUs g. It fails when
@@ -528,8 +531,15 @@ func NewRooflineParallel(m ModelSpec, g GPUSpec, p Parallelism, cfg RooflineConf
 	fq, fkv, fd := float64(qHeads), float64(kvHeads), float64(d)
 	r.denseLayers, r.moeLayers = float64(denseLayers), float64(m.MoELayers())
 	r.attnFixedNS = layers * k.attnNS
-	r.attnFLOPNSPerPair = layers * 4 * fq * fd / k.flopsPerNS
-	r.kvReadNSPerToken = layers * 2 * fkv * fd * k.kvBytes / k.bytesPerNS
+	full := float64(m.FullAttnLayers())
+	r.attnFLOPNSPerPair = full * 4 * fq * fd / k.flopsPerNS
+	r.kvReadNSPerToken = full * 2 * fkv * fd * k.kvBytes / k.bytesPerNS
+	if m.SlidingLayers > 0 {
+		sw := float64(m.SlidingLayers)
+		r.window = float64(m.SlidingWindow)
+		r.swPairNS = sw * 4 * fq * fd / k.flopsPerNS
+		r.swKVNS = sw * 2 * fkv * fd * k.kvBytes / k.bytesPerNS
+	}
 	r.qoNSPerToken = layers * 2 * fq * fd * k.actBytes / k.bytesPerNS
 	kvWidth := 2 * fkv * fd // one token's K and V per layer on this GPU, elements
 	if m.IsMLA() {
@@ -753,6 +763,8 @@ func (r *Roofline) workRates() workRates {
 	w.bytesPerSeq = r.lmHead.rowNS * bw
 	w.flopsPerPair = r.attnFLOPNSPerPair * r.flopsPerNS
 	w.bytesPerKV = r.kvReadNSPerToken * bw
+	w.swFlopsPerPair = r.swPairNS * r.flopsPerNS
+	w.swBytesPerKV = r.swKVNS * bw
 	w.bytesPerQuery = r.qoNSPerToken * bw
 	w.bytesPerToken += r.elementwiseNSPerToken * bw
 	return w
@@ -794,6 +806,11 @@ func (r *Roofline) StepWork(b *Batch) Work {
 	flops := tokens*w.flopsPerToken + seqs*w.flopsPerSeq + pairs*w.flopsPerPair
 	bytes := w.weightBytes + tokens*w.bytesPerToken + seqs*w.bytesPerSeq +
 		float64(b.PrefillContext+b.DecodeContext)*w.bytesPerKV + queries*w.bytesPerQuery
+	if r.window > 0 {
+		wp, wpc, wd, wdx := r.windowed(b)
+		flops += (wp + wd + wdx) * w.swFlopsPerPair
+		bytes += (wpc + wd) * w.swBytesPerKV
+	}
 	if r.group {
 		// Attention and dense parts as tensor-parallel ranks (their
 		// coefficients are per GPU of a rank); the routed experts are
@@ -924,10 +941,19 @@ func (r *Roofline) phases(b *Batch) Breakdown {
 		}
 	}
 
-	prefill := roof(float64(b.PrefillAttn)*r.attnFLOPNSPerPair,
-		float64(b.PrefillContext)*r.kvReadNSPerToken+float64(b.PrefillTokens)*r.qoNSPerToken)
-	decode := roof(float64(b.DecodeContext+b.DecodeExtraPairs)*r.attnFLOPNSPerPair,
-		float64(b.DecodeContext)*r.kvReadNSPerToken+float64(int64(b.DecodeSeqs)+b.DecodeExtraTokens)*r.qoNSPerToken)
+	var prefill, decode float64
+	if r.window == 0 {
+		prefill = roof(float64(b.PrefillAttn)*r.attnFLOPNSPerPair,
+			float64(b.PrefillContext)*r.kvReadNSPerToken+float64(b.PrefillTokens)*r.qoNSPerToken)
+		decode = roof(float64(b.DecodeContext+b.DecodeExtraPairs)*r.attnFLOPNSPerPair,
+			float64(b.DecodeContext)*r.kvReadNSPerToken+float64(int64(b.DecodeSeqs)+b.DecodeExtraTokens)*r.qoNSPerToken)
+	} else {
+		wp, wpc, wd, wdx := r.windowed(b)
+		prefill = roof(float64(b.PrefillAttn)*r.attnFLOPNSPerPair+wp*r.swPairNS,
+			float64(b.PrefillContext)*r.kvReadNSPerToken+wpc*r.swKVNS+float64(b.PrefillTokens)*r.qoNSPerToken)
+		decode = roof(float64(b.DecodeContext+b.DecodeExtraPairs)*r.attnFLOPNSPerPair+(wd+wdx)*r.swPairNS,
+			float64(b.DecodeContext)*r.kvReadNSPerToken+wd*r.swKVNS+float64(int64(b.DecodeSeqs)+b.DecodeExtraTokens)*r.qoNSPerToken)
+	}
 	p.AttentionNS = r.attnFixedNS + prefill + decode
 
 	p.ElementwiseNS = r.elementwiseFixedNS + tokens*r.elementwiseNSPerToken
@@ -936,6 +962,26 @@ func (r *Roofline) phases(b *Batch) Breakdown {
 	}
 	p.OverheadNS = r.overheadNS + seqs*r.seqOverheadNS
 	return p
+}
+
+// windowed is b's attention work in a sliding-window layer of r.window
+// tokens: the prefill pairs (each query attends to at most the window),
+// the prefill context read (each chunk's own tokens and at most the
+// window before them), the decode context read and the draft positions'
+// pairs. Decode contexts are taken at their mean, n·min(mean, window), an
+// upper bound of Σ min(context, window): the batch keeps only sums.
+func (r *Roofline) windowed(b *Batch) (prefPairs, prefCtx, decCtx, decExtra float64) {
+	w := r.window
+	prefPairs = min(float64(b.PrefillAttn), float64(b.PrefillTokens)*w)
+	prefCtx = min(float64(b.PrefillContext), float64(b.PrefillTokens)+float64(b.PrefillSeqs)*w)
+	if n := float64(b.DecodeSeqs); n > 0 {
+		avg := float64(b.DecodeContext) / n
+		decCtx = n * min(avg, w)
+		if avg > 0 {
+			decExtra = float64(b.DecodeExtraPairs) * min(1, w/avg)
+		}
+	}
+	return prefPairs, prefCtx, decCtx, decExtra
 }
 
 // StepNS implements Model: the rounded sum of the phases, at least 1 ns for a

@@ -74,6 +74,17 @@ type ModelSpec struct {
 	// VHeadDim is v_head_dim.
 	VHeadDim int `yaml:"v_head_dim,omitempty" json:"v_head_dim,omitempty"`
 
+	// Sliding-window attention (gpt-oss, Gemma 3); SlidingLayers 0 for none.
+
+	// SlidingWindow is sliding_window: the tokens a sliding-window layer's
+	// queries attend to, themselves included.
+	SlidingWindow int `yaml:"sliding_window,omitempty" json:"sliding_window,omitempty"`
+	// SlidingLayers is how many of the Layers are sliding-window layers
+	// (layer_types "sliding_attention"); the rest attend to the whole
+	// context. Their KV is bounded by the window: vLLM's hybrid KV cache
+	// manager frees a sequence's blocks that fall out of it.
+	SlidingLayers int `yaml:"sliding_layers,omitempty" json:"sliding_layers,omitempty"`
+
 	// Quantization; zero values keep DTypeBytes for everything.
 
 	// WeightBits is bits per weight: 8 for fp8, 4 for int4 (AWQ/GPTQ);
@@ -101,6 +112,9 @@ func (m ModelSpec) IsMoE() bool { return m.Experts > 0 }
 
 // IsMLA reports whether the model uses multi-head latent attention.
 func (m ModelSpec) IsMLA() bool { return m.KVLoRARank > 0 }
+
+// FullAttnLayers is how many layers attend to the whole context.
+func (m ModelSpec) FullAttnLayers() int { return m.Layers - m.SlidingLayers }
 
 // MoELayers is how many layers have routed experts.
 func (m ModelSpec) MoELayers() int {
@@ -173,12 +187,28 @@ func (m ModelSpec) WeightBytes() int64 {
 // KVBytesPerToken is the KV cache one token occupies over all layers, K and
 // V, for the whole model (no tensor-parallel split):
 // 2·Layers·KVHeads·HeadDim·KVElementBytes; with MLA one latent of
-// KVLoRARank + QKRopeHeadDim per layer.
+// KVLoRARank + QKRopeHeadDim per layer. Sliding-window layers are left
+// out: their KV per sequence is bounded by the window, not the context
+// (see [ModelSpec.SlidingKVBytesPerSeqPerGPU]).
 func (m ModelSpec) KVBytesPerToken() int64 {
 	if m.IsMLA() {
 		return int64(m.Layers) * int64(m.KVLoRARank+m.QKRopeHeadDim) * int64(m.KVElementBytes())
 	}
-	return 2 * int64(m.Layers) * int64(m.KVHeads) * int64(m.HeadDim) * int64(m.KVElementBytes())
+	return 2 * int64(m.FullAttnLayers()) * int64(m.KVHeads) * int64(m.HeadDim) * int64(m.KVElementBytes())
+}
+
+// SlidingKVBytesPerSeqPerGPU is the most KV one sequence holds in the
+// sliding-window layers on one GPU at tensor parallelism tp: the blocks
+// that cover the window, ⌈window/blockSize⌉ + 1 of them (a window
+// straddles one block boundary more than it fills), as vLLM's sliding
+// window manager keeps them. 0 without sliding-window layers.
+func (m ModelSpec) SlidingKVBytesPerSeqPerGPU(tp, blockSize int) int64 {
+	if m.SlidingLayers == 0 || blockSize < 1 {
+		return 0
+	}
+	heads := max(m.KVHeads/max(tp, 1), 1)
+	blocks := int64((m.SlidingWindow+blockSize-1)/blockSize + 1)
+	return 2 * int64(m.SlidingLayers) * int64(heads) * int64(m.HeadDim) * int64(m.KVElementBytes()) * blocks * int64(blockSize)
 }
 
 // ArchParams counts parameters from the architecture: embeddings, per layer
@@ -262,6 +292,12 @@ func (m ModelSpec) Validate() error {
 		return bad("weight_bits", "0, 4, 8 or 16", m.WeightBits)
 	case m.ExpertWeightBits != 0 && m.ExpertWeightBits != 4 && m.ExpertWeightBits != 8 && m.ExpertWeightBits != 16:
 		return bad("expert_weight_bits", "0, 4, 8 or 16", m.ExpertWeightBits)
+	case m.SlidingLayers < 0 || m.SlidingLayers >= m.Layers:
+		return bad("sliding_layers", fmt.Sprintf("in [0,layers=%d) (at least one full-attention layer)", m.Layers), m.SlidingLayers)
+	case m.SlidingLayers > 0 && (m.SlidingWindow < 1 || m.SlidingWindow > maxCtx):
+		return bad("sliding_window", fmt.Sprintf("in [1,%d] tokens when sliding_layers is set", maxCtx), m.SlidingWindow)
+	case m.SlidingLayers > 0 && m.IsMLA():
+		return bad("sliding_layers", "0 with multi-head latent attention", m.SlidingLayers)
 	case m.KVDTypeBytes != 0 && m.KVDTypeBytes != 1 && m.KVDTypeBytes != 2 && m.KVDTypeBytes != 4:
 		return bad("kv_dtype_bytes", "0 (auto), 1, 2 or 4", m.KVDTypeBytes)
 	}
