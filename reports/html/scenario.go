@@ -15,7 +15,15 @@ import (
 // blocks is the KV block count the run used (its summary's), 0 if unknown.
 func describe(c sim.Config, blocks int) (setup, workload, judged string) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s on %d × %s (tensor parallel %d). ", c.Model, c.TP, c.GPU, c.TP)
+	if c.DP > 1 || c.EnableExpertParallel {
+		ep := ""
+		if c.EnableExpertParallel {
+			ep = ", expert parallel"
+		}
+		fmt.Fprintf(&b, "%s on %d × %s (tensor parallel %d, data parallel %d%s). ", c.Model, c.TP*max(c.DP, 1), c.GPU, c.TP, max(c.DP, 1), ep)
+	} else {
+		fmt.Fprintf(&b, "%s on %d × %s (tensor parallel %d). ", c.Model, c.TP, c.GPU, c.TP)
+	}
 	s := c.Scheduler
 	fmt.Fprintf(&b, "Batching policy %s with at most %d batched tokens and %d sequences per step",
 		s.Policy, s.MaxNumBatchedTokens, s.MaxNumSeqs)
@@ -119,7 +127,7 @@ func facts(c sim.Config, blocks int) []fact {
 	}
 	return []fact{
 		{"model", c.Model},
-		{"GPUs", fmt.Sprintf("%d × %s", c.TP, c.GPU)},
+		{"GPUs", fmt.Sprintf("%d × %s", c.TP*max(c.DP, 1), c.GPU)},
 		{"batching policy", s.Policy},
 		{"max batched tokens", fmt.Sprint(s.MaxNumBatchedTokens)},
 		{"max sequences", fmt.Sprint(s.MaxNumSeqs)},
