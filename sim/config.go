@@ -37,13 +37,23 @@ type Config struct {
 	GPU string `yaml:"gpu" json:"gpu"`
 	// TP is the tensor-parallel degree: GPUs per replica. Default 1.
 	TP int `yaml:"tp" json:"tp"`
+	// DP is the data-parallel attention degree of a MoE model (vLLM
+	// --data-parallel-size): DP ranks of TP GPUs each, each with its own
+	// batch, token budget, max_num_seqs and KV cache, sharing the experts
+	// and stepping in lockstep. 0 or 1: none. A dense model's DP ranks are
+	// independent replicas: give them as cluster.replicas.
+	DP int `yaml:"dp,omitempty" json:"dp,omitempty"`
+	// EnableExpertParallel places whole routed experts on the TP×DP GPUs
+	// (vLLM --enable-expert-parallel) instead of splitting each over them.
+	EnableExpertParallel bool `yaml:"enable_expert_parallel,omitempty" json:"enable_expert_parallel,omitempty"`
 	// MaxModelLen is the context limit in tokens (vLLM --max-model-len);
 	// 0 takes the model's. A request whose prompt + output exceeds it is rejected.
 	MaxModelLen int `yaml:"max_model_len" json:"max_model_len"`
 	// Quantization overrides the weights' format (vLLM --quantization):
 	// "" keeps the checkpoint's (its quantization_config), fp8 stores
 	// weights in 8 bits (run at the GPU's fp8 peak where it has one), int4
-	// (or awq, gptq) in 4 bits at the bf16 peak.
+	// (or awq, gptq) in 4 bits at the bf16 peak, mxfp4 and nvfp4 in 4 bits
+	// at the fp4 peak where the GPU has one (Blackwell, MI355X).
 	Quantization string `yaml:"quantization,omitempty" json:"quantization,omitempty"`
 	// KVCacheDType is the KV cache's element type (vLLM --kv-cache-dtype):
 	// auto ("": the model's activation dtype) or fp8 (also fp8_e4m3,
@@ -234,6 +244,9 @@ func (c *Config) Validate() error {
 	if c.TP < 1 {
 		errs = append(errs, fmt.Errorf("tp: must be ≥ 1, got %d", c.TP))
 	}
+	if c.DP < 0 || c.DP > 1024 {
+		errs = append(errs, fmt.Errorf("dp: must be in [1,1024] (0: 1), got %d", c.DP))
+	}
 	if _, err := quantizationBits(c.Quantization); err != nil {
 		errs = append(errs, err)
 	}
@@ -362,8 +375,12 @@ type Setup struct {
 	// Cost itself when it counts them (the roofline), else a roofline of
 	// the same model and GPU used for counting only; nil when none can be
 	// built.
-	Work       cost.Counter
-	Blocks     int     // KV blocks per replica
+	Work   cost.Counter
+	Blocks int // KV blocks per replica (all its data-parallel ranks)
+	// DP is the data-parallel ranks the replica's scheduler stands for (1
+	// without): its token budget and max_num_seqs are DP times the
+	// configured per-rank ones.
+	DP         int
 	SwapBlocks int     // CPU swap blocks per replica
 	BlockBytes int64   // bytes of one block across the replica's GPUs
 	HostBW     float64 // GPU↔CPU bytes/s per replica (all TP GPUs copy in parallel)
@@ -397,10 +414,10 @@ func quantizationBits(q string) (int, error) {
 		return 0, nil
 	case "fp8":
 		return 8, nil
-	case "int4", "awq", "gptq":
+	case "int4", "awq", "gptq", "mxfp4", "nvfp4":
 		return 4, nil
 	}
-	return 0, fmt.Errorf("quantization: %q is not one of fp8, int4, awq, gptq (or empty for the checkpoint's)", q)
+	return 0, fmt.Errorf("quantization: %q is not one of fp8, mxfp4, nvfp4, int4, awq, gptq (or empty for the checkpoint's)", q)
 }
 
 // kvElementBytes maps a KVCacheDType name to bytes per element (0: auto).
@@ -418,6 +435,8 @@ func kvElementBytes(d string) (int, error) {
 func (c Config) quantize(m cost.ModelSpec) cost.ModelSpec {
 	if bits, _ := quantizationBits(c.Quantization); bits > 0 {
 		m.WeightBits, m.ExpertWeightBits = bits, 0
+		q := strings.ToLower(c.Quantization)
+		m.WeightFP4 = q == "mxfp4" || q == "nvfp4"
 		m.DTypeBytes = max(m.DTypeBytes, 2)
 	}
 	if b, _ := kvElementBytes(c.KVCacheDType); b > 0 {
@@ -505,11 +524,15 @@ func (c Config) resolve() (*Setup, error) {
 	}
 	c.Scheduler = c.Scheduler.WithDefaults(g.Name, g.MemoryBytes)
 
+	par := cost.Parallelism{TP: c.TP, DP: c.DP, ExpertParallel: c.EnableExpertParallel}
+	if err := par.Validate(m); err != nil {
+		return nil, err
+	}
 	var cm cost.Model
 	if c.Cost.Model == "linear" {
 		cm, err = cost.NewLinear(c.Cost.Linear)
 	} else {
-		cm, err = cost.NewRoofline(m, g, c.TP, c.Cost.Roofline)
+		cm, err = cost.NewRooflineParallel(m, g, par, c.Cost.Roofline)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cost: %w", err)
@@ -520,7 +543,7 @@ func (c Config) resolve() (*Setup, error) {
 	// tp leaves them uncounted (MFU and MBU n/a).
 	work, _ := cm.(cost.Counter)
 	if work == nil {
-		if rf, err := cost.NewRoofline(m, g, c.TP, cost.DefaultRoofline()); err == nil {
+		if rf, err := cost.NewRooflineParallel(m, g, par, cost.DefaultRoofline()); err == nil {
 			work = rf
 		}
 	}
@@ -531,10 +554,15 @@ func (c Config) resolve() (*Setup, error) {
 		c.KVCache.ActivationReserveGiB = float64(reserve) / (1 << 30)
 	}
 	blocks := c.KVCache.NumGPUBlocks
-	derived, err := cost.KVBlocks(m, g, c.TP, c.KVCache.BlockSize, c.KVCache.GPUMemoryUtilization, reserve)
+	// Sliding-window layers hold at most their window's blocks per
+	// sequence: set aside for max_num_seqs sequences, so the blocks count
+	// the full-attention layers' KV alone.
+	window := int64(c.Scheduler.MaxNumSeqs) * m.SlidingKVBytesPerSeqPerGPU(c.TP, c.KVCache.BlockSize)
+	derived, err := cost.KVBlocksParallel(m, g, par, c.KVCache.BlockSize, c.KVCache.GPUMemoryUtilization, reserve+window)
 	if err != nil {
-		return nil, fmt.Errorf("model: %s does not fit %d× %s: %w; try a larger tp or a GPU with more memory", m.Name, c.TP, g.Name, err)
+		return nil, fmt.Errorf("model: %s does not fit %d× %s: %w; try a larger tp or a GPU with more memory", m.Name, par.GPUs(), g.Name, err)
 	}
+	derived = min(derived*par.Ranks(), math.MaxInt32) // every rank its own cache
 	if blocks == 0 {
 		blocks = derived
 		c.KVCache.NumGPUBlocks = blocks
@@ -543,7 +571,7 @@ func (c Config) resolve() (*Setup, error) {
 	if m.IsMLA() { // every rank holds the whole latent
 		blockBytes *= int64(c.TP)
 	}
-	swapBlocks := int(c.KVCache.SwapSpaceGiB * (1 << 30) * float64(c.TP) / float64(blockBytes))
+	swapBlocks := int(c.KVCache.SwapSpaceGiB * (1 << 30) * float64(par.GPUs()) / float64(blockBytes))
 	if c.KVCache.HostLinkGBps == 0 {
 		c.KVCache.HostLinkGBps = g.HostLinkBW / 1e9
 	}
@@ -652,6 +680,7 @@ func (c Config) resolve() (*Setup, error) {
 		Cost:          cm,
 		Work:          work,
 		Blocks:        blocks,
+		DP:            par.Ranks(),
 		SwapBlocks:    swapBlocks,
 		BlockBytes:    blockBytes,
 		HostBW:        c.KVCache.HostLinkGBps * 1e9 * float64(c.TP),

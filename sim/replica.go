@@ -135,7 +135,12 @@ func newReplica(index int, name, pool string, s *Setup, runSeed uint64, rec reco
 			return nil, err
 		}
 	}
-	sched, err := scheduler.New(c.Scheduler, kv, c.MaxModelLen)
+	sc := c.Scheduler
+	if s.DP > 1 { // one scheduler stands for the lockstep data-parallel ranks
+		sc.MaxNumSeqs *= s.DP
+		sc.MaxNumBatchedTokens *= s.DP
+	}
+	sched, err := scheduler.New(sc, kv, c.MaxModelLen)
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,6 @@ the others (small, launch-bound shapes) are printed for information.`,
 	}
 	check.Flags().StringVar(&data, "data", "../shared/data", "folder holding profiles/ and streams/ (see the README's data section)")
 	check.Flags().BoolVar(&all, "all", false, "print every row, not only the per-suite summary and the asserted rows' worst cases")
-	cmd.AddCommand(check)
+	cmd.AddCommand(check, newCostStepCmd())
 	return cmd
 }

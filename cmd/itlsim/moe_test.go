@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -91,5 +93,74 @@ func TestRunMoEHFConfigsMatchPresets(t *testing.T) {
 				t.Errorf("%s: %s: config.json gives %v, preset %v", tt.name, k, hf[k], preset[k])
 			}
 		}
+	}
+}
+
+// DeepSeek-V3 on 8x H200 with data-parallel attention and expert
+// parallelism runs, holds each rank's own KV cache, and its step
+// breakdown shows the all-to-all; the scenario keys dp and
+// enable_expert_parallel give the same run as the flags.
+func TestRunDeepSeekV3DP8ExpertParallel(t *testing.T) {
+	args := []string{"--model", "deepseek-v3", "--gpu", "h200-141gb", "--requests", "4", "--input-len", "fixed:512", "--output-len", "fixed:32"}
+	s := runSummary(t, append(args, "--dp", "8", "--enable-expert-parallel")...)
+	tp8 := runSummary(t, append(args, "--tp", "8")...)
+	if s["output_tokens"].(float64) != 4*32 || s["kv_blocks"].(float64) < 4*tp8["kv_blocks"].(float64) {
+		t.Errorf("dp8+ep: %v output tokens, %v KV blocks (tp8 %v)", s["output_tokens"], s["kv_blocks"], tp8["kv_blocks"])
+	}
+	path := t.TempDir() + "/dp.yaml"
+	if err := os.WriteFile(path, []byte("model: deepseek-v3\ngpu: h200-141gb\ndp: 8\nenable_expert_parallel: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	y := runSummary(t, append([]string{path}, args[4:]...)...)
+	for _, k := range []string{"output_tokens", "duration_s", "kv_blocks"} {
+		if y[k] != s[k] {
+			t.Errorf("%s: scenario keys give %v, flags %v", k, y[k], s[k])
+		}
+	}
+	r := mustRunCLI(t, "cost", "step", "--model", "deepseek-v3", "--gpu", "h200-141gb", "--dp", "8", "--enable-expert-parallel", "--decode-seqs", "256")
+	var a2a float64
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if f := strings.Fields(line); len(f) == 4 && f[0] == "all-to-all" {
+			a2a, _ = strconv.ParseFloat(f[1], 64)
+		}
+	}
+	if a2a < 1 || a2a > 20 || !strings.Contains(r.stdout, "tp=1, dp=8, ep") {
+		t.Errorf("cost step: all-to-all %.3f ms, want a few ms:\n%s", a2a, r.stdout)
+	}
+	for _, bad := range [][]string{{"run", "--model", "llama-3.1-8b", "--dp", "2"}, {"cost", "step", "--model", "llama-3.1-8b", "--enable-expert-parallel"}} {
+		if r := execCLI(t, bad...); r.code == 0 || r.stdout != "" || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want one error line", bad, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+// gpt-oss's sliding-window layers hold at most their 128-token window, so
+// its KV cache holds about twice the tokens of the same config read with
+// every layer full attention (layer_types removed): 1.88 times on one
+// H100, the window blocks of max_num_seqs sequences set aside.
+func TestRunGPTOSSSlidingWindowKV(t *testing.T) {
+	data, err := os.ReadFile("../../sim/cost/testdata/hf/gpt-oss-20b/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	delete(cfg, "layer_types")
+	full, _ := json.Marshal(cfg)
+	path := t.TempDir() + "/config.json"
+	if err := os.WriteFile(path, full, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	blocks := func(model string) float64 {
+		return runSummary(t, "--model", model, "--requests", "2")["kv_blocks"].(float64)
+	}
+	sliding, allFull := blocks("gpt-oss-20b"), blocks(path)
+	if r := sliding / allFull; r < 1.8 || r > 2 {
+		t.Errorf("gpt-oss-20b %v KV blocks, all-full %v: ratio %.2f, want about 1.9", sliding, allFull, r)
+	}
+	if s := runSummary(t, "--model", "gpt-oss-120b", "--requests", "2"); s["output_tokens"].(float64) <= 0 {
+		t.Errorf("gpt-oss-120b on one H100: %v", s)
 	}
 }

@@ -35,7 +35,9 @@ var shorthands = []shorthand{
 	{"model", "model", "model preset or path of a Hugging Face config.json", true},
 	{"gpu", "gpu", "GPU preset", true},
 	{"tp", "tp", "tensor-parallel degree", true},
-	{"quantization", "quantization", "weight format (vLLM --quantization): fp8, int4 (awq, gptq); empty keeps the checkpoint's", true},
+	{"dp", "dp", "data-parallel attention ranks of a MoE model, tp GPUs each, stepping in lockstep (vLLM --data-parallel-size)", true},
+	{"enable-expert-parallel", "enable_expert_parallel", "place whole experts on the tp×dp GPUs (vLLM --enable-expert-parallel)", true},
+	{"quantization", "quantization", "weight format (vLLM --quantization): fp8, mxfp4, nvfp4, int4 (awq, gptq); empty keeps the checkpoint's", true},
 	{"kv-cache-dtype", "kv_cache_dtype", "KV cache element type (vLLM --kv-cache-dtype): auto or fp8", true},
 	{"seed", "seed", "random seed", true},
 	{"policy", "scheduler.policy", "batching policy: chunked, prefill-first, orca, static", true},
@@ -234,6 +236,9 @@ func bindField(f *pflag.FlagSet, p *string, name, path, usage string, defaults s
 	def, typ, _ := scenario.Field(defaults, path)
 	f.Var(&fieldFlag{p: p, typ: typ}, name, usage)
 	f.Lookup(name).DefValue = def
+	if typ == "bool" { // --enable-expert-parallel alone, as vLLM's
+		f.Lookup(name).NoOptDefVal = "true"
+	}
 }
 
 // fieldPathsHelp lists the field paths one section a line ("workload:

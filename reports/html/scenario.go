@@ -15,6 +15,14 @@ import (
 // blocks is the KV block count the run used (its summary's), 0 if unknown.
 func describe(c sim.Config, blocks int) (setup, workload, judged string) {
 	var b strings.Builder
+	per := fmt.Sprintf("%d × %s (tensor parallel %d)", c.TP, c.GPU, c.TP)
+	if c.DP > 1 || c.EnableExpertParallel {
+		ep := ""
+		if c.EnableExpertParallel {
+			ep = ", expert parallel"
+		}
+		per = fmt.Sprintf("%d × %s (tensor parallel %d, data parallel %d%s)", c.TP*max(c.DP, 1), c.GPU, c.TP, max(c.DP, 1), ep)
+	}
 	replicas := 1
 	if n := c.Cluster.Replicas; n > 1 && len(c.Cluster.Pools) == 0 {
 		replicas = n
@@ -22,9 +30,9 @@ func describe(c sim.Config, blocks int) (setup, workload, judged string) {
 		if router == "" {
 			router = "round-robin"
 		}
-		fmt.Fprintf(&b, "%d replicas of %s, each on %d × %s (tensor parallel %d), routed by %s. ", n, c.Model, c.TP, c.GPU, c.TP, router)
+		fmt.Fprintf(&b, "%d replicas of %s, each on %s, routed by %s. ", n, c.Model, per, router)
 	} else {
-		fmt.Fprintf(&b, "%s on %d × %s (tensor parallel %d). ", c.Model, c.TP, c.GPU, c.TP)
+		fmt.Fprintf(&b, "%s on %s. ", c.Model, per)
 	}
 	s := c.Scheduler
 	fmt.Fprintf(&b, "Batching policy %s with at most %d batched tokens and %d sequences per step",
@@ -131,9 +139,9 @@ func facts(c sim.Config, blocks int) []fact {
 	if w.Requests == 0 {
 		requests = fmt.Sprintf("%g s of arrivals", w.DurationS)
 	}
-	gpus, kv := fmt.Sprintf("%d × %s", c.TP, c.GPU), fmt.Sprintf("%d × %d tokens", blocks, k.BlockSize)
+	gpus, kv := fmt.Sprintf("%d × %s", c.TP*max(c.DP, 1), c.GPU), fmt.Sprintf("%d × %d tokens", blocks, k.BlockSize)
 	if n := c.Cluster.Replicas; n > 1 && len(c.Cluster.Pools) == 0 {
-		gpus = fmt.Sprintf("%d replicas × %d × %s", n, c.TP, c.GPU)
+		gpus = fmt.Sprintf("%d replicas × %s", n, gpus)
 		kv = fmt.Sprintf("%d × %d tokens per replica", blocks/n, k.BlockSize)
 	}
 	return []fact{

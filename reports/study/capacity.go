@@ -634,10 +634,12 @@ func finishCapacity(c *Capacity, cfg sim.Config, prices Prices) {
 
 // Fleet is what a configuration occupies: its GPU model (for a cluster of
 // pools, each pool's as "4×h100-sxm-80gb+2×a100-80gb"), its GPUs (every
-// replica's tensor-parallel degree, summed) and the price per GPU-hour
-// (for pools, the GPUs' mean; 0 when a GPU has no price).
+// replica's tensor-parallel degree times its data-parallel ranks, summed)
+// and the price per GPU-hour (for pools, the GPUs' mean; 0 when a GPU has
+// no price).
 func Fleet(cfg sim.Config, prices Prices) (gpu string, gpus int, usdPerGPUHour float64) {
-	tp := max(cfg.TP, 1)
+	dp := max(cfg.DP, 1)
+	tp := max(cfg.TP, 1) * dp
 	if len(cfg.Cluster.Pools) == 0 {
 		n := max(cfg.Cluster.Replicas, 1) * tp
 		return cfg.GPU, n, prices.For(cfg.GPU)
@@ -651,7 +653,7 @@ func Fleet(cfg sim.Config, prices Prices) (gpu string, gpus int, usdPerGPUHour f
 			g = p.GPU
 		}
 		if p.TP != 0 {
-			t = p.TP
+			t = p.TP * dp
 		}
 		n := p.Replicas * t
 		gpus += n

@@ -397,6 +397,11 @@ func TestFleetPricesPools(t *testing.T) {
 	if gpu, n, usd := Fleet(c, Prices{"h100-sxm-80gb": 2}); gpu != "h100-sxm-80gb" || n != 6 || usd != 2 {
 		t.Errorf("3 replicas TP2: %s %d GPUs $%g", gpu, n, usd)
 	}
+	c.TP, c.DP = 1, 8 // data-parallel ranks are GPUs too: 3 replicas of 8
+	if _, n, _ := Fleet(c, Prices{}); n != 24 {
+		t.Errorf("3 replicas TP1 DP8: %d GPUs, want 24", n)
+	}
+	c.TP, c.DP = 2, 0
 	c.Cluster.Replicas = 1
 	c.Cluster.Pools = []sim.PoolConfig{{Name: "a", Replicas: 2}, {Name: "b", Replicas: 1, GPU: "a100-80gb", TP: 4}}
 	gpu, n, usd := Fleet(c, Prices{"h100-sxm-80gb": 3, "a100-80gb": 1})

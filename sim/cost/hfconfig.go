@@ -83,6 +83,7 @@ func ParseHFConfig(name string, data []byte) (ModelSpec, error) {
 		p.fail("num_key_value_heads", fmt.Sprintf("%d does not divide num_attention_heads %d", m.KVHeads, m.Heads))
 	}
 	p.moe(&m)
+	p.layerTypes(&m)
 	m.DTypeBytes = p.dtype()
 	m.WeightBits, m.ExpertWeightBits = p.quantization()
 	m.TiedEmbeddings = p.boolean("tie_word_embeddings")
@@ -110,6 +111,41 @@ func ParseHFConfig(name string, data []byte) (ModelSpec, error) {
 		return ModelSpec{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return m, nil
+}
+
+// layerTypes reads layer_types (gpt-oss, Gemma 3): its "sliding_attention"
+// layers attend to the last sliding_window tokens, its "full_attention"
+// ones to the whole context. Without layer_types every layer is full
+// attention (a sliding_window alone, as Qwen configs carry unused, is
+// ignored).
+func (p *hfParser) layerTypes(m *ModelSpec) {
+	v, ok := p.cfg["layer_types"]
+	if !ok || v == nil {
+		return
+	}
+	list, ok := v.([]any)
+	if !ok || len(list) != m.Layers {
+		p.fail("layer_types", fmt.Sprintf("must be a list of num_hidden_layers = %d entries", m.Layers))
+		return
+	}
+	for i, e := range list {
+		switch e {
+		case "sliding_attention":
+			m.SlidingLayers++
+		case "full_attention":
+		default:
+			p.fail("layer_types", fmt.Sprintf("entry %d is %v, not sliding_attention or full_attention", i, e))
+			return
+		}
+	}
+	if m.SlidingLayers == 0 {
+		return
+	}
+	if m.SlidingLayers == m.Layers {
+		p.fail("layer_types", "has no full_attention layer (not supported)")
+		return
+	}
+	m.SlidingWindow = p.dim("sliding_window", maxCtx)
 }
 
 // moe reads the mixture-of-experts fields: the routed expert count

@@ -11,7 +11,7 @@ import (
 // reading them must give the presets back.
 func TestParseHFConfigMatchesPresets(t *testing.T) {
 	for _, name := range []string{"llama-3.1-8b", "qwen2.5-7b", "qwen3-30b-a3b", "qwen3-235b-a22b",
-		"mixtral-8x7b", "gpt-oss-20b", "qwen3-8b", "qwen3-32b", "deepseek-v3"} {
+		"mixtral-8x7b", "gpt-oss-20b", "gpt-oss-120b", "qwen3-8b", "qwen3-32b", "deepseek-v3"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("testdata", "hf", name, "config.json")
 			data, err := os.ReadFile(path)

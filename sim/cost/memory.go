@@ -100,6 +100,24 @@ func WeightBytesPerGPU(m ModelSpec, tp int) int64 {
 	return m.WeightBytes() / int64(max(tp, 1))
 }
 
+// RoutedExpertBytes is the routed experts' weights, all MoE layers.
+func (m ModelSpec) RoutedExpertBytes() int64 {
+	return m.RoutedExpertParams() * int64(m.expertWeightBits()) / 8
+}
+
+// WeightBytesPerGPUParallel is the weights one GPU holds under p: with
+// data or expert parallelism every rank holds the non-expert weights split
+// over its TP GPUs, and the routed experts are split over all TP×DP GPUs
+// (whole experts with expert parallelism, slices of each without: the
+// same bytes). Plain tensor parallelism is [WeightBytesPerGPU].
+func WeightBytesPerGPUParallel(m ModelSpec, p Parallelism) int64 {
+	if !p.Group() {
+		return WeightBytesPerGPU(m, p.TP)
+	}
+	experts := m.RoutedExpertBytes()
+	return (m.WeightBytes()-experts)/int64(max(p.TP, 1)) + experts/int64(max(p.GPUs(), 1))
+}
+
 // KVBytesPerTokenPerGPU is the KV cache one token occupies on one GPU: the
 // KV heads split over tp GPUs, or one replicated head each when tp exceeds
 // the KV head count (as vLLM does).
@@ -108,7 +126,7 @@ func KVBytesPerTokenPerGPU(m ModelSpec, tp int) int64 {
 		return m.KVBytesPerToken()
 	}
 	heads := max(m.KVHeads/max(tp, 1), 1)
-	return 2 * int64(m.Layers) * int64(heads) * int64(m.HeadDim) * int64(m.KVElementBytes())
+	return 2 * int64(m.FullAttnLayers()) * int64(heads) * int64(m.HeadDim) * int64(m.KVElementBytes())
 }
 
 // KVBlocks is the number of KV-cache blocks of blockSize tokens one replica
@@ -122,6 +140,15 @@ func KVBytesPerTokenPerGPU(m ModelSpec, tp int) int64 {
 // It fails, saying why, when the weights or the reserve leave no room for
 // even one block.
 func KVBlocks(m ModelSpec, g GPUSpec, tp, blockSize int, gpuMemUtil float64, activationReserveBytes int64) (int, error) {
+	return KVBlocksParallel(m, g, Parallelism{TP: tp}, blockSize, gpuMemUtil, activationReserveBytes)
+}
+
+// KVBlocksParallel is [KVBlocks] for one data-parallel rank under p: each
+// rank has its own cache, sized from what its GPUs hold
+// ([WeightBytesPerGPUParallel]); a group of p.DP ranks has p.DP times
+// these blocks.
+func KVBlocksParallel(m ModelSpec, g GPUSpec, p Parallelism, blockSize int, gpuMemUtil float64, activationReserveBytes int64) (int, error) {
+	tp := p.TP
 	if err := m.Validate(); err != nil {
 		return 0, err
 	}
@@ -139,7 +166,10 @@ func KVBlocks(m ModelSpec, g GPUSpec, tp, blockSize int, gpuMemUtil float64, act
 		return 0, fmt.Errorf("activation reserve: must be ≥ 0 bytes, got %d", activationReserveBytes)
 	}
 	usable := float64(g.TotalMemoryBytes()) * gpuMemUtil
-	weights := float64(WeightBytesPerGPU(m, tp))
+	if err := p.Validate(m); err != nil {
+		return 0, err
+	}
+	weights := float64(WeightBytesPerGPUParallel(m, p))
 	if weights >= usable {
 		return 0, fmt.Errorf("%s needs %.1f GiB of weights per GPU at tp=%d, %s has %.1f GiB usable at gpu_memory_utilization %.2f",
 			m.Name, weights/gib, tp, g.Name, usable/gib, gpuMemUtil)

@@ -123,15 +123,27 @@ var models = map[string]ModelSpec{
 	},
 	"gpt-oss-20b": {
 		// MXFP4 experts (4 bits; the 8-bit scale per 32 weights is ignored),
-		// bf16 attention, router, embeddings. Approximated: every layer is
-		// priced and sized as full attention (the config alternates
-		// 128-token sliding-window and full layers), attention sinks and
-		// the experts' biases are left out.
-		Description: "OpenAI gpt-oss-20b: 24 layers, GQA 64q/8kv, 32 experts top-4 in MXFP4 (3.6B active), 128k context",
+		// bf16 attention, router, embeddings. layer_types alternates
+		// 128-token sliding-window and full-attention layers, 12 each.
+		// Attention sinks and the experts' biases are left out.
+		Description: "OpenAI gpt-oss-20b: 24 layers (12 with a 128-token window), GQA 64q/8kv, 32 experts top-4 in MXFP4 (3.6B active), 128k context",
 		Params:      20_908_050_240, Layers: 24, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64,
 		Intermediate: 2880, Vocab: 201088, MaxContext: 131072, DTypeBytes: 2,
 		Experts: 32, ExpertsPerToken: 4, MoEIntermediate: 2880, ExpertWeightBits: 4,
+		SlidingWindow: 128, SlidingLayers: 12,
 		Source: "https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json",
+	},
+	"gpt-oss-120b": {
+		// As gpt-oss-20b with 36 layers (18 sliding-window) and 128
+		// experts. testdata/hf/gpt-oss-120b/config.json is gpt-oss-20b's
+		// file with the three fields the published 120b config differs in
+		// (num_hidden_layers 36, num_local_experts 128, layer_types of 36).
+		Description: "OpenAI gpt-oss-120b: 36 layers (18 with a 128-token window), GQA 64q/8kv, 128 experts top-4 in MXFP4 (5.1B active), 128k context",
+		Params:      116_789_232_960, Layers: 36, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64,
+		Intermediate: 2880, Vocab: 201088, MaxContext: 131072, DTypeBytes: 2,
+		Experts: 128, ExpertsPerToken: 4, MoEIntermediate: 2880, ExpertWeightBits: 4,
+		SlidingWindow: 128, SlidingLayers: 18,
+		Source: "https://huggingface.co/openai/gpt-oss-120b/blob/main/config.json",
 	},
 	"qwen3-8b": {
 		Description: "Qwen3 8B: 36 layers, GQA 32q/8kv, 40k context",
@@ -206,9 +218,59 @@ var gpus = map[string]GPUSpec{
 		// sparse), FP8 4.5 dense (9 sparse), FP4 9 dense (not modelled);
 		// 180 GB HBM3e at 8 TB/s; NVLink 5 1.8 TB/s bidirectional; PCIe
 		// Gen5 x16 128 GB/s bidirectional to the host.
-		MemoryBytes: 180 * gib, PeakFLOPS: 2250e12, PeakFP8FLOPS: 4500e12, MemBandwidth: 8e12,
+		MemoryBytes: 180 * gib, PeakFLOPS: 2250e12, PeakFP8FLOPS: 4500e12, PeakFP4FLOPS: 9000e12, MemBandwidth: 8e12,
 		InterconnectBW: 900e9, HostLinkBW: 64e9,
 		Source: "NVIDIA HGX B200 datasheet (HGX B200 column, per GPU = 8-GPU figures / 8), read 2026-12",
+	},
+	"gb200": {
+		// One Blackwell GPU of a GB200 NVL72 rack (72 GPUs, 36 Grace
+		// CPUs): the rack's FP4 1,440 / FP8 720 / BF16 360 PFLOPS (with
+		// sparsity) are 10 / 5 / 2.5 PFLOPS dense per GPU; 13.4 TB HBM3e
+		// at 576 TB/s are 186 GB at 8 TB/s per GPU; NVLink 5 1.8 TB/s
+		// bidirectional to all 72 GPUs of the rack (one NVLink domain);
+		// NVLink-C2C to its Grace CPU 900 GB/s bidirectional; one
+		// ConnectX-7 400 Gb/s NIC per GPU to the scale-out network.
+		MemoryBytes: 186 * gib, PeakFLOPS: 2500e12, PeakFP8FLOPS: 5000e12, PeakFP4FLOPS: 10000e12, MemBandwidth: 8e12,
+		InterconnectBW: 900e9, HostLinkBW: 450e9, ScaleUpGPUs: 72, ScaleOutBW: 50e9,
+		Source: "NVIDIA GB200 NVL72 specifications (https://www.nvidia.com/en-us/data-center/gb200-nvl72/), rack figures / 72, read 2026-12",
+	},
+	"h20": {
+		// NVIDIA H20 (HGX, Hopper GH100 cut for export): 96 GB HBM3 at
+		// 4.0 TB/s; BF16 tensor 148 TFLOPS dense, FP8 296 dense; NVLink 4
+		// 900 GB/s bidirectional; PCIe Gen5 x16. NVIDIA publishes no
+		// public datasheet page for it: the figures are those of its
+		// partner specification as reported.
+		MemoryBytes: 96 * gib, PeakFLOPS: 148e12, PeakFP8FLOPS: 296e12, MemBandwidth: 4.0e12,
+		InterconnectBW: 450e9, HostLinkBW: 64e9,
+		Source: "NVIDIA HGX H20 specification as reported (no public NVIDIA page), e.g. https://willitrunai.com/gpus/h20-96gb, read 2026-12",
+	},
+	"mi325x": {
+		// AMD Instinct MI325X 256GB HBM3E at 6 TB/s; MI300X compute (BF16
+		// 1,307.4 TFLOPS dense, FP8 2,614.9 dense); Infinity Fabric 7
+		// links, 896 GB/s aggregate (448 GB/s per direction); PCIe Gen5.
+		MemoryBytes: 256 * gib, PeakFLOPS: 1307.4e12, PeakFP8FLOPS: 2614.9e12, MemBandwidth: 6e12,
+		InterconnectBW: 448e9, HostLinkBW: 64e9,
+		Source: "AMD Instinct MI325X accelerator specifications (https://www.amd.com/en/products/accelerators/instinct/mi300/mi325x.html), read 2026-12",
+	},
+	"mi355x": {
+		// AMD Instinct MI355X (CDNA 4) 288GB HBM3E at 8 TB/s; BF16 matrix
+		// 2.5 PFLOPS dense (2,516.6 TFLOPS), FP8 5.0 (5,033.2), MXFP4 10
+		// (10,066.3); Infinity Fabric 7 links × 153.6 GB/s bidirectional
+		// (1,075 GB/s aggregate, 537.6 per direction); PCIe Gen5 x16.
+		MemoryBytes: 288 * gib, PeakFLOPS: 2516.6e12, PeakFP8FLOPS: 5033.2e12, PeakFP4FLOPS: 10066.3e12, MemBandwidth: 8e12,
+		InterconnectBW: 537.6e9, HostLinkBW: 64e9,
+		Source: "AMD Instinct MI355X accelerator specifications (https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html), read 2026-12",
+	},
+	"rtx-pro-6000": {
+		// NVIDIA RTX PRO 6000 Blackwell Server Edition: 96 GB GDDR7 at
+		// 1,792 GB/s; "4,000 AI TOPS" FP4 with sparsity, so 2,000
+		// TFLOPS dense FP4; FP8 1,000 and BF16 500 dense are derived (each
+		// format halving the next, as on every Blackwell part), not
+		// printed in the datasheet. No NVLink: peers and host share PCIe
+		// Gen5 x16, 64 GB/s per direction.
+		MemoryBytes: 96 * gib, PeakFLOPS: 500e12, PeakFP8FLOPS: 1000e12, PeakFP4FLOPS: 2000e12, MemBandwidth: 1792e9,
+		InterconnectBW: 64e9, HostLinkBW: 64e9,
+		Source: "NVIDIA RTX PRO 6000 Blackwell Server Edition (https://www.nvidia.com/en-us/data-center/rtx-pro-6000-blackwell-server-edition/), read 2026-12; fp8 and bf16 derived from the fp4 figure",
 	},
 	"l40s": {
 		// L40S 48GB GDDR6: BF16 tensor 362.05 TFLOPS dense (733 sparse), FP8
@@ -293,6 +355,10 @@ var gpuPrices = map[string]Price{
 	// list and one cross-provider median, so compare them with care.
 	"b200-180gb": {USDPerGPUHour: 6.03, Source: "Spheron on-demand B200 SXM price as of 17 March 2026 (https://www.spheron.network/blog/nvidia-h200-vs-b200-vs-gb200)"},
 	"mi300x":     {USDPerGPUHour: 1.99, Source: "median on-demand MI300X price over neoclouds and hyperscalers, Cliff Center research note 2026-05-18 (https://www.cliffcenter.com/research/amd-inference-economics)"},
+	// GB200 rents by the Superchip (one Grace CPU, two GPUs): $9.08/h.
+	"gb200": {USDPerGPUHour: 4.54, Source: "Spheron on-demand GB200 Superchip price ($9.08/h for 2 GPUs) as of 17 March 2026 (https://www.spheron.network/blog/nvidia-h200-vs-b200-vs-gb200)"},
+	// h20, mi325x, mi355x and rtx-pro-6000 have no public on-demand
+	// price in the sources above.
 }
 
 // GPUPrice returns the on-demand price of the GPU preset named name

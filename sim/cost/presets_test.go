@@ -9,7 +9,7 @@ import (
 
 func TestModelPresets(t *testing.T) {
 	names := ModelNames()
-	want := []string{"deepseek-v3", "gpt-oss-20b", "llama-2-70b", "llama-2-7b", "llama-3.1-70b", "llama-3.1-8b",
+	want := []string{"deepseek-v3", "gpt-oss-120b", "gpt-oss-20b", "llama-2-70b", "llama-2-7b", "llama-3.1-70b", "llama-3.1-8b",
 		"llama-3.2-1b", "llama-3.3-70b", "mistral-7b", "mixtral-8x7b", "qwen2.5-7b", "qwen3-235b-a22b",
 		"qwen3-30b-a3b", "qwen3-32b", "qwen3-8b", "yi-34b"}
 	if !slices.Equal(names, want) {
@@ -29,7 +29,7 @@ func TestModelPresets(t *testing.T) {
 		// Params is the architecture count, plus q/k/v biases for Qwen2
 		// and gpt-oss.
 		want := m.ArchParams()
-		if name == "qwen2.5-7b" || name == "gpt-oss-20b" {
+		if name == "qwen2.5-7b" || strings.HasPrefix(name, "gpt-oss") {
 			want += int64(m.Layers) * int64(m.Heads+2*m.KVHeads) * int64(m.HeadDim)
 		}
 		if m.Params != want {
@@ -53,6 +53,7 @@ func TestMoEPresetParams(t *testing.T) {
 		{"qwen3-235b-a22b", 235, 22},
 		{"mixtral-8x7b", 46.7, 12.9},
 		{"gpt-oss-20b", 20.9, 3.61 + 0.58},
+		{"gpt-oss-120b", 117, 5.13 + 0.58},
 		{"deepseek-v3", 671, 37},
 	} {
 		m, _ := LookupModel(tt.name)
@@ -65,7 +66,7 @@ func TestMoEPresetParams(t *testing.T) {
 
 func TestGPUPresets(t *testing.T) {
 	names := GPUNames()
-	want := []string{"a100-40gb", "a100-80gb", "b200-180gb", "h100-sxm-80gb", "h200-141gb", "l40s", "mi300x"}
+	want := []string{"a100-40gb", "a100-80gb", "b200-180gb", "gb200", "h100-sxm-80gb", "h20", "h200-141gb", "l40s", "mi300x", "mi325x", "mi355x", "rtx-pro-6000"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("GPUNames() = %v, want %v", names, want)
 	}
@@ -133,5 +134,39 @@ func TestGPUPricesHaveASourceAndAPreset(t *testing.T) {
 	}
 	if _, ok := GPUPrice("H100-SXM-80GB"); !ok {
 		t.Error("GPUPrice is case-sensitive")
+	}
+}
+
+// FP4 weights (--quantization mxfp4 / nvfp4) run at the fp4 peak on a GPU
+// that has one: a compute-bound prefill of Llama-3.1-70B on a B200 is
+// about twice as fast as with fp8, four times bf16; on an H200 (no fp4)
+// fp4 weights run at the bf16 peak like int4.
+func TestFP4Peak(t *testing.T) {
+	m, _ := LookupModel("llama-3.1-70b")
+	fp4, fp8 := m, m
+	fp4.WeightBits, fp4.WeightFP4 = 4, true
+	fp8.WeightBits = 8
+	int4 := m
+	int4.WeightBits = 4
+	prefill := &Batch{PrefillSeqs: 1, PrefillTokens: 8192, PrefillAttn: 8192 * 8193 / 2, PrefillContext: 8192}
+	linear := func(m ModelSpec, gpu string) float64 {
+		g, _ := LookupGPU(gpu)
+		r, err := NewRoofline(m, g, 8, DefaultRoofline())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Breakdown(prefill).LinearNS
+	}
+	if r := linear(fp8, "b200-180gb") / linear(fp4, "b200-180gb"); r < 1.8 || r > 2.1 {
+		t.Errorf("b200 prefill GEMMs fp8/fp4 = %.2f, want about 2", r)
+	}
+	if a, b := linear(fp4, "h200-141gb"), linear(int4, "h200-141gb"); a != b {
+		t.Errorf("h200 (no fp4): fp4 %.0f ns, int4 %.0f ns; want equal", a, b)
+	}
+	for _, name := range GPUNames() {
+		g, _ := LookupGPU(name)
+		if g.PeakFP4FLOPS > 0 && !(g.PeakFP4FLOPS == 2*g.PeakFP8FLOPS || math.Abs(g.PeakFP4FLOPS/g.PeakFP8FLOPS-2) < 0.01) {
+			t.Errorf("%s: fp4 peak %g is not twice fp8's %g", name, g.PeakFP4FLOPS, g.PeakFP8FLOPS)
+		}
 	}
 }

@@ -165,11 +165,16 @@ func kernelsFor(m ModelSpec, g GPUSpec, cfg RooflineConfig) (Kernels, error) {
 		return k, err
 	}
 	k.wBytes = float64(m.WeightBits) / 8
-	if m.WeightBits == 8 && g.PeakFP8FLOPS > 0 {
+	switch {
+	case m.WeightBits == 8 && g.PeakFP8FLOPS > 0:
 		k.flopsPerNS = g.PeakFP8FLOPS * cfg.ComputeEfficiency / 1e9
 		k.peak = g.PeakFP8FLOPS
 		k.opBytes = 1
-	} else {
+	case m.WeightBits == 4 && m.WeightFP4 && g.PeakFP4FLOPS > 0:
+		k.flopsPerNS = g.PeakFP4FLOPS * cfg.ComputeEfficiency / 1e9
+		k.peak = g.PeakFP4FLOPS
+		k.opBytes = 0.5
+	default:
 		k.tileRows = wnaTileRows
 	}
 	k.kvBytes = float64(m.KVElementBytes())
@@ -229,7 +234,13 @@ func (k Kernels) moeGEMM(s gemmShape, m, experts, topK float64) float64 {
 	}
 	d := experts * (1 - math.Pow(1-topK/experts, m))
 	d = min(max(d, topK), experts)
-	rows := m * topK
+	return k.moeGEMMRows(s, m*topK, d)
+}
+
+// moeGEMMRows prices a grouped GEMM of rows (token, expert) rows over d
+// distinct experts of shape s: d experts' weights read once, each expert's
+// rows rounded up to whole tiles, one kernel's fixed overhead.
+func (k Kernels) moeGEMMRows(s gemmShape, rows, d float64) float64 {
 	tiles := d * math.Ceil(rows/d/k.tileRows) * k.tileRows
 	return max(tiles*s.flopNSPerRow, roof(rows*s.flopNSPerRow, d*s.weightNS+rows*s.rowNS)) + k.kernelNS
 }
@@ -306,9 +317,10 @@ const elementwiseKernels = 5
 //     2(tp−1)/tp·bytes / (interconnect × efficiency) plus a fixed latency.
 //   - OverheadUS once per step, SeqOverheadUS once per sequence in it.
 //
-// Not modelled: overlap between phases or between GPUs (none is assumed),
-// pipeline parallelism, expert parallelism, skewed expert routing,
-// sliding-window attention, quantized KV scales.
+// Not modelled: overlap between phases or between GPUs (none is assumed,
+// so dispatch and combine do not hide behind the expert GEMMs), pipeline
+// parallelism, skewed expert routing, quantized KV scales. Data and expert
+// parallelism: see [NewRooflineParallel].
 //
 // Mixture-of-experts layers price the routed experts as two grouped GEMMs
 // over the distinct experts a step's tokens touch under uniform routing
@@ -344,8 +356,10 @@ type Roofline struct {
 	qA, qB, kvA, kvB gemmShape
 
 	attnFixedNS           float64 // layers × AttentionOverheadUS
-	attnFLOPNSPerPair     float64 // ns of compute per causal pair, all layers
-	kvReadNSPerToken      float64 // ns of bandwidth per KV entry read, all layers
+	attnFLOPNSPerPair     float64 // ns of compute per causal pair, all full-attention layers
+	kvReadNSPerToken      float64 // ns of bandwidth per KV entry read, all full-attention layers
+	window                float64 // sliding window in tokens; 0 without sliding-window layers
+	swPairNS, swKVNS      float64 // the same two rates over the sliding-window layers
 	qoNSPerToken          float64 // ns of bandwidth for one query row in and out, all layers
 	elementwiseFixedNS    float64 // layers × 5 kernels × KernelOverheadUS
 	elementwiseNSPerToken float64
@@ -355,20 +369,35 @@ type Roofline struct {
 	seqOverheadNS         float64
 
 	work workRates // a step's FLOPs and bytes, per GPU (see StepWork)
+
+	// Data-parallel attention and expert parallelism (see
+	// NewRooflineParallel); group is false for plain tensor parallelism.
+	group        bool
+	dp           int
+	ep           bool
+	gpus         float64 // tp × dp: the expert group
+	localExperts float64 // experts per GPU with ep
+	maxLoadZ     float64 // √(2 ln gpus): the busiest GPU's excess in standard deviations
+	a2aFixedNS   float64 // one MoE layer's dispatch and combine latencies
+	a2aNSPerRow  float64 // one MoE layer's dispatch and combine time per routed row
+	expertShards float64 // GPUs one expert's weights are split over: tp, 1 with ep, tp×dp without
 }
 
 // workRates are the coefficients of a step's work on one GPU, read off the
 // same shapes and per-token terms that price it.
 type workRates struct {
-	flopsPerToken float64 // every layer's GEMMs (routed experts: topK of them)
-	flopsPerSeq   float64 // the lm_head GEMM
-	flopsPerPair  float64 // attention, per (query, key) pair, all layers
-	weightBytes   float64 // weights every step reads (all but the routed experts)
-	expertBytes   float64 // one routed expert's weights, all MoE layers
-	bytesPerToken float64 // GEMM input and output rows, elementwise traffic and KV writes
-	bytesPerSeq   float64 // the lm_head's rows
-	bytesPerKV    float64 // one cached token's K and V (or latent) read, all layers
-	bytesPerQuery float64 // one query row in and out of attention, all layers
+	flopsPerToken                float64 // every layer's GEMMs (routed experts: topK of them)
+	expertFLOPs                  float64 // the routed experts' share of flopsPerToken
+	expertRowB                   float64 // the routed experts' share of bytesPerToken
+	flopsPerSeq                  float64 // the lm_head GEMM
+	flopsPerPair                 float64 // attention, per (query, key) pair, all layers
+	weightBytes                  float64 // weights every step reads (all but the routed experts)
+	expertBytes                  float64 // one routed expert's weights, all MoE layers
+	bytesPerToken                float64 // GEMM input and output rows, elementwise traffic and KV writes
+	bytesPerSeq                  float64 // the lm_head's rows
+	bytesPerKV                   float64 // one cached token's K and V (or latent) read, all full-attention layers
+	swFlopsPerPair, swBytesPerKV float64 // the same over the sliding-window layers
+	bytesPerQuery                float64 // one query row in and out of attention, all layers
 }
 
 // NewRoofline builds the step model for m served on tp GPUs g. It fails when
@@ -376,6 +405,84 @@ type workRates struct {
 // MLP evenly, or when the KV heads can neither be split nor replicated (vLLM
 // replicates them when tp is a multiple of KVHeads).
 func NewRoofline(m ModelSpec, g GPUSpec, tp int, cfg RooflineConfig) (*Roofline, error) {
+	return NewRooflineParallel(m, g, Parallelism{TP: tp}, cfg)
+}
+
+// Parallelism is how one replica splits a model over its GPUs.
+type Parallelism struct {
+	// TP is the tensor-parallel degree of attention (of everything in a
+	// dense model): the GPUs of one data-parallel rank.
+	TP int
+	// DP is the data-parallel attention degree (vLLM
+	// --data-parallel-size): DP ranks of TP GPUs each, each rank with its
+	// own batch and KV cache, sharing the experts. 0 or 1: none. Only a
+	// MoE model's ranks step together; a dense model's are replicas.
+	DP int
+	// ExpertParallel places whole routed experts on the TP×DP GPUs (vLLM
+	// --enable-expert-parallel) instead of splitting every expert over
+	// them by tensor parallelism.
+	ExpertParallel bool
+}
+
+// Ranks is the data-parallel degree, at least 1.
+func (p Parallelism) Ranks() int { return max(p.DP, 1) }
+
+// GPUs is TP × DP.
+func (p Parallelism) GPUs() int { return p.TP * p.Ranks() }
+
+// Group reports whether the experts span more than one rank's
+// tensor-parallel split: data parallelism or expert parallelism.
+func (p Parallelism) Group() bool { return p.Ranks() > 1 || p.ExpertParallel }
+
+// Validate checks p against m (its tensor-parallel degree is checked by
+// the caller).
+func (p Parallelism) Validate(m ModelSpec) error {
+	g := p.GPUs()
+	switch {
+	case p.DP < 0 || p.DP > 1024:
+		return fmt.Errorf("dp: must be in [1,1024], got %d", p.DP)
+	case g > 1<<16:
+		return fmt.Errorf("dp: tp × dp = %d GPUs, more than %d", g, 1<<16)
+	case p.Ranks() > 1 && !m.IsMoE():
+		return fmt.Errorf("dp: %s is a dense model, whose data-parallel ranks run independently: give them as cluster.replicas %d with cluster.router.policy vllm-dp", m.Name, p.Ranks())
+	case p.ExpertParallel && !m.IsMoE():
+		return fmt.Errorf("enable_expert_parallel: %s has no experts", m.Name)
+	case p.ExpertParallel && m.Experts%g != 0:
+		return fmt.Errorf("enable_expert_parallel: tp × dp = %d GPUs do not split %s's %d experts evenly", g, m.Name, m.Experts)
+	case p.Group() && !p.ExpertParallel && m.MoEIntermediate%g != 0:
+		return fmt.Errorf("dp: tp × dp = %d does not divide %s's expert intermediate size %d (try enable_expert_parallel)", g, m.Name, m.MoEIntermediate)
+	}
+	return nil
+}
+
+// NewRooflineParallel is [NewRoofline] for a replica of p.TP × p.DP GPUs.
+// With p.DP > 1 (a MoE model) the batch it prices is the whole
+// data-parallel group's: the ranks step in lockstep, because vLLM aligns
+// their forward passes for MoE models and runs a dummy pass on a rank
+// with nothing scheduled so that every rank joins each layer's expert
+// collectives (docs.vllm.ai, serving/data_parallel_deployment). A step
+// then lasts as long as its busiest rank's: the sequences split as evenly
+// as whole sequences can, ⌈n/DP⌉ per rank (prefill and decode apart, each
+// of the average size), and attention, the dense layers, the shared
+// experts and the tensor-parallel all-reduces are priced on that share.
+//
+// The routed experts are priced on the group's tokens T. With
+// ExpertParallel each GPU holds E/(TP·DP) whole experts and receives the
+// (token, expert) rows routed to them; under uniform routing the T·k rows
+// fall on the G = TP·DP GPUs as a binomial, whose expected maximum is
+// taken as μ + σ·√(2 ln G), μ = T·k/G, σ² = μ·(1 − 1/G) (the Gaussian
+// bound on the largest of G draws), at most T·k. The busiest GPU runs
+// its grouped GEMMs on those rows and receives them (dispatch) and sends
+// them back (combine) over the interconnect: the share (min(G, S) − 1)/G
+// of each row over NVLink / Infinity Fabric (S = ScaleUpGPUs), the share
+// (G − min(G, S))/G over the scale-out network, each at
+// AllReduceEfficiency of its bandwidth, plus the GPU's all-to-all latency
+// twice. Without ExpertParallel every expert is split over the G GPUs
+// by tensor parallelism: each GPU runs all T tokens through its slices,
+// after an all-gather of their hidden states and before a reduce-scatter
+// (vLLM's allgather_reducescatter), priced as the same transfer of T rows.
+func NewRooflineParallel(m ModelSpec, g GPUSpec, p Parallelism, cfg RooflineConfig) (*Roofline, error) {
+	tp := p.TP
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
@@ -395,6 +502,9 @@ func NewRoofline(m ModelSpec, g GPUSpec, tp int, cfg RooflineConfig) (*Roofline,
 		return nil, fmt.Errorf("tensor_parallel: %d does not divide %s's intermediate size %d", tp, m.Name, m.Intermediate)
 	case m.IsMoE() && m.MoEIntermediate%tp != 0:
 		return nil, fmt.Errorf("tensor_parallel: %d does not divide %s's expert intermediate size %d", tp, m.Name, m.MoEIntermediate)
+	}
+	if err := p.Validate(m); err != nil {
+		return nil, err
 	}
 
 	layers := float64(m.Layers)
@@ -421,8 +531,15 @@ func NewRoofline(m ModelSpec, g GPUSpec, tp int, cfg RooflineConfig) (*Roofline,
 	fq, fkv, fd := float64(qHeads), float64(kvHeads), float64(d)
 	r.denseLayers, r.moeLayers = float64(denseLayers), float64(m.MoELayers())
 	r.attnFixedNS = layers * k.attnNS
-	r.attnFLOPNSPerPair = layers * 4 * fq * fd / k.flopsPerNS
-	r.kvReadNSPerToken = layers * 2 * fkv * fd * k.kvBytes / k.bytesPerNS
+	full := float64(m.FullAttnLayers())
+	r.attnFLOPNSPerPair = full * 4 * fq * fd / k.flopsPerNS
+	r.kvReadNSPerToken = full * 2 * fkv * fd * k.kvBytes / k.bytesPerNS
+	if m.SlidingLayers > 0 {
+		sw := float64(m.SlidingLayers)
+		r.window = float64(m.SlidingWindow)
+		r.swPairNS = sw * 4 * fq * fd / k.flopsPerNS
+		r.swKVNS = sw * 2 * fkv * fd * k.kvBytes / k.bytesPerNS
+	}
 	r.qoNSPerToken = layers * 2 * fq * fd * k.actBytes / k.bytesPerNS
 	kvWidth := 2 * fkv * fd // one token's K and V per layer on this GPU, elements
 	if m.IsMLA() {
@@ -452,14 +569,23 @@ func NewRoofline(m ModelSpec, g GPUSpec, tp int, cfg RooflineConfig) (*Roofline,
 		r.router = k.shape(h, m.Experts)
 		ek := k
 		ek.wBytes = float64(m.expertWeightBits()) / 8
-		if bits := m.expertWeightBits(); bits < 8 || (bits == 8 && g.PeakFP8FLOPS == 0) {
+		if bits := m.expertWeightBits(); (bits < 8 && !(bits == 4 && m.WeightFP4 && g.PeakFP4FLOPS > 0)) || (bits == 8 && g.PeakFP8FLOPS == 0) {
 			ek.flopsPerNS = g.PeakFLOPS * cfg.ComputeEfficiency / 1e9
 			ek.opBytes = max(float64(m.DTypeBytes), 2)
 			ek.tileRows = wnaTileRows
 		}
 		mi := m.MoEIntermediate / tp
-		r.expGateUp = ek.shape(h, 2*mi)
-		r.expDown = ek.shape(mi, h)
+		emi := mi // one GPU's slice of a routed expert
+		r.expertShards = float64(tp)
+		if p.Group() {
+			emi = m.MoEIntermediate / p.GPUs()
+			r.expertShards = float64(p.GPUs())
+			if p.ExpertParallel {
+				emi, r.expertShards = m.MoEIntermediate, 1
+			}
+		}
+		r.expGateUp = ek.shape(h, 2*emi)
+		r.expDown = ek.shape(emi, h)
 		if m.SharedExperts > 0 {
 			r.hasShared = true
 			r.sharedGateUp = k.shape(h, 2*m.SharedExperts*mi)
@@ -488,8 +614,113 @@ func NewRoofline(m ModelSpec, g GPUSpec, tp int, cfg RooflineConfig) (*Roofline,
 	}
 	r.overheadNS = cfg.OverheadUS * 1e3
 	r.seqOverheadNS = cfg.SeqOverheadUS * 1e3
+	if p.Group() {
+		r.setGroup(p, g, cfg)
+	}
 	r.work = r.workRates()
 	return r, nil
+}
+
+// setGroup derives the data- and expert-parallel terms (see
+// NewRooflineParallel).
+func (r *Roofline) setGroup(p Parallelism, g GPUSpec, cfg RooflineConfig) {
+	n := p.GPUs()
+	r.group, r.dp, r.ep, r.gpus = true, p.Ranks(), p.ExpertParallel, float64(n)
+	r.name = fmt.Sprintf("roofline(%s, %s, tp=%d, dp=%d", r.model.Name, g.Name, r.tp, r.dp)
+	if r.ep {
+		r.name += ", ep"
+		r.localExperts = r.experts / r.gpus
+	}
+	r.name += ")"
+	r.maxLoadZ = math.Sqrt(2 * math.Log(r.gpus))
+	inNode := float64(min(n, g.ScaleUp()))
+	intra, inter := (inNode-1)/r.gpus, (r.gpus-inNode)/r.gpus
+	rowBytes := float64(r.model.Hidden) * r.actBytes
+	eff := cfg.AllReduceEfficiency
+	perRow := rowBytes * intra / (g.InterconnectBW * eff / 1e9)
+	if inter > 0 {
+		perRow += rowBytes * inter / (g.ScaleOut() * eff / 1e9)
+	}
+	if n > 1 {
+		r.a2aNSPerRow = 2 * perRow
+		r.a2aFixedNS = 2 * g.A2ALatencyUS(n) * 1e3
+	}
+}
+
+// rankBatch is the busiest data-parallel rank's share of b: ⌈n/dp⌉ of
+// its n prefill and of its n decode sequences, each share carrying the
+// average sequence's tokens, pairs and context.
+func (r *Roofline) rankBatch(b *Batch) Batch {
+	var rb Batch
+	dp := r.dp
+	if n := b.PrefillSeqs; n > 0 {
+		s := (n + dp - 1) / dp
+		f := float64(s) / float64(n)
+		rb.PrefillSeqs = s
+		rb.PrefillTokens = scaleCount(b.PrefillTokens, f)
+		rb.PrefillAttn = scaleCount(b.PrefillAttn, f)
+		rb.PrefillTokCtx = scaleCount(b.PrefillTokCtx, f)
+		rb.PrefillContext = scaleCount(b.PrefillContext, f)
+	}
+	if n := b.DecodeSeqs; n > 0 {
+		s := (n + dp - 1) / dp
+		f := float64(s) / float64(n)
+		rb.DecodeSeqs = s
+		rb.DecodeContext = scaleCount(b.DecodeContext, f)
+		rb.DecodeExtraTokens = scaleCount(b.DecodeExtraTokens, f)
+		rb.DecodeExtraPairs = scaleCount(b.DecodeExtraPairs, f)
+	}
+	return rb
+}
+
+func scaleCount(v int64, f float64) int64 {
+	if f >= 1 {
+		return v
+	}
+	return int64(math.Round(float64(v) * f))
+}
+
+// BusiestRows is the expected (token, expert) rows the busiest GPU of the
+// expert-parallel group receives for a step of tokens tokens under
+// uniform routing: μ + σ·√(2 ln G), μ = tokens·k/G, σ² = μ(1 − 1/G), at
+// most tokens·k. Without expert parallelism every GPU runs all tokens:
+// tokens·k rows over its expert slices.
+func (r *Roofline) BusiestRows(tokens float64) float64 {
+	rows := tokens * r.topK
+	if !r.ep || rows <= 0 {
+		return rows
+	}
+	mu := rows / r.gpus
+	return min(mu+r.maxLoadZ*math.Sqrt(mu*(1-1/r.gpus)), rows)
+}
+
+// routedNS is one MoE layer's routed-expert GEMMs on the busiest GPU of
+// the group for a step of tokens tokens over all ranks.
+func (r *Roofline) routedNS(tokens float64) float64 {
+	if tokens <= 0 {
+		return 0
+	}
+	if !r.ep {
+		return r.moeGEMM(r.expGateUp, tokens, r.experts, r.topK) + r.moeGEMM(r.expDown, tokens, r.experts, r.topK)
+	}
+	rows := r.BusiestRows(tokens)
+	d := r.localExperts * (1 - math.Pow(1-r.topK/r.experts, tokens))
+	d = min(max(d, 1), r.localExperts, rows)
+	return r.moeGEMMRows(r.expGateUp, rows, d) + r.moeGEMMRows(r.expDown, rows, d)
+}
+
+// a2aNS is one MoE layer's dispatch and combine for a step of tokens
+// tokens over all ranks: the busiest GPU's rows with expert parallelism,
+// every token's hidden state (all-gather, reduce-scatter) without.
+func (r *Roofline) a2aNS(tokens float64) float64 {
+	if tokens <= 0 || r.a2aNSPerRow == 0 {
+		return 0
+	}
+	rows := tokens
+	if r.ep {
+		rows = r.BusiestRows(tokens)
+	}
+	return r.a2aFixedNS + rows*r.a2aNSPerRow
 }
 
 // workRates sums the shapes' FLOPs and bytes per row and per step. Every
@@ -523,6 +754,8 @@ func (r *Roofline) workRates() workRates {
 			w.flopsPerToken += r.moeLayers * r.topK * s.flopsPerRow
 			w.expertBytes += r.moeLayers * s.weightNS * bw
 			w.bytesPerToken += r.moeLayers * r.topK * s.rowNS * bw
+			w.expertFLOPs += r.moeLayers * r.topK * s.flopsPerRow
+			w.expertRowB += r.moeLayers * r.topK * s.rowNS * bw
 		}
 	}
 	w.flopsPerSeq = r.lmHead.flopsPerRow
@@ -530,6 +763,8 @@ func (r *Roofline) workRates() workRates {
 	w.bytesPerSeq = r.lmHead.rowNS * bw
 	w.flopsPerPair = r.attnFLOPNSPerPair * r.flopsPerNS
 	w.bytesPerKV = r.kvReadNSPerToken * bw
+	w.swFlopsPerPair = r.swPairNS * r.flopsPerNS
+	w.swBytesPerKV = r.swKVNS * bw
 	w.bytesPerQuery = r.qoNSPerToken * bw
 	w.bytesPerToken += r.elementwiseNSPerToken * bw
 	return w
@@ -571,6 +806,21 @@ func (r *Roofline) StepWork(b *Batch) Work {
 	flops := tokens*w.flopsPerToken + seqs*w.flopsPerSeq + pairs*w.flopsPerPair
 	bytes := w.weightBytes + tokens*w.bytesPerToken + seqs*w.bytesPerSeq +
 		float64(b.PrefillContext+b.DecodeContext)*w.bytesPerKV + queries*w.bytesPerQuery
+	if r.window > 0 {
+		wp, wpc, wd, wdx := r.windowed(b)
+		flops += (wp + wd + wdx) * w.swFlopsPerPair
+		bytes += (wpc + wd) * w.swBytesPerKV
+	}
+	if r.group {
+		// Attention and dense parts as tensor-parallel ranks (their
+		// coefficients are per GPU of a rank); the routed experts are
+		// split over expertShards GPUs each.
+		tp, sh := float64(r.tp), r.expertShards
+		ef, eb := tokens*w.expertFLOPs, tokens*w.expertRowB
+		d := r.experts * (1 - math.Pow(1-r.topK/r.experts, tokens))
+		ew := min(max(d, r.topK), r.experts) * w.expertBytes
+		return Work{FLOPs: (flops-ef)*tp + ef*sh, Bytes: (bytes-eb)*tp + (eb+ew)*sh}
+	}
 	if r.moeLayers > 0 {
 		d := r.experts * (1 - math.Pow(1-r.topK/r.experts, tokens))
 		bytes += min(max(d, r.topK), r.experts) * w.expertBytes
@@ -582,6 +832,9 @@ func (r *Roofline) StepWork(b *Batch) Work {
 // Peak implements Counter.
 func (r *Roofline) Peak() Work {
 	tp := float64(r.tp)
+	if r.group {
+		tp = r.gpus
+	}
 	return Work{FLOPs: r.peak * tp, Bytes: r.gpu.MemBandwidth * tp}
 }
 
@@ -623,8 +876,11 @@ func (r *Roofline) attnLinear(m float64) float64 {
 // attention projections, the router, the shared experts and the routed
 // experts' two grouped GEMMs.
 func (r *Roofline) moeLayerLinear(m float64) float64 {
-	t := r.attnLinear(m) + r.gemm(r.router, m) +
-		r.moeGEMM(r.expGateUp, m, r.experts, r.topK) + r.moeGEMM(r.expDown, m, r.experts, r.topK)
+	t := r.attnLinear(m) + r.gemm(r.router, m)
+	if !r.group { // a group prices its routed experts on all ranks' tokens (Breakdown)
+		t += r.moeGEMM(r.expGateUp, m, r.experts, r.topK)
+		t += r.moeGEMM(r.expDown, m, r.experts, r.topK)
+	}
 	if r.hasShared {
 		t += r.gemm(r.sharedGateUp, m) + r.gemm(r.sharedDown, m)
 	}
@@ -639,15 +895,36 @@ type Breakdown struct {
 	ElementwiseNS float64 // norms, rotary, activation, KV-cache writes
 	AllReduceNS   float64 // tensor-parallel collectives
 	OverheadNS    float64 // fixed per-step and per-sequence overhead
+	// AllToAllNS is the MoE layers' dispatch and combine between the GPUs
+	// of a data- or expert-parallel group (0 without one).
+	AllToAllNS float64
 }
 
 // TotalNS is the sum of the phases.
 func (p Breakdown) TotalNS() float64 {
-	return p.LinearNS + p.AttentionNS + p.ElementwiseNS + p.AllReduceNS + p.OverheadNS
+	return p.LinearNS + p.AttentionNS + p.ElementwiseNS + p.AllReduceNS + p.OverheadNS + p.AllToAllNS
 }
 
-// Breakdown prices b phase by phase. An empty batch costs nothing.
+// Breakdown prices b phase by phase. An empty batch costs nothing. With
+// data or expert parallelism b is the whole group's step (see
+// [NewRooflineParallel]).
 func (r *Roofline) Breakdown(b *Batch) Breakdown {
+	if !r.group {
+		return r.phases(b)
+	}
+	tokens := float64(b.Tokens())
+	if tokens <= 0 {
+		return Breakdown{}
+	}
+	rb := r.rankBatch(b)
+	p := r.phases(&rb)
+	p.LinearNS += r.moeLayers * r.routedNS(tokens)
+	p.AllToAllNS = r.moeLayers * r.a2aNS(tokens)
+	return p
+}
+
+// phases prices b on one rank of tp GPUs.
+func (r *Roofline) phases(b *Batch) Breakdown {
 	tokens := float64(b.Tokens())
 	if tokens <= 0 {
 		return Breakdown{}
@@ -664,10 +941,19 @@ func (r *Roofline) Breakdown(b *Batch) Breakdown {
 		}
 	}
 
-	prefill := roof(float64(b.PrefillAttn)*r.attnFLOPNSPerPair,
-		float64(b.PrefillContext)*r.kvReadNSPerToken+float64(b.PrefillTokens)*r.qoNSPerToken)
-	decode := roof(float64(b.DecodeContext+b.DecodeExtraPairs)*r.attnFLOPNSPerPair,
-		float64(b.DecodeContext)*r.kvReadNSPerToken+float64(int64(b.DecodeSeqs)+b.DecodeExtraTokens)*r.qoNSPerToken)
+	var prefill, decode float64
+	if r.window == 0 {
+		prefill = roof(float64(b.PrefillAttn)*r.attnFLOPNSPerPair,
+			float64(b.PrefillContext)*r.kvReadNSPerToken+float64(b.PrefillTokens)*r.qoNSPerToken)
+		decode = roof(float64(b.DecodeContext+b.DecodeExtraPairs)*r.attnFLOPNSPerPair,
+			float64(b.DecodeContext)*r.kvReadNSPerToken+float64(int64(b.DecodeSeqs)+b.DecodeExtraTokens)*r.qoNSPerToken)
+	} else {
+		wp, wpc, wd, wdx := r.windowed(b)
+		prefill = roof(float64(b.PrefillAttn)*r.attnFLOPNSPerPair+wp*r.swPairNS,
+			float64(b.PrefillContext)*r.kvReadNSPerToken+wpc*r.swKVNS+float64(b.PrefillTokens)*r.qoNSPerToken)
+		decode = roof(float64(b.DecodeContext+b.DecodeExtraPairs)*r.attnFLOPNSPerPair+(wd+wdx)*r.swPairNS,
+			float64(b.DecodeContext)*r.kvReadNSPerToken+wd*r.swKVNS+float64(int64(b.DecodeSeqs)+b.DecodeExtraTokens)*r.qoNSPerToken)
+	}
 	p.AttentionNS = r.attnFixedNS + prefill + decode
 
 	p.ElementwiseNS = r.elementwiseFixedNS + tokens*r.elementwiseNSPerToken
@@ -676,6 +962,26 @@ func (r *Roofline) Breakdown(b *Batch) Breakdown {
 	}
 	p.OverheadNS = r.overheadNS + seqs*r.seqOverheadNS
 	return p
+}
+
+// windowed is b's attention work in a sliding-window layer of r.window
+// tokens: the prefill pairs (each query attends to at most the window),
+// the prefill context read (each chunk's own tokens and at most the
+// window before them), the decode context read and the draft positions'
+// pairs. Decode contexts are taken at their mean, n·min(mean, window), an
+// upper bound of Σ min(context, window): the batch keeps only sums.
+func (r *Roofline) windowed(b *Batch) (prefPairs, prefCtx, decCtx, decExtra float64) {
+	w := r.window
+	prefPairs = min(float64(b.PrefillAttn), float64(b.PrefillTokens)*w)
+	prefCtx = min(float64(b.PrefillContext), float64(b.PrefillTokens)+float64(b.PrefillSeqs)*w)
+	if n := float64(b.DecodeSeqs); n > 0 {
+		avg := float64(b.DecodeContext) / n
+		decCtx = n * min(avg, w)
+		if avg > 0 {
+			decExtra = float64(b.DecodeExtraPairs) * min(1, w/avg)
+		}
+	}
+	return prefPairs, prefCtx, decCtx, decExtra
 }
 
 // StepNS implements Model: the rounded sum of the phases, at least 1 ns for a

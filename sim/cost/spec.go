@@ -74,6 +74,17 @@ type ModelSpec struct {
 	// VHeadDim is v_head_dim.
 	VHeadDim int `yaml:"v_head_dim,omitempty" json:"v_head_dim,omitempty"`
 
+	// Sliding-window attention (gpt-oss, Gemma 3); SlidingLayers 0 for none.
+
+	// SlidingWindow is sliding_window: the tokens a sliding-window layer's
+	// queries attend to, themselves included.
+	SlidingWindow int `yaml:"sliding_window,omitempty" json:"sliding_window,omitempty"`
+	// SlidingLayers is how many of the Layers are sliding-window layers
+	// (layer_types "sliding_attention"); the rest attend to the whole
+	// context. Their KV is bounded by the window: vLLM's hybrid KV cache
+	// manager frees a sequence's blocks that fall out of it.
+	SlidingLayers int `yaml:"sliding_layers,omitempty" json:"sliding_layers,omitempty"`
+
 	// Quantization; zero values keep DTypeBytes for everything.
 
 	// WeightBits is bits per weight: 8 for fp8, 4 for int4 (AWQ/GPTQ);
@@ -85,6 +96,12 @@ type ModelSpec struct {
 	// with the shared 8-bit scale of each 32 weights ignored); 0 takes
 	// WeightBits.
 	ExpertWeightBits int `yaml:"expert_weight_bits,omitempty" json:"expert_weight_bits,omitempty"`
+	// WeightFP4 says 4-bit weights are an FP4 block format (vLLM
+	// --quantization mxfp4 or nvfp4) whose GEMMs run at the GPU's fp4
+	// tensor peak with fp4 inputs (W4A4) where it has one (Blackwell,
+	// CDNA 4); elsewhere, and for integer 4-bit weights, 4-bit weights run
+	// at the bf16 peak (W4A16).
+	WeightFP4 bool `yaml:"weight_fp4,omitempty" json:"weight_fp4,omitempty"`
 	// KVDTypeBytes is bytes per KV-cache element (1 for vLLM's
 	// --kv-cache-dtype fp8); 0 takes DTypeBytes ("auto").
 	KVDTypeBytes int `yaml:"kv_dtype_bytes,omitempty" json:"kv_dtype_bytes,omitempty"`
@@ -95,6 +112,9 @@ func (m ModelSpec) IsMoE() bool { return m.Experts > 0 }
 
 // IsMLA reports whether the model uses multi-head latent attention.
 func (m ModelSpec) IsMLA() bool { return m.KVLoRARank > 0 }
+
+// FullAttnLayers is how many layers attend to the whole context.
+func (m ModelSpec) FullAttnLayers() int { return m.Layers - m.SlidingLayers }
 
 // MoELayers is how many layers have routed experts.
 func (m ModelSpec) MoELayers() int {
@@ -167,12 +187,28 @@ func (m ModelSpec) WeightBytes() int64 {
 // KVBytesPerToken is the KV cache one token occupies over all layers, K and
 // V, for the whole model (no tensor-parallel split):
 // 2·Layers·KVHeads·HeadDim·KVElementBytes; with MLA one latent of
-// KVLoRARank + QKRopeHeadDim per layer.
+// KVLoRARank + QKRopeHeadDim per layer. Sliding-window layers are left
+// out: their KV per sequence is bounded by the window, not the context
+// (see [ModelSpec.SlidingKVBytesPerSeqPerGPU]).
 func (m ModelSpec) KVBytesPerToken() int64 {
 	if m.IsMLA() {
 		return int64(m.Layers) * int64(m.KVLoRARank+m.QKRopeHeadDim) * int64(m.KVElementBytes())
 	}
-	return 2 * int64(m.Layers) * int64(m.KVHeads) * int64(m.HeadDim) * int64(m.KVElementBytes())
+	return 2 * int64(m.FullAttnLayers()) * int64(m.KVHeads) * int64(m.HeadDim) * int64(m.KVElementBytes())
+}
+
+// SlidingKVBytesPerSeqPerGPU is the most KV one sequence holds in the
+// sliding-window layers on one GPU at tensor parallelism tp: the blocks
+// that cover the window, ⌈window/blockSize⌉ + 1 of them (a window
+// straddles one block boundary more than it fills), as vLLM's sliding
+// window manager keeps them. 0 without sliding-window layers.
+func (m ModelSpec) SlidingKVBytesPerSeqPerGPU(tp, blockSize int) int64 {
+	if m.SlidingLayers == 0 || blockSize < 1 {
+		return 0
+	}
+	heads := max(m.KVHeads/max(tp, 1), 1)
+	blocks := int64((m.SlidingWindow+blockSize-1)/blockSize + 1)
+	return 2 * int64(m.SlidingLayers) * int64(heads) * int64(m.HeadDim) * int64(m.KVElementBytes()) * blocks * int64(blockSize)
 }
 
 // ArchParams counts parameters from the architecture: embeddings, per layer
@@ -256,6 +292,12 @@ func (m ModelSpec) Validate() error {
 		return bad("weight_bits", "0, 4, 8 or 16", m.WeightBits)
 	case m.ExpertWeightBits != 0 && m.ExpertWeightBits != 4 && m.ExpertWeightBits != 8 && m.ExpertWeightBits != 16:
 		return bad("expert_weight_bits", "0, 4, 8 or 16", m.ExpertWeightBits)
+	case m.SlidingLayers < 0 || m.SlidingLayers >= m.Layers:
+		return bad("sliding_layers", fmt.Sprintf("in [0,layers=%d) (at least one full-attention layer)", m.Layers), m.SlidingLayers)
+	case m.SlidingLayers > 0 && (m.SlidingWindow < 1 || m.SlidingWindow > maxCtx):
+		return bad("sliding_window", fmt.Sprintf("in [1,%d] tokens when sliding_layers is set", maxCtx), m.SlidingWindow)
+	case m.SlidingLayers > 0 && m.IsMLA():
+		return bad("sliding_layers", "0 with multi-head latent attention", m.SlidingLayers)
 	case m.KVDTypeBytes != 0 && m.KVDTypeBytes != 1 && m.KVDTypeBytes != 2 && m.KVDTypeBytes != 4:
 		return bad("kv_dtype_bytes", "0 (auto), 1, 2 or 4", m.KVDTypeBytes)
 	}
@@ -286,6 +328,25 @@ type GPUSpec struct {
 	InterconnectBW float64 `yaml:"interconnect_bw" json:"interconnect_bw"`
 	// HostLinkBW is GPU↔CPU bandwidth in one direction, bytes/s (PCIe).
 	HostLinkBW float64 `yaml:"host_link_bw" json:"host_link_bw"`
+	// PeakFP4FLOPS is dense fp4 tensor throughput (MXFP4/NVFP4 block
+	// formats), FLOP/s; 0 when the GPU has no fp4 tensor cores (everything
+	// before Blackwell and CDNA 4).
+	PeakFP4FLOPS float64 `yaml:"peak_fp4_flops,omitempty" json:"peak_fp4_flops,omitempty"`
+	// ScaleUpGPUs is how many GPUs share one NVLink / Infinity Fabric
+	// domain at InterconnectBW (8 on an HGX or MI300X platform, 72 on a
+	// GB200 NVL72 rack, 1 for PCIe cards); 0 takes 8. Expert-parallel
+	// traffic to GPUs beyond it goes over the scale-out network.
+	ScaleUpGPUs int `yaml:"scale_up_gpus,omitempty" json:"scale_up_gpus,omitempty"`
+	// ScaleOutBW is the scale-out network (InfiniBand / RoCE) bandwidth per
+	// GPU in one direction, bytes/s; 0 takes 50e9 (one 400 Gb/s NIC per
+	// GPU, as on HGX H100/H200 and MI300X platforms).
+	ScaleOutBW float64 `yaml:"scale_out_bw,omitempty" json:"scale_out_bw,omitempty"`
+	// ScaleUpLatencyUS and ScaleOutLatencyUS are the fixed time of one
+	// all-to-all (MoE dispatch or combine) inside the scale-up domain and
+	// across the network, µs; 0 takes 25 (NCCL's small-message collective
+	// floor on 8×H100, Vidur's profile, as RooflineConfig's all-reduce).
+	ScaleUpLatencyUS  float64 `yaml:"scale_up_latency_us,omitempty" json:"scale_up_latency_us,omitempty"`
+	ScaleOutLatencyUS float64 `yaml:"scale_out_latency_us,omitempty" json:"scale_out_latency_us,omitempty"`
 	// Source cites the datasheet the figures come from.
 	Source string `yaml:"source" json:"source"`
 }
@@ -297,6 +358,44 @@ func (g GPUSpec) TotalMemoryBytes() int64 {
 		return g.DeviceMemoryBytes
 	}
 	return g.MemoryBytes
+}
+
+// Defaults of the interconnect fields a GPU preset leaves 0.
+const (
+	defaultScaleUpGPUs   = 8
+	defaultScaleOutBW    = 50e9
+	defaultA2ALatencyUS  = 25
+	maxScaleUpGPUs       = 1 << 16
+	maxInterconnectLatUS = 1e5
+)
+
+// ScaleUp is the GPUs of one NVLink / Infinity Fabric domain.
+func (g GPUSpec) ScaleUp() int {
+	if g.ScaleUpGPUs > 0 {
+		return g.ScaleUpGPUs
+	}
+	return defaultScaleUpGPUs
+}
+
+// ScaleOut is the scale-out network bandwidth per GPU, bytes/s.
+func (g GPUSpec) ScaleOut() float64 {
+	if g.ScaleOutBW > 0 {
+		return g.ScaleOutBW
+	}
+	return defaultScaleOutBW
+}
+
+// A2ALatencyUS is the fixed time of one all-to-all over groups of group
+// GPUs: the scale-up latency within the domain, the scale-out one beyond.
+func (g GPUSpec) A2ALatencyUS(group int) float64 {
+	lat := g.ScaleUpLatencyUS
+	if group > g.ScaleUp() {
+		lat = g.ScaleOutLatencyUS
+	}
+	if lat > 0 {
+		return lat
+	}
+	return defaultA2ALatencyUS
 }
 
 // PeakFor returns the dense tensor peak for weights of dtypeBytes bytes:
@@ -337,6 +436,23 @@ func (g GPUSpec) Validate() error {
 	}
 	if g.PeakFP8FLOPS < 0 || g.PeakFP8FLOPS > 1e18 || g.PeakFP8FLOPS != g.PeakFP8FLOPS {
 		return fmt.Errorf("gpu %s: peak_fp8_flops: must be ≥ 0 (0: no fp8), got %g", name, g.PeakFP8FLOPS)
+	}
+	if g.PeakFP4FLOPS < 0 || g.PeakFP4FLOPS > 1e18 || g.PeakFP4FLOPS != g.PeakFP4FLOPS {
+		return fmt.Errorf("gpu %s: peak_fp4_flops: must be ≥ 0 (0: no fp4), got %g", name, g.PeakFP4FLOPS)
+	}
+	if g.ScaleUpGPUs < 0 || g.ScaleUpGPUs > maxScaleUpGPUs {
+		return fmt.Errorf("gpu %s: scale_up_gpus: must be in [0,%d] (0: 8), got %d", name, maxScaleUpGPUs, g.ScaleUpGPUs)
+	}
+	if !(g.ScaleOutBW >= 0 && g.ScaleOutBW <= 1e18) {
+		return fmt.Errorf("gpu %s: scale_out_bw: must be ≥ 0 (0: 50e9), got %g", name, g.ScaleOutBW)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"scale_up_latency_us", g.ScaleUpLatencyUS}, {"scale_out_latency_us", g.ScaleOutLatencyUS}} {
+		if !(f.v >= 0 && f.v <= maxInterconnectLatUS) {
+			return fmt.Errorf("gpu %s: %s: must be in [0,%g] µs (0: %d), got %g", name, f.name, float64(maxInterconnectLatUS), defaultA2ALatencyUS, f.v)
+		}
 	}
 	return nil
 }
