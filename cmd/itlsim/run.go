@@ -60,6 +60,8 @@ var shorthands = []shorthand{
 	{"host-link-gbps", "kvcache.host_link_gbps", "GPU↔CPU copy bandwidth, GB/s (0: the GPU's PCIe)", true},
 	{"cost-model", "cost.model", "step cost model: roofline or linear", true},
 	{"profile", "cost.profile", "fitted profile (itlsim calibrate -o FILE) whose cost model replaces the scenario's", true},
+	{"enforce-eager", "cost.enforce_eager", "vLLM --enforce-eager: run every step eagerly, no CUDA graphs (--enforce-eager=false replays graphs)", true},
+	{"cudagraph-capture-sizes", "cost.cudagraph_capture_sizes", "CUDA-graph capture sizes in tokens, e.g. 1,2,4,8 (vLLM cudagraph_capture_sizes; empty: vLLM's default for max_num_seqs)", false},
 	{"noise-cv", "cost.noise_cv", "step-time noise, coefficient of variation", true},
 	{"hiccup-rate", "cost.hiccup_rate_per_s", "engine hiccups per second", true},
 	{"hiccup-ms", "cost.hiccup_ms", "duration of one hiccup, ms", true},
@@ -234,6 +236,9 @@ func bindField(f *pflag.FlagSet, p *string, name, path, usage string, defaults s
 	def, typ, _ := scenario.Field(defaults, path)
 	f.Var(&fieldFlag{p: p, typ: typ}, name, usage)
 	f.Lookup(name).DefValue = def
+	if typ == "bool" { // --enforce-eager alone means true, as in vLLM
+		f.Lookup(name).NoOptDefVal = "true"
+	}
 }
 
 // fieldPathsHelp lists the field paths one section a line ("workload:
