@@ -583,6 +583,12 @@ func (c Config) resolve() (*Setup, error) {
 			work = rf
 		}
 	}
+	if c.Server, err = c.Server.Resolved(); err != nil {
+		return nil, err
+	}
+	if sv := c.Server; sv.DetokenizeInEngine && sv.DetokenizeUSPerOutputToken > 0 {
+		cm = engineDetokenization{m: cm, ns: sv.DetokenizeUSPerOutputToken * 1e3}
+	}
 
 	reserve := int64(c.KVCache.ActivationReserveGiB * (1 << 30))
 	if reserve == 0 {
