@@ -105,6 +105,59 @@ type CostConfig struct {
 	HiccupRatePerS float64 `yaml:"hiccup_rate_per_s" json:"hiccup_rate_per_s"`
 	// HiccupMS is the duration of one hiccup in milliseconds. Default 500.
 	HiccupMS float64 `yaml:"hiccup_ms" json:"hiccup_ms"`
+	// EnforceEager is vLLM's --enforce-eager: true runs every step eagerly,
+	// false replays CUDA graphs for steps of at most the largest capture
+	// size (the roofline only: a linear model's coefficients already carry
+	// what the measured server ran). Default true (graphs off).
+	EnforceEager bool `yaml:"enforce_eager" json:"enforce_eager"`
+	// CUDAGraphCaptureSizes is vLLM's compilation_config
+	// cudagraph_capture_sizes, in tokens per step; empty takes vLLM's
+	// default for the scheduler's max_num_seqs and max_num_batched_tokens
+	// (cost.DefaultCaptureSizes: 1, 2, 4, 8, 16, 24, … 512).
+	CUDAGraphCaptureSizes CaptureSizes `yaml:"cudagraph_capture_sizes" json:"cudagraph_capture_sizes"`
+}
+
+// CaptureSizes are CUDA-graph capture sizes in tokens. In YAML they are a
+// comma-separated scalar ("1,2,4,8") or a sequence.
+type CaptureSizes []int
+
+// String is the comma-separated form.
+func (s CaptureSizes) String() string {
+	parts := make([]string, len(s))
+	for i, v := range s {
+		parts[i] = strconv.Itoa(v)
+	}
+	return strings.Join(parts, ",")
+}
+
+// MarshalText writes the comma-separated form (YAML's scalar).
+func (s CaptureSizes) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads the comma-separated form; empty text is the default.
+func (s *CaptureSizes) UnmarshalText(b []byte) error {
+	if strings.TrimSpace(string(b)) == "" {
+		*s = nil
+		return nil
+	}
+	v, err := cost.ParseCaptureSizes(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+// MarshalJSON writes a JSON array of numbers.
+func (s CaptureSizes) MarshalJSON() ([]byte, error) { return json.Marshal([]int(s)) }
+
+// UnmarshalJSON reads a JSON array of numbers.
+func (s *CaptureSizes) UnmarshalJSON(b []byte) error {
+	var xs []int
+	if err := json.Unmarshal(b, &xs); err != nil {
+		return err
+	}
+	*s = xs
+	return nil
 }
 
 // MetricsConfig holds the thresholds results are judged by.
@@ -190,7 +243,7 @@ func DefaultConfig() Config {
 		Model:      "llama-3.1-8b",
 		GPU:        "h100-sxm-80gb",
 		TP:         1,
-		Cost:       CostConfig{Model: "roofline", Roofline: cost.DefaultRoofline(), HiccupMS: 500},
+		Cost:       CostConfig{Model: "roofline", Roofline: cost.DefaultRoofline(), HiccupMS: 500, EnforceEager: true},
 		Scheduler:  scheduler.DefaultConfig(),
 		KVCache:    kvcache.DefaultConfig(),
 		Workload:   w,
@@ -310,6 +363,9 @@ func (c CostConfig) Validate() error {
 		return fmt.Errorf("cost.hiccup_rate_per_s: must be in [0,1000] per second, got %g", c.HiccupRatePerS)
 	case !(c.HiccupMS >= 0 && c.HiccupMS <= 3.6e6):
 		return fmt.Errorf("cost.hiccup_ms: must be in [0, 3600000] ms (an hour), got %g", c.HiccupMS)
+	}
+	if err := cost.ValidateCaptureSizes(c.CUDAGraphCaptureSizes); err != nil {
+		return fmt.Errorf("cost.cudagraph_capture_sizes%w", err)
 	}
 	return nil
 }
@@ -532,7 +588,10 @@ func (c Config) resolve() (*Setup, error) {
 	if c.Cost.Model == "linear" {
 		cm, err = cost.NewLinear(c.Cost.Linear)
 	} else {
-		cm, err = cost.NewRooflineParallel(m, g, par, c.Cost.Roofline)
+		var rf *cost.Roofline
+		if rf, err = cost.NewRooflineParallel(m, g, par, c.Cost.Roofline); err == nil {
+			cm, err = rf.WithCUDAGraphs(c.graphSizes())
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cost: %w", err)
@@ -546,6 +605,12 @@ func (c Config) resolve() (*Setup, error) {
 		if rf, err := cost.NewRooflineParallel(m, g, par, cost.DefaultRoofline()); err == nil {
 			work = rf
 		}
+	}
+	if c.Server, err = c.Server.Resolved(); err != nil {
+		return nil, err
+	}
+	if sv := c.Server; sv.DetokenizeInEngine && sv.DetokenizeUSPerOutputToken > 0 {
+		cm = engineDetokenization{m: cm, ns: sv.DetokenizeUSPerOutputToken * 1e3}
 	}
 
 	reserve := int64(c.KVCache.ActivationReserveGiB * (1 << 30))
@@ -612,7 +677,11 @@ func (c Config) resolve() (*Setup, error) {
 			}
 			rc := c.Cost.Roofline
 			rc.OverheadUS = 0
-			if draftCost, err = cost.NewRoofline(dm, g, c.TP, rc); err != nil {
+			dr, err := cost.NewRoofline(dm, g, c.TP, rc)
+			if err == nil {
+				draftCost, err = dr.WithCUDAGraphs(c.graphSizes())
+			}
+			if err != nil {
 				return nil, fmt.Errorf("spec_decode.draft_model: %w", err)
 			}
 		}
@@ -686,6 +755,19 @@ func (c Config) resolve() (*Setup, error) {
 		HostBW:        c.KVCache.HostLinkGBps * 1e9 * float64(c.TP),
 		Tiers:         tiers,
 	}, nil
+}
+
+// graphSizes are the CUDA-graph capture sizes steps are priced with: nil
+// under enforce_eager, else the configured sizes or vLLM's default for the
+// scheduler (whose defaults must already be filled in).
+func (c *Config) graphSizes() []int {
+	if c.Cost.EnforceEager {
+		return nil
+	}
+	if len(c.Cost.CUDAGraphCaptureSizes) > 0 {
+		return c.Cost.CUDAGraphCaptureSizes
+	}
+	return cost.DefaultCaptureSizes(c.Scheduler.MaxNumSeqs, c.Scheduler.MaxNumBatchedTokens)
 }
 
 // Percentiles are percentiles in (0, 100), increasing. In YAML they are a

@@ -2,7 +2,9 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 
+	"github.com/itlsim/itlsim/sim/cost"
 	"github.com/itlsim/itlsim/workloads"
 )
 
@@ -21,6 +23,12 @@ import (
 // stage (vLLM runs one API server process per engine by default); a
 // request takes the stage that frees first.
 type ServerConfig struct {
+	// Frontend names a per-version profile of vLLM's front end
+	// (FrontendProfiles: vllm-v1, vllm-v0) that fills every field below
+	// left at zero or at its built-in default; other values given beside it
+	// override it (a zero cannot: leave the profile out to switch a part
+	// off). Default "" (the fields as given).
+	Frontend string `yaml:"frontend" json:"frontend"`
 	// RequestOverheadMS is the fixed time, in milliseconds, from a request's
 	// arrival to its reaching the scheduler, paid by every request in
 	// parallel (no queueing): network and proxy hops, the HTTP exchange.
@@ -40,6 +48,124 @@ type ServerConfig struct {
 	// (tenstorrent/tt-inference-server#2173). Default 10 (the later,
 	// steady requests of that log); 0 turns it off.
 	SerialUSPerPromptToken float64 `yaml:"serial_us_per_prompt_token" json:"serial_us_per_prompt_token"`
+	// HandoffMS is the process hand-off from the API server to the engine,
+	// in milliseconds, paid by every request in parallel after its serial
+	// work (vLLM V1: msgpack over a ZMQ socket to the engine-core
+	// process). Default 0.
+	HandoffMS float64 `yaml:"handoff_ms" json:"handoff_ms"`
+	// DetokenizeUSPerOutputToken is the detokenization of one output
+	// token, in microseconds. Where it runs decides what it costs: with
+	// DetokenizeInEngine (vLLM V0) the engine loop detokenizes every
+	// sequence of a step before the next step starts, so each step is
+	// longer by it per sequence; otherwise (vLLM V1) the API server
+	// process detokenizes beside the engine, off the step's critical path,
+	// and itlsim does not add it. Default 0.
+	DetokenizeUSPerOutputToken float64 `yaml:"detokenize_us_per_output_token" json:"detokenize_us_per_output_token"`
+	// DetokenizeInEngine puts detokenization on the engine's critical path
+	// (vLLM V0). Default false.
+	DetokenizeInEngine bool `yaml:"detokenize_in_engine" json:"detokenize_in_engine"`
+}
+
+// FrontendProfile is a server version's front end, each figure from public
+// sources (docs/fidelity.md, "The front end's sources", lists them; a test
+// holds that table to these values).
+type FrontendProfile struct {
+	Name        string
+	Description string
+	Server      ServerConfig
+}
+
+// Front-end figures shared by the profiles (see docs/fidelity.md, "The
+// front end's sources").
+const (
+	// FrontendTokenizeUSPerPromptToken: a Hugging Face fast tokenizer's
+	// marginal cost per prompt token in vLLM's tokenizer thread.
+	FrontendTokenizeUSPerPromptToken = 1.3
+	// FrontendSerialMSPerRequest: the API server's serial work per request
+	// besides the per-token part (request parsing, chat template, the
+	// tokenizer call itself).
+	FrontendSerialMSPerRequest = 1.2
+	// FrontendHandoffMS: vLLM V1's hand-off from the API server process to
+	// the engine-core process (msgpack and a ZMQ IPC socket).
+	FrontendHandoffMS = 0.1
+	// FrontendDetokenizeUSPerOutputToken: incremental detokenization of one
+	// output token.
+	FrontendDetokenizeUSPerOutputToken = 30
+)
+
+// FrontendProfiles are the front ends --frontend names.
+var FrontendProfiles = []FrontendProfile{
+	{Name: "vllm-v1", Description: "vLLM V1 (0.8+): API server process tokenizes and detokenizes beside the engine-core process",
+		Server: ServerConfig{SerialMSPerRequest: FrontendSerialMSPerRequest, SerialUSPerPromptToken: FrontendTokenizeUSPerPromptToken,
+			HandoffMS: FrontendHandoffMS, DetokenizeUSPerOutputToken: FrontendDetokenizeUSPerOutputToken}},
+	{Name: "vllm-v0", Description: "vLLM V0: one process; the engine loop detokenizes every sequence each step",
+		Server: ServerConfig{SerialMSPerRequest: FrontendSerialMSPerRequest, SerialUSPerPromptToken: FrontendTokenizeUSPerPromptToken,
+			DetokenizeUSPerOutputToken: FrontendDetokenizeUSPerOutputToken, DetokenizeInEngine: true}},
+}
+
+// LookupFrontend finds a profile by name, case-insensitively.
+func LookupFrontend(name string) (FrontendProfile, bool) {
+	for _, p := range FrontendProfiles {
+		if strings.EqualFold(p.Name, name) {
+			return p, true
+		}
+	}
+	return FrontendProfile{}, false
+}
+
+// FrontendNames lists the profiles' names.
+func FrontendNames() []string {
+	n := make([]string, len(FrontendProfiles))
+	for i, p := range FrontendProfiles {
+		n[i] = p.Name
+	}
+	return n
+}
+
+// Resolved returns the configuration with its Frontend profile filling
+// every field left at zero or at DefaultServer's value (a built-in default
+// is not a choice the profile should keep).
+func (c ServerConfig) Resolved() (ServerConfig, error) {
+	if c.Frontend == "" || strings.EqualFold(c.Frontend, "none") {
+		return c, nil
+	}
+	p, ok := LookupFrontend(c.Frontend)
+	if !ok {
+		return c, fmt.Errorf("server.frontend: unknown profile %q; valid: %s, none", c.Frontend, strings.Join(FrontendNames(), ", "))
+	}
+	f, d := p.Server, DefaultServer()
+	fill := func(v *float64, from, def float64) {
+		if *v == 0 || *v == def {
+			*v = from
+		}
+	}
+	fill(&c.RequestOverheadMS, f.RequestOverheadMS, d.RequestOverheadMS)
+	fill(&c.SerialMSPerRequest, f.SerialMSPerRequest, d.SerialMSPerRequest)
+	fill(&c.SerialUSPerPromptToken, f.SerialUSPerPromptToken, d.SerialUSPerPromptToken)
+	fill(&c.HandoffMS, f.HandoffMS, d.HandoffMS)
+	fill(&c.DetokenizeUSPerOutputToken, f.DetokenizeUSPerOutputToken, d.DetokenizeUSPerOutputToken)
+	c.DetokenizeInEngine = c.DetokenizeInEngine || f.DetokenizeInEngine
+	return c, nil
+}
+
+// engineDetokenization lengthens every step of m by ns per sequence in it:
+// vLLM V0's engine loop detokenizing each sequence's new token before the
+// next step (ServerConfig.DetokenizeInEngine). It allocates nothing.
+type engineDetokenization struct {
+	m  cost.Model
+	ns float64
+}
+
+func (d engineDetokenization) StepNS(b *cost.Batch) int64 {
+	t := d.m.StepNS(b)
+	if t == 0 {
+		return 0
+	}
+	return t + int64(float64(b.Seqs())*d.ns+0.5)
+}
+
+func (d engineDetokenization) Name() string {
+	return d.m.Name() + " + detokenization in the engine loop"
 }
 
 // DefaultSerialUSPerPromptToken is the default serial tokenization cost, µs
@@ -56,9 +182,9 @@ func DefaultServer() ServerConfig {
 	return ServerConfig{SerialUSPerPromptToken: DefaultSerialUSPerPromptToken}
 }
 
-// On reports whether the front end adds any delay.
+// On reports whether the front end delays arrivals at the scheduler.
 func (c ServerConfig) On() bool {
-	return c.RequestOverheadMS > 0 || c.SerialMSPerRequest > 0 || c.SerialUSPerPromptToken > 0
+	return c.RequestOverheadMS > 0 || c.SerialMSPerRequest > 0 || c.SerialUSPerPromptToken > 0 || c.HandoffMS > 0
 }
 
 // Validate reports the first field with an impossible value.
@@ -70,8 +196,13 @@ func (c ServerConfig) Validate() error {
 		return fmt.Errorf("server.serial_ms_per_request: must be in [0, 60000] ms, got %g", c.SerialMSPerRequest)
 	case !(c.SerialUSPerPromptToken >= 0 && c.SerialUSPerPromptToken <= 10000):
 		return fmt.Errorf("server.serial_us_per_prompt_token: must be in [0, 10000] µs per token, got %g", c.SerialUSPerPromptToken)
+	case !(c.HandoffMS >= 0 && c.HandoffMS <= 60000):
+		return fmt.Errorf("server.handoff_ms: must be in [0, 60000] ms, got %g", c.HandoffMS)
+	case !(c.DetokenizeUSPerOutputToken >= 0 && c.DetokenizeUSPerOutputToken <= 10000):
+		return fmt.Errorf("server.detokenize_us_per_output_token: must be in [0, 10000] µs per token, got %g", c.DetokenizeUSPerOutputToken)
 	}
-	return nil
+	_, err := c.Resolved()
+	return err
 }
 
 // frontEnd delays each request of an open-loop source by the front end:
@@ -95,7 +226,7 @@ func newFrontEnd(src workloads.Source, c ServerConfig, stages int) workloads.Sou
 	if !c.On() {
 		return src
 	}
-	f := &frontEnd{src: src, fixed: int64(FromMS(c.RequestOverheadMS)), perReq: int64(FromMS(c.SerialMSPerRequest)),
+	f := &frontEnd{src: src, fixed: int64(FromMS(c.RequestOverheadMS + c.HandoffMS)), perReq: int64(FromMS(c.SerialMSPerRequest)),
 		perTokNS: c.SerialUSPerPromptToken * 1000, free: make([]int64, max(stages, 1))}
 	if capped, ok := src.(*workloads.InFlight); ok {
 		// A client's cap on requests in flight decides when each is sent;

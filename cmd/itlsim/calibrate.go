@@ -272,16 +272,28 @@ func (o *calibrateOptions) fitSteps(w io.Writer, base sim.Config) (*calibrate.Pr
 		if err != nil {
 			return nil, "", err
 		}
-		c, err := calibrate.FitRoofline(setup.Model, setup.GPU, base.TP, base.Cost.Roofline, steps)
+		var graphs []int
+		if rf, ok := setup.Cost.(*cost.Roofline); ok {
+			graphs = rf.GraphSizes()
+		}
+		c, err := calibrate.FitRoofline(setup.Model, setup.GPU, base.TP, base.Cost.Roofline, graphs, steps)
 		if err != nil {
 			return nil, "", fmt.Errorf("%s: %w", o.steps, err)
 		}
 		p.Cost = calibrate.ProfileCost{Model: "roofline", Roofline: &c}
-		if m, err = cost.NewRoofline(setup.Model, setup.GPU, base.TP, c); err != nil {
+		rf, err := cost.NewRoofline(setup.Model, setup.GPU, base.TP, c)
+		if err == nil {
+			m, err = rf.WithCUDAGraphs(graphs)
+		}
+		if err != nil {
 			return nil, "", err
 		}
-		fmt.Fprintf(w, "roofline of %s on %d × %s fitted to %d steps: compute_efficiency %.3f, memory_efficiency %.3f, overhead_us %.1f, seq_overhead_us %.2f, kernel_overhead_us %.2f\n",
-			setup.Model.Name, base.TP, setup.GPU.Name, len(steps), c.ComputeEfficiency, c.MemoryEfficiency, c.OverheadUS, c.SeqOverheadUS, c.KernelOverheadUS)
+		graphNote := ""
+		if len(graphs) > 0 {
+			graphNote = fmt.Sprintf(", graph_kernel_overhead_us %.2f (CUDA graphs up to %d tokens)", c.GraphKernelOverheadUS, graphs[len(graphs)-1])
+		}
+		fmt.Fprintf(w, "roofline of %s on %d × %s fitted to %d steps: compute_efficiency %.3f, memory_efficiency %.3f, overhead_us %.1f, seq_overhead_us %.2f, kernel_overhead_us %.2f%s\n",
+			setup.Model.Name, base.TP, setup.GPU.Name, len(steps), c.ComputeEfficiency, c.MemoryEfficiency, c.OverheadUS, c.SeqOverheadUS, c.KernelOverheadUS, graphNote)
 	default:
 		return nil, "", fmt.Errorf("--fit-model: must be linear or roofline, got %q", o.costModel)
 	}

@@ -62,9 +62,14 @@ var shorthands = []shorthand{
 	{"host-link-gbps", "kvcache.host_link_gbps", "GPU↔CPU copy bandwidth, GB/s (0: the GPU's PCIe)", true},
 	{"cost-model", "cost.model", "step cost model: roofline or linear", true},
 	{"profile", "cost.profile", "fitted profile (itlsim calibrate -o FILE) whose cost model replaces the scenario's", true},
+	{"enforce-eager", "cost.enforce_eager", "vLLM --enforce-eager: run every step eagerly, no CUDA graphs (--enforce-eager=false replays graphs)", true},
+	{"cudagraph-capture-sizes", "cost.cudagraph_capture_sizes", "CUDA-graph capture sizes in tokens, e.g. 1,2,4,8 (vLLM cudagraph_capture_sizes; empty: vLLM's default for max_num_seqs)", false},
 	{"noise-cv", "cost.noise_cv", "step-time noise, coefficient of variation", true},
 	{"hiccup-rate", "cost.hiccup_rate_per_s", "engine hiccups per second", true},
 	{"hiccup-ms", "cost.hiccup_ms", "duration of one hiccup, ms", true},
+	{"frontend", "server.frontend", "front-end profile filling the server fields left at 0: vllm-v1, vllm-v0 (see docs/fidelity.md, \"The front end's sources\")", true},
+	{"handoff-ms", "server.handoff_ms", "front end: process hand-off from the API server to the engine, ms per request (paid in parallel)", true},
+	{"detokenize-us-per-output-token", "server.detokenize_us_per_output_token", "front end: detokenization per output token, µs (on the engine's step only with server.detokenize_in_engine, as in vLLM V0)", true},
 	{"request-overhead-ms", "server.request_overhead_ms", "front end: fixed latency before the scheduler, ms per request (paid in parallel)", true},
 	{"serial-ms-per-request", "server.serial_ms_per_request", "front end: serial work per request, ms (requests queue for it)", true},
 	{"serial-us-per-prompt-token", "server.serial_us_per_prompt_token", "front end: serial tokenization per prompt token, µs (default 10, vLLM's Python server as measured, see README; 0 = off)", true},
@@ -236,7 +241,7 @@ func bindField(f *pflag.FlagSet, p *string, name, path, usage string, defaults s
 	def, typ, _ := scenario.Field(defaults, path)
 	f.Var(&fieldFlag{p: p, typ: typ}, name, usage)
 	f.Lookup(name).DefValue = def
-	if typ == "bool" { // --enable-expert-parallel alone, as vLLM's
+	if typ == "bool" { // --enforce-eager or --enable-expert-parallel alone means true, as in vLLM
 		f.Lookup(name).NoOptDefVal = "true"
 	}
 }

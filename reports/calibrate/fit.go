@@ -196,8 +196,11 @@ func nnls(a *mat.Dense, y *mat.VecDense) ([]float64, error) {
 
 // FitRoofline fits the roofline's efficiencies and overheads to steps,
 // minimising the mean squared log error (Nelder–Mead over logistic maps of
-// each field onto its range), starting from start.
-func FitRoofline(model cost.ModelSpec, gpu cost.GPUSpec, tp int, start cost.RooflineConfig, steps []Step) (cost.RooflineConfig, error) {
+// each field onto its range), starting from start. With CUDA-graph capture
+// sizes (graphs non-empty: the steps were timed on a server replaying
+// graphs) the steps are priced under graphs and the graph's kernel floor
+// (graph_kernel_overhead_us) is fitted beside the eager one.
+func FitRoofline(model cost.ModelSpec, gpu cost.GPUSpec, tp int, start cost.RooflineConfig, graphs []int, steps []Step) (cost.RooflineConfig, error) {
 	type field struct {
 		p      *float64
 		lo, hi float64
@@ -205,6 +208,9 @@ func FitRoofline(model cost.ModelSpec, gpu cost.GPUSpec, tp int, start cost.Roof
 	cfg := start
 	fields := []field{{&cfg.ComputeEfficiency, 0.1, 1}, {&cfg.MemoryEfficiency, 0.1, 1},
 		{&cfg.OverheadUS, 0, 50000}, {&cfg.SeqOverheadUS, 0, 1000}, {&cfg.KernelOverheadUS, 0, 100}}
+	if len(graphs) > 0 {
+		fields = append(fields, field{&cfg.GraphKernelOverheadUS, 0, 100})
+	}
 	x0 := make([]float64, len(fields))
 	for i, f := range fields {
 		v := min(max(*f.p, f.lo+1e-3*(f.hi-f.lo)), f.hi-1e-3*(f.hi-f.lo))
@@ -219,6 +225,9 @@ func FitRoofline(model cost.ModelSpec, gpu cost.GPUSpec, tp int, start cost.Roof
 	problem := optimize.Problem{Func: func(x []float64) float64 {
 		set(x)
 		r, err := cost.NewRoofline(model, gpu, tp, cfg)
+		if err == nil {
+			r, err = r.WithCUDAGraphs(graphs)
+		}
 		if err != nil {
 			buildErr = err
 			return math.Inf(1)

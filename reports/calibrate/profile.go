@@ -95,6 +95,20 @@ func LoadProfile(path string) (*Profile, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if p.Cost.Roofline != nil {
+		// A profile written before CUDA graphs were modelled has no graph
+		// kernel floor; it takes the default rather than 0.
+		var keys struct {
+			Cost struct {
+				Roofline map[string]any `yaml:"roofline"`
+			} `yaml:"cost"`
+		}
+		if yaml.Unmarshal(data, &keys) == nil {
+			if _, ok := keys.Cost.Roofline["graph_kernel_overhead_us"]; !ok {
+				p.Cost.Roofline.GraphKernelOverheadUS = cost.DefaultRoofline().GraphKernelOverheadUS
+			}
+		}
+	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

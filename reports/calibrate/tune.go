@@ -27,9 +27,14 @@ var TunableParams = map[string]Param{
 	"cost.roofline.overhead_us":           {"cost.roofline.overhead_us", 0, 20000},
 	"cost.roofline.seq_overhead_us":       {"cost.roofline.seq_overhead_us", 0, 500},
 	"cost.roofline.all_reduce_latency_us": {"cost.roofline.all_reduce_latency_us", 0, 200},
-	"server.request_overhead_ms":          {"server.request_overhead_ms", 0, 500},
-	"server.serial_ms_per_request":        {"server.serial_ms_per_request", 0, 50},
-	"server.serial_us_per_prompt_token":   {"server.serial_us_per_prompt_token", 0, 100},
+	// The kernel floors: per GEMM or elementwise kernel eagerly, per
+	// attention call, and per kernel replayed in a CUDA graph.
+	"cost.roofline.kernel_overhead_us":       {"cost.roofline.kernel_overhead_us", 0, 50},
+	"cost.roofline.attention_overhead_us":    {"cost.roofline.attention_overhead_us", 0, 200},
+	"cost.roofline.graph_kernel_overhead_us": {"cost.roofline.graph_kernel_overhead_us", 0, 50},
+	"server.request_overhead_ms":             {"server.request_overhead_ms", 0, 500},
+	"server.serial_ms_per_request":           {"server.serial_ms_per_request", 0, 50},
+	"server.serial_us_per_prompt_token":      {"server.serial_us_per_prompt_token", 0, 100},
 }
 
 // TunableNames lists TunableParams' keys, sorted.
@@ -210,6 +215,12 @@ func FieldValue(c sim.Config, path string) (float64, error) {
 		return c.Cost.Roofline.SeqOverheadUS, nil
 	case "cost.roofline.all_reduce_latency_us":
 		return c.Cost.Roofline.AllReduceLatencyUS, nil
+	case "cost.roofline.kernel_overhead_us":
+		return c.Cost.Roofline.KernelOverheadUS, nil
+	case "cost.roofline.attention_overhead_us":
+		return c.Cost.Roofline.AttentionOverheadUS, nil
+	case "cost.roofline.graph_kernel_overhead_us":
+		return c.Cost.Roofline.GraphKernelOverheadUS, nil
 	case "server.request_overhead_ms":
 		return c.Server.RequestOverheadMS, nil
 	case "server.serial_ms_per_request":

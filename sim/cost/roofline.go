@@ -50,6 +50,13 @@ type RooflineConfig struct {
 	// core does this per request every step). ≥ 0; default 0 (off); a
 	// calibration (`itlsim calibrate`) fits it.
 	SeqOverheadUS float64 `yaml:"seq_overhead_us" json:"seq_overhead_us"`
+	// GraphKernelOverheadUS is KernelOverheadUS for a kernel replayed in a
+	// CUDA graph, in microseconds: the host no longer launches it, so what
+	// is left is the GPU's own gap between dependent kernels and the first
+	// wave and tail. It applies only when CUDA graphs are on (sim's
+	// cost.enforce_eager false). ≥ 0; default 1 (see docs/fidelity.md, "CUDA
+	// graphs").
+	GraphKernelOverheadUS float64 `yaml:"graph_kernel_overhead_us" json:"graph_kernel_overhead_us"`
 }
 
 // DefaultRoofline returns the calibrated defaults (see the field docs).
@@ -62,6 +69,8 @@ func DefaultRoofline() RooflineConfig {
 		AllReduceLatencyUS:  25,
 		AllReduceEfficiency: 0.80,
 		OverheadUS:          1000,
+
+		GraphKernelOverheadUS: 1,
 	}
 }
 
@@ -92,6 +101,7 @@ func (c RooflineConfig) Validate() error {
 		{"all_reduce_latency_us", c.AllReduceLatencyUS},
 		{"overhead_us", c.OverheadUS},
 		{"seq_overhead_us", c.SeqOverheadUS},
+		{"graph_kernel_overhead_us", c.GraphKernelOverheadUS},
 	} {
 		if !(f.v >= 0 && f.v <= maxOverheadUS) {
 			return fmt.Errorf("roofline.%s: must be in [0,%g] µs, got %g", f.name, float64(maxOverheadUS), f.v)
@@ -368,6 +378,13 @@ type Roofline struct {
 	overheadNS            float64
 	seqOverheadNS         float64
 
+	// CUDA graphs (WithCUDAGraphs): the captured sizes, ascending (nil:
+	// eager), the GEMM kernels of all layers, and what a graph saves per
+	// kernel (KernelOverheadUS − GraphKernelOverheadUS, in ns).
+	graphSizes  []int
+	layerGEMMs  float64
+	graphSaveNS float64
+
 	work workRates // a step's FLOPs and bytes, per GPU (see StepWork)
 
 	// Data-parallel attention and expert parallelism (see
@@ -614,6 +631,19 @@ func NewRooflineParallel(m ModelSpec, g GPUSpec, p Parallelism, cfg RooflineConf
 	}
 	r.overheadNS = cfg.OverheadUS * 1e3
 	r.seqOverheadNS = cfg.SeqOverheadUS * 1e3
+	attnGEMMs := 2.0 // qkv, o
+	if r.mla {
+		attnGEMMs = 4 // q_b, kv_a, kv_b, o
+		if m.QLoRARank > 0 {
+			attnGEMMs++
+		}
+	}
+	moeGEMMs := 3.0 // router, the two grouped expert GEMMs
+	if r.hasShared {
+		moeGEMMs += 2
+	}
+	r.layerGEMMs = layers*attnGEMMs + r.denseLayers*2 + r.moeLayers*moeGEMMs
+	r.graphSaveNS = (cfg.KernelOverheadUS - cfg.GraphKernelOverheadUS) * 1e3
 	if p.Group() {
 		r.setGroup(p, g, cfg)
 	}
@@ -907,7 +937,10 @@ func (p Breakdown) TotalNS() float64 {
 
 // Breakdown prices b phase by phase. An empty batch costs nothing. With
 // data or expert parallelism b is the whole group's step (see
-// [NewRooflineParallel]).
+// [NewRooflineParallel]), each rank priced on its share. Under CUDA graphs
+// (WithCUDAGraphs) a step of at most the largest captured size runs its
+// layers on [Roofline.PaddedTokens] tokens with the graph's kernel floors;
+// attention and the logits GEMM see the real sequences.
 func (r *Roofline) Breakdown(b *Batch) Breakdown {
 	if !r.group {
 		return r.phases(b)
@@ -930,14 +963,16 @@ func (r *Roofline) phases(b *Batch) Breakdown {
 		return Breakdown{}
 	}
 	seqs := float64(b.PrefillSeqs + b.DecodeSeqs)
+	padded := float64(r.PaddedTokens(b.Tokens()))
+	graph := len(r.graphSizes) > 0 && b.Tokens() <= int64(r.graphSizes[len(r.graphSizes)-1])
 
 	var p Breakdown
 	if r.moeLayers == 0 && !r.mla {
-		p.LinearNS = r.layers*r.layerLinear(tokens) + r.gemm(r.lmHead, seqs)
+		p.LinearNS = r.layers*r.layerLinear(padded) + r.gemm(r.lmHead, seqs)
 	} else {
-		p.LinearNS = r.gemm(r.lmHead, seqs) + r.moeLayers*r.moeLayerLinear(tokens)
+		p.LinearNS = r.gemm(r.lmHead, seqs) + r.moeLayers*r.moeLayerLinear(padded)
 		if r.denseLayers > 0 {
-			p.LinearNS += r.denseLayers * r.layerLinear(tokens)
+			p.LinearNS += r.denseLayers * r.layerLinear(padded)
 		}
 	}
 
@@ -956,9 +991,19 @@ func (r *Roofline) phases(b *Batch) Breakdown {
 	}
 	p.AttentionNS = r.attnFixedNS + prefill + decode
 
-	p.ElementwiseNS = r.elementwiseFixedNS + tokens*r.elementwiseNSPerToken
+	p.ElementwiseNS = r.elementwiseFixedNS + padded*r.elementwiseNSPerToken
 	if r.tp > 1 {
-		p.AllReduceNS = r.allReduceFixedNS + tokens*r.allReduceNSPerToken
+		p.AllReduceNS = r.allReduceFixedNS + padded*r.allReduceNSPerToken
+	}
+	if graph {
+		// The host launches none of the graph's kernels: each GEMM and
+		// elementwise kernel of the layers keeps only the graph's floor, and
+		// so does each attention call of a full (decode-only) graph.
+		p.LinearNS -= r.layerGEMMs * r.graphSaveNS
+		p.ElementwiseNS -= r.layers * elementwiseKernels * r.graphSaveNS
+		if b.PrefillSeqs == 0 {
+			p.AttentionNS -= min(r.layers*r.graphSaveNS, r.attnFixedNS)
+		}
 	}
 	p.OverheadNS = r.overheadNS + seqs*r.seqOverheadNS
 	return p
