@@ -111,17 +111,17 @@ func (o *analyzeOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	files := newOutputs(o.temps)
-	defer files.discard()
-	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), streams: files.add("--streams", o.streamsPath),
-		summaryCSV: files.add("--summary-csv", o.summaryCSV), format: out}
-	if h := files.add("--html", o.htmlPath); h != nil {
+	defer files.Discard()
+	outs := runOutputs{files: files, json: files.Add("--json", o.jsonPath), streams: files.Add("--streams", o.streamsPath),
+		summaryCSV: files.Add("--summary-csv", o.summaryCSV), format: out}
+	if h := files.Add("--html", o.htmlPath); h != nil {
 		if outs.html, err = newHTMLOutput(h, o.echartsJS); err != nil {
 			return err
 		}
 	}
-	files.reads("FILE", args...)
-	files.reads("--echarts-js", o.echartsJS)
-	if err := files.check(); err != nil {
+	files.Reads("FILE", args...)
+	files.Reads("--echarts-js", o.echartsJS)
+	if err := files.Check(); err != nil {
 		return err
 	}
 	recs, err := readRecordings(args, in)

@@ -87,12 +87,12 @@ func (o *calibrateOptions) calibrate(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	files := newOutputs(o.run.temps)
-	defer files.discard()
-	out := files.add("--output", o.output)
-	files.reads("FILE", args...)
-	files.reads("--steps", o.steps)
-	files.reads("--scenario", o.scenario)
-	if err := files.check(); err != nil {
+	defer files.Discard()
+	out := files.Add("--output", o.output)
+	files.Reads("FILE", args...)
+	files.Reads("--steps", o.steps)
+	files.Reads("--scenario", o.scenario)
+	if err := files.Check(); err != nil {
 		return err
 	}
 	w := cmd.OutOrStdout()
@@ -110,10 +110,10 @@ func (o *calibrateOptions) calibrate(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	if out != nil {
-		if err := out.write(func(f *os.File) error { return prof.Write(f, comment) }); err != nil {
+		if err := out.Write(func(f *os.File) error { return prof.Write(f, comment) }); err != nil {
 			return err
 		}
-		if err := files.commit(); err != nil {
+		if err := files.Commit(); err != nil {
 			return err
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "itlsim: wrote the profile to %s (use it with run --profile %s)\n", o.output, o.output)

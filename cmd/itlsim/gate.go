@@ -206,19 +206,19 @@ func (o *gateOptions) run(cmd *cobra.Command) error {
 		return badInput(fmt.Errorf("--%s", err))
 	}
 	files := newOutputs(o.temps)
-	defer files.discard()
-	jsonOut := files.add("--json", o.jsonPath)
+	defer files.Discard()
+	jsonOut := files.Add("--json", o.jsonPath)
 	var html *htmlOutput
-	if h := files.add("--html", o.htmlPath); h != nil {
+	if h := files.Add("--html", o.htmlPath); h != nil {
 		if html, err = newHTMLOutput(h, o.echartsJS); err != nil {
 			return badInput(err)
 		}
 		html.opts.Title = "itlsim gate: baseline against candidate"
 	}
-	files.reads("--baseline", o.baseline)
-	files.reads("--candidate", o.candidate)
-	files.reads("--echarts-js", o.echartsJS)
-	if err := files.check(); err != nil {
+	files.Reads("--baseline", o.baseline)
+	files.Reads("--candidate", o.candidate)
+	files.Reads("--echarts-js", o.echartsJS)
+	if err := files.Check(); err != nil {
 		return badInput(err)
 	}
 
@@ -266,7 +266,7 @@ func (o *gateOptions) run(cmd *cobra.Command) error {
 	}
 	rep.Class = o.class
 	if jsonOut != nil {
-		if err := jsonOut.write(func(f *os.File) error { return gate.Write(f, &rep, reports.FormatJSON) }); err != nil {
+		if err := jsonOut.Write(func(f *os.File) error { return gate.Write(f, &rep, reports.FormatJSON) }); err != nil {
 			return badInput(err)
 		}
 	}
@@ -285,7 +285,7 @@ func (o *gateOptions) run(cmd *cobra.Command) error {
 			return badInput(err)
 		}
 	}
-	if err := files.commit(); err != nil {
+	if err := files.Commit(); err != nil {
 		return badInput(err)
 	}
 	if err := gate.Write(cmd.OutOrStdout(), &rep, format); err != nil {

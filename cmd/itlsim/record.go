@@ -99,12 +99,12 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 		return fmt.Errorf("workload: %w", err)
 	}
 	files := newOutputs(o.temps)
-	defer files.discard()
-	out := files.add("-o", o.outPath)
-	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), format: format}
-	files.reads("SCENARIO", args[1:]...)
+	defer files.Discard()
+	out := files.Add("-o", o.outPath)
+	outs := runOutputs{files: files, json: files.Add("--json", o.jsonPath), format: format}
+	files.Reads("SCENARIO", args[1:]...)
 	readsConfig(files, cfg)
-	if err := files.check(); err != nil {
+	if err := files.Check(); err != nil {
 		return err
 	}
 	opt := record.Options{
@@ -116,7 +116,7 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
-	undo := o.temps.stopGracefully(cancel)
+	undo := o.temps.StopGracefully(cancel)
 	res, err := record.Run(ctx, src, opt)
 	undo()
 	if err != nil {
@@ -143,7 +143,7 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	if out != nil {
-		if err := out.write(func(f *os.File) error { _, err := f.Write(buf.Bytes()); return err }); err != nil {
+		if err := out.Write(func(f *os.File) error { _, err := f.Write(buf.Bytes()); return err }); err != nil {
 			return err
 		}
 	}

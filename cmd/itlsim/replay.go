@@ -97,10 +97,10 @@ func (o *replayOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	files := newOutputs(o.temps)
-	defer files.discard()
-	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), summaryCSV: files.add("--summary-csv", o.summaryCSV), format: out}
-	files.reads("FILE", args...)
-	if err := files.check(); err != nil {
+	defer files.Discard()
+	outs := runOutputs{files: files, json: files.Add("--json", o.jsonPath), summaryCSV: files.Add("--summary-csv", o.summaryCSV), format: out}
+	files.Reads("FILE", args...)
+	if err := files.Check(); err != nil {
 		return err
 	}
 	recs, err := readRecordings(args, in)

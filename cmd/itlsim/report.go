@@ -57,14 +57,14 @@ and needs the network for its charts (the tables never do).
 
 func (o *reportOptions) run(cmd *cobra.Command, args []string) error {
 	files := newOutputs(o.temps)
-	defer files.discard()
-	h, err := newHTMLOutput(files.add("-o", o.out), o.echartsJS)
+	defer files.Discard()
+	h, err := newHTMLOutput(files.Add("-o", o.out), o.echartsJS)
 	if err != nil {
 		return err
 	}
-	files.reads("RESULT.json", args...)
-	files.reads("--echarts-js", o.echartsJS)
-	if err := files.check(); err != nil {
+	files.Reads("RESULT.json", args...)
+	files.Reads("--echarts-js", o.echartsJS)
+	if err := files.Check(); err != nil {
 		return err
 	}
 	h.opts.Title = o.title
@@ -83,7 +83,7 @@ func (o *reportOptions) run(cmd *cobra.Command, args []string) error {
 	if err := h.write(runs); err != nil {
 		return err
 	}
-	return files.commit()
+	return files.Commit()
 }
 
 // readDocument decodes one --json result file.
@@ -175,5 +175,5 @@ func newHTMLOutput(out *outFile, echartsJS string) (*htmlOutput, error) {
 
 // write writes the report of runs to its file (committed with the others).
 func (h *htmlOutput) write(runs []reports.Run) error {
-	return h.out.write(func(f *os.File) error { return reporthtml.Write(f, runs, h.opts) })
+	return h.out.Write(func(f *os.File) error { return reporthtml.Write(f, runs, h.opts) })
 }

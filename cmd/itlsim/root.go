@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/itlsim/itlsim/reports/outfiles"
 	"io"
 	"os"
 	"os/signal"
@@ -32,7 +33,7 @@ func (e *exitError) Unwrap() error { return e.err }
 func Main(args []string, stdout, stderr io.Writer) int {
 	setGCPercent()
 	temps := newTempFiles()
-	defer temps.removeAll()
+	defer temps.RemoveAll()
 	stop := removeTempsOnSignal(temps, stderr)
 	defer stop()
 	out := &checkedWriter{w: stdout}
@@ -47,7 +48,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if werr := out.failed(); werr != nil && (err == nil || errors.Is(err, werr)) {
 		// What the command printed did not all arrive (a full disk, a
 		// closed pipe): the answer is lost, so the command failed.
-		err = fmt.Errorf("stdout: %w", pathErr(werr))
+		err = fmt.Errorf("stdout: %w", outfiles.PathErr(werr))
 		if cmd != nil && cmd.Name() == "gate" {
 			err = &exitError{gateBadInput, err}
 		}
@@ -110,7 +111,7 @@ func removeTempsOnSignal(temps *tempFiles, stderr io.Writer) (stop func()) {
 		for {
 			select {
 			case s := <-sigs:
-				if stop := temps.takeGraceful(); stop != nil {
+				if stop := temps.TakeGraceful(); stop != nil {
 					// A command that can stop cleanly (record, serve) finishes
 					// its output; a second signal exits at once.
 					fmt.Fprintf(stderr, "itlsim: stopping (%v; again to quit at once)\n", s)
@@ -132,7 +133,7 @@ func removeTempsOnSignal(temps *tempFiles, stderr io.Writer) (stop func()) {
 // interrupted removes the temporary files after signal s and returns the
 // exit status of a process killed by s: 130 for SIGINT, 143 for SIGTERM.
 func interrupted(s os.Signal, temps *tempFiles, stderr io.Writer) int {
-	temps.removeAll()
+	temps.RemoveAll()
 	fmt.Fprintf(stderr, "itlsim: stopped (%v)\n", s)
 	if s == os.Interrupt {
 		return 128 + 2

@@ -170,21 +170,21 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 
 	// Every output path is checked before the simulation, which may be long.
 	files := newOutputs(o.temps)
-	defer files.discard()
-	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), streams: files.add("--streams", o.streamsPath),
-		summaryCSV: files.add("--summary-csv", o.summaryCSV), format: format}
-	timelines := files.add("--timelines", o.timelinesPath)
-	if h := files.add("--html", o.htmlPath); h != nil {
+	defer files.Discard()
+	outs := runOutputs{files: files, json: files.Add("--json", o.jsonPath), streams: files.Add("--streams", o.streamsPath),
+		summaryCSV: files.Add("--summary-csv", o.summaryCSV), format: format}
+	timelines := files.Add("--timelines", o.timelinesPath)
+	if h := files.Add("--html", o.htmlPath); h != nil {
 		if outs.html, err = newHTMLOutput(h, o.echartsJS); err != nil {
 			return err
 		}
 	}
-	files.reads("SCENARIO", args...)
-	files.reads("--echarts-js", o.echartsJS)
+	files.Reads("SCENARIO", args...)
+	files.Reads("--echarts-js", o.echartsJS)
 	for _, v := range variants {
 		readsConfig(files, v.Config)
 	}
-	if err := files.check(); err != nil {
+	if err := files.Check(); err != nil {
 		return err
 	}
 	fileTrace := len(args) == 1 && sc.parsed.Sets("workload.trace") && !sc.setsField("workload.trace")
@@ -560,7 +560,7 @@ func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Var
 	}
 	// Every file the runs read is an input of the invocation: no output of
 	// any command that built them may replace one.
-	o.temps.reads("SCENARIO", file)
+	o.temps.Reads("SCENARIO", file)
 	for i, v := range variants {
 		readsConfig(o.temps, v.Config)
 		variants[i].Config.MaxMemoryBytes = int64(o.maxMemory)
@@ -601,11 +601,11 @@ func simulate(variants []scenario.Variant, withStreams bool, timelines *outFile,
 	if timelines != nil {
 		defer func() {
 			for _, p := range parts {
-				timelines.removeScratch(p)
+				timelines.RemoveScratch(p)
 			}
 		}()
 		for _, v := range variants {
-			p, err := timelines.scratchFile(".itlsim-timelines-")
+			p, err := timelines.ScratchFile(".itlsim-timelines-")
 			if err != nil {
 				return nil, err
 			}
@@ -643,11 +643,11 @@ func simulate(variants []scenario.Variant, withStreams bool, timelines *outFile,
 	}
 	for _, w := range writers {
 		if err := w.Flush(); err != nil {
-			return nil, timelines.fail(err)
+			return nil, timelines.Fail(err)
 		}
 	}
 	if timelines != nil {
-		err := timelines.write(func(f *os.File) error {
+		err := timelines.Write(func(f *os.File) error {
 			for _, p := range parts {
 				if _, err := p.Seek(0, io.SeekStart); err != nil {
 					return err

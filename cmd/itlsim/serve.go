@@ -129,12 +129,12 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	files := newOutputs(o.temps)
-	defer files.discard()
-	timelines := files.add("--timelines", o.timelinesPath)
-	files.reads("SCENARIO", args...)
-	files.reads("--replay", o.replay)
+	defer files.Discard()
+	timelines := files.Add("--timelines", o.timelinesPath)
+	files.Reads("SCENARIO", args...)
+	files.Reads("--replay", o.replay)
 	readsConfig(files, cfg)
-	if err := files.check(); err != nil {
+	if err := files.Check(); err != nil {
 		return err
 	}
 	opt := serve.Options{ModelName: o.modelName, TimeScale: o.timeScale, ExitAfter: o.exitAfter, PerReplica: perReplica}
@@ -172,10 +172,10 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 		opt.MaxModelLen = setup.Config.MaxModelLen
 		var sink sim.TimelineSink
 		if timelines != nil {
-			if scratch, err = timelines.scratchFile(".itlsim-served-"); err != nil {
+			if scratch, err = timelines.ScratchFile(".itlsim-served-"); err != nil {
 				return err
 			}
-			defer timelines.removeScratch(scratch)
+			defer timelines.RemoveScratch(scratch)
 			tw = reports.NewTimelineWriter(scratch, runName(setup.Config))
 			sink = tw
 		}
@@ -190,9 +190,9 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 		return nil
 	}
 	if err := tw.Flush(); err != nil {
-		return timelines.fail(err)
+		return timelines.Fail(err)
 	}
-	err = timelines.write(func(f *os.File) error {
+	err = timelines.Write(func(f *os.File) error {
 		if _, err := scratch.Seek(0, io.SeekStart); err != nil {
 			return err
 		}
@@ -202,7 +202,7 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	return files.commit()
+	return files.Commit()
 }
 
 // runName names the served run in files: the scenario's name or "served".
@@ -222,7 +222,7 @@ func (o *serveOptions) serveAndReport(cmd *cobra.Command, srv *serve.Server, add
 	}
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
-	undo := o.temps.stopGracefully(cancel)
+	undo := o.temps.StopGracefully(cancel)
 	defer undo()
 	what := "simulating " + o.scenarioLabel(setup)
 	if o.replay != "" {

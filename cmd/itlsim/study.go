@@ -330,34 +330,34 @@ func writeStudy(temps *tempFiles, stdout io.Writer, o outputFlags, doc any, tabl
 		return err
 	}
 	files := newOutputs(temps)
-	defer files.discard()
-	js, cs := files.add("--json", o.jsonPath), files.add("--csv", o.csvPath)
+	defer files.Discard()
+	js, cs := files.Add("--json", o.jsonPath), files.Add("--csv", o.csvPath)
 	var h *htmlOutput
-	if hf := files.add("--html", o.htmlPath); hf != nil {
+	if hf := files.Add("--html", o.htmlPath); hf != nil {
 		if h, err = newHTMLOutput(hf, o.echartsJS); err != nil {
 			return err
 		}
 	}
-	files.reads("--echarts-js", o.echartsJS)
-	if err := files.check(); err != nil {
+	files.Reads("--echarts-js", o.echartsJS)
+	if err := files.Check(); err != nil {
 		return err
 	}
 	if js != nil {
-		if err := js.write(func(f *os.File) error { return study.WriteJSON(f, doc) }); err != nil {
+		if err := js.Write(func(f *os.File) error { return study.WriteJSON(f, doc) }); err != nil {
 			return err
 		}
 	}
 	if cs != nil {
-		if err := cs.write(func(f *os.File) error { return csvOut(f) }); err != nil {
+		if err := cs.Write(func(f *os.File) error { return csvOut(f) }); err != nil {
 			return err
 		}
 	}
 	if h != nil {
-		if err := h.out.write(func(f *os.File) error { return htmlOut(f, h) }); err != nil {
+		if err := h.out.Write(func(f *os.File) error { return htmlOut(f, h) }); err != nil {
 			return err
 		}
 	}
-	if err := files.commit(); err != nil {
+	if err := files.Commit(); err != nil {
 		return err
 	}
 	if format == reports.FormatJSON {
@@ -369,14 +369,14 @@ func writeStudy(temps *tempFiles, stdout io.Writer, o outputFlags, doc any, tabl
 // checkOutputs checks the output paths before a long study.
 func checkOutputs(temps *tempFiles, o outputFlags) error {
 	files := newOutputs(temps)
-	defer files.discard()
-	files.add("--json", o.jsonPath)
-	files.add("--csv", o.csvPath)
-	if hf := files.add("--html", o.htmlPath); hf != nil {
+	defer files.Discard()
+	files.Add("--json", o.jsonPath)
+	files.Add("--csv", o.csvPath)
+	if hf := files.Add("--html", o.htmlPath); hf != nil {
 		if _, err := newHTMLOutput(hf, o.echartsJS); err != nil {
 			return err
 		}
 	}
-	files.reads("--echarts-js", o.echartsJS)
-	return files.check()
+	files.Reads("--echarts-js", o.echartsJS)
+	return files.Check()
 }

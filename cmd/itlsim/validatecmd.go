@@ -95,18 +95,18 @@ func (o *validateOptions) validate(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	files := newOutputs(o.run.temps)
-	defer files.discard()
-	jsonOut := files.add("--json", o.run.jsonPath)
+	defer files.Discard()
+	jsonOut := files.Add("--json", o.run.jsonPath)
 	var html *htmlOutput
-	if h := files.add("--html", o.run.htmlPath); h != nil {
+	if h := files.Add("--html", o.run.htmlPath); h != nil {
 		if html, err = newHTMLOutput(h, o.run.echartsJS); err != nil {
 			return err
 		}
 	}
-	files.reads("FILE", args...)
-	files.reads("--scenario", o.scenario)
-	files.reads("--echarts-js", o.run.echartsJS)
-	if err := files.check(); err != nil {
+	files.Reads("FILE", args...)
+	files.Reads("--scenario", o.scenario)
+	files.Reads("--echarts-js", o.run.echartsJS)
+	if err := files.Check(); err != nil {
 		return err
 	}
 	recs, err := readRecordings(args, in)
@@ -119,7 +119,7 @@ func (o *validateOptions) validate(cmd *cobra.Command, args []string) error {
 	}
 	doc := validateDoc{Scenario: setup.Config, Runs: cmps}
 	if jsonOut != nil {
-		if err := jsonOut.write(func(f *os.File) error { return writeJSON(f, doc) }); err != nil {
+		if err := jsonOut.Write(func(f *os.File) error { return writeJSON(f, doc) }); err != nil {
 			return err
 		}
 	}
@@ -128,7 +128,7 @@ func (o *validateOptions) validate(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	}
-	if err := files.commit(); err != nil {
+	if err := files.Commit(); err != nil {
 		return err
 	}
 	w := cmd.OutOrStdout()
