@@ -128,7 +128,7 @@ func (o *analyzeOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	runs := analyzeRuns(recs, m, true)
+	runs := ingest.Runs(recs, m, true)
 	judge(runs, terms)
 	return outs.write(cmd.OutOrStdout(), runs)
 }
@@ -158,19 +158,6 @@ func readRecordings(paths []string, f ingest.Format) ([]ingest.Recording, error)
 		}
 	}
 	return all, nil
-}
-
-// analyzeRuns summarizes each recording as a run of the JSON contract.
-func analyzeRuns(recs []ingest.Recording, m sim.MetricsConfig, withStreams bool) []reports.Run {
-	runs := make([]reports.Run, len(recs))
-	for i := range recs {
-		rec := &recs[i]
-		cfg := sim.Config{Name: rec.Name, Metrics: m}
-		run := reports.NewRunOptions(rec.Name, nil, cfg, rec.Result(m), withStreams)
-		run.Source = &reports.Source{File: rec.File, Format: string(rec.Format), Model: rec.Model, Notes: append([]string{}, rec.Notes...)}
-		runs[i] = run
-	}
-	return runs
 }
 
 // writeNotes prints under the table what each file lacks.

@@ -140,18 +140,6 @@ func (o runOutputs) write(w io.Writer, runs []reports.Run) error {
 	return writeNotes(w, runs, o.format)
 }
 
-// checkSchema refuses a results document of another schema_version: its
-// keys may mean something else (reports.SchemaVersion says what changes).
-func checkSchema(path string, v int) error {
-	switch {
-	case v == 0:
-		return fmt.Errorf("%s: no schema_version: not an itlsim --json result (this itlsim writes and reads schema %d)", path, reports.SchemaVersion)
-	case v != reports.SchemaVersion:
-		return fmt.Errorf("%s: schema_version %d: this itlsim reads schema %d; rerun the command that wrote it with this itlsim", path, v, reports.SchemaVersion)
-	}
-	return nil
-}
-
 // inputRegistry is what registers a command's inputs: an invocation's
 // tempFiles or one set of outputs.
 type inputRegistry interface {

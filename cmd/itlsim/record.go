@@ -156,7 +156,7 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	runs := analyzeRuns(recs, cfg.Metrics, true)
+	runs := ingest.Runs(recs, cfg.Metrics, true)
 	for i := range runs {
 		runs[i].Source.Notes = append(runs[i].Source.Notes, fmt.Sprintf("recorded from %s (%s endpoint, time scale %g)", args[0], o.endpoint, o.timeScale))
 	}

@@ -111,7 +111,7 @@ func (o *replayOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	runs := analyzeRuns(replayed, m, true)
+	runs := ingest.Runs(replayed, m, true)
 	judge(runs, terms)
 	return outs.write(cmd.OutOrStdout(), runs)
 }

@@ -115,7 +115,7 @@ func readDocument(path string) (reports.Document, error) {
 		}
 		return doc, fmt.Errorf("%s: not an itlsim --json result: it has no \"runs\" (give report the file itlsim run --json or analyze --json wrote)", path)
 	}
-	return doc, checkSchema(path, doc.SchemaVersion)
+	return doc, reports.CheckSchema(path, doc.SchemaVersion)
 }
 
 // mergeRuns concatenates the documents' runs in order. When a name occurs
