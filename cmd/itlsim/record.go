@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/itlsim/itlsim/cmd/itlsim/internal/record"
+	"github.com/itlsim/itlsim/cmd/itlsim/internal/serve"
 	"github.com/itlsim/itlsim/reports/ingest"
 	"github.com/itlsim/itlsim/workloads"
 	"github.com/itlsim/itlsim/workloads/seed"
@@ -81,7 +82,7 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkTimeScale(o.timeScale); err != nil {
+	if err := serve.CheckTimeScale(o.timeScale); err != nil {
 		return err
 	}
 	cfg, err := o.scenario.loadOne(cmd, args[1:])
