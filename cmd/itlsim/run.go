@@ -6,14 +6,12 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/calibrate"
@@ -129,7 +127,7 @@ the compared setting alone. --vary compares any field by its YAML path:
   itlsim run --vary "workload.input_len=fixed:512;fixed:4096"
 
 Field paths, by section (` + "`itlsim run --print-config`" + ` prints them all with their values):
-` + fieldPathsHelp(scenario.Paths(), 80),
+` + scenario.PathsHelp(scenario.Paths(), 80),
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd, args)
@@ -165,7 +163,7 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	}
 
 	if o.printConfig {
-		return printConfigs(cmd.OutOrStdout(), variants)
+		return scenario.PrintConfigs(cmd.OutOrStdout(), variants)
 	}
 
 	// Every output path is checked before the simulation, which may be long.
@@ -200,14 +198,14 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	// JSON and CSV write each run's rows one at a time from its result;
 	// only the HTML report needs them all at once.
 	needStreams := outs.html != nil
-	runs, err := simulate(variants, needStreams, timelines, progressTo(tty, stderr))
+	runs, err := study.RunVariants(variants, needStreams, timelines, progressTo(tty, stderr))
 	if err != nil {
 		return err
 	}
 	if tty {
 		fmt.Fprintf(stderr, "simulated %d run(s) in %.2f s wall time\n", len(runs), time.Since(start).Seconds())
 	}
-	noteIdentical(stderr, runs)
+	reports.NoteIdentical(stderr, runs)
 	judge(runs, terms)
 	if n := runs[0].Summary.SkippedRows; n > 0 {
 		fmt.Fprintf(stderr, "itlsim: skipped %d malformed row(s) of %s (--skip-bad-rows)\n", n, runs[0].Config.Workload.Trace)
@@ -234,41 +232,6 @@ func bindField(f *pflag.FlagSet, p *string, name, path, usage string, defaults s
 	def, typ, _ := scenario.Field(defaults, path)
 	f.Var(&fieldFlag{p: p, typ: typ}, name, usage)
 	f.Lookup(name).DefValue = def
-}
-
-// fieldPathsHelp lists the field paths one section a line ("workload:
-// arrival, rate, …"), wrapped at width, for run --help.
-func fieldPathsHelp(paths []string, width int) string {
-	var b strings.Builder
-	var section string
-	var line strings.Builder
-	flush := func() {
-		if line.Len() > 0 {
-			b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
-			line.Reset()
-		}
-	}
-	for _, p := range paths {
-		sec, name, ok := strings.Cut(p, ".")
-		if !ok {
-			sec, name = "top level", p
-		}
-		if sec != section {
-			flush()
-			section = sec
-			line.WriteString("  " + sec + ": ")
-		} else {
-			line.WriteString(", ")
-			if line.Len()+len(name) > width {
-				b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
-				line.Reset()
-				line.WriteString("      ")
-			}
-		}
-		line.WriteString(name)
-	}
-	flush()
-	return strings.TrimRight(b.String(), "\n")
 }
 
 // generatorFlags set how generated requests arrive and how long they are
@@ -314,30 +277,6 @@ func (o *runOptions) checkTraceFlags(cmd *cobra.Command, variants []scenario.Var
 		}
 	}
 	return nil
-}
-
-// noteIdentical says on stderr which compared runs came out identical: the
-// setting they differ in made no difference (a smoothing depth without a
-// cadence, a limit the load never reaches), which two equal columns would
-// otherwise leave the reader to discover.
-func noteIdentical(w io.Writer, runs []reports.Run) {
-	same := make([]bool, len(runs))
-	for i := range runs {
-		if same[i] {
-			continue
-		}
-		var group []string
-		for j := i + 1; j < len(runs); j++ {
-			if !same[j] && runs[i].Summary.Equal(&runs[j].Summary) {
-				same[j] = true
-				group = append(group, reports.Printable(runs[j].Name))
-			}
-		}
-		if len(group) > 0 {
-			fmt.Fprintf(w, "itlsim: note: runs %s and %s give identical results: what they differ in makes no difference here\n",
-				reports.Printable(runs[i].Name), strings.Join(group, ", "))
-		}
-	}
 }
 
 // bindFields binds the scenario flags every command that builds runs
@@ -461,13 +400,13 @@ func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Var
 		}
 		v := *o.values[s.flag]
 		if strings.TrimSpace(v) == "" {
-			return nil, scenarioFile{}, fmt.Errorf("--%s: %s: expected a value, got %q%s", s.flag, s.path, v, offHint(s.path))
+			return nil, scenarioFile{}, fmt.Errorf("--%s: %s: expected a value, got %q%s", s.flag, s.path, v, scenario.OffHint(s.path))
 		}
 		switch {
 		case strings.HasSuffix(s.path, "_ms"):
-			v = durationsIn(v, time.Millisecond)
+			v = scenario.DurationsIn(v, time.Millisecond)
 		case strings.HasSuffix(s.path, "_s"):
-			v = durationsIn(v, time.Second)
+			v = scenario.DurationsIn(v, time.Second)
 		}
 		if s.list && strings.Contains(v, ",") {
 			cmp, err := scenario.ParseComparison(s.path + "=" + v)
@@ -493,7 +432,7 @@ func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Var
 			continue // ApplySets names the malformed entry
 		}
 		if strings.TrimSpace(val) == "" {
-			return nil, scenarioFile{}, fmt.Errorf("--set %s: %s: expected a value, got %q%s", s, path, val, offHint(path))
+			return nil, scenarioFile{}, fmt.Errorf("--set %s: %s: expected a value, got %q%s", s, path, val, scenario.OffHint(path))
 		}
 		if by, ok := setBy[path]; ok {
 			return nil, scenarioFile{}, fmt.Errorf("--set %s: %s is already set (by %s)", s, path, by)
@@ -577,187 +516,9 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// simulate runs every variant, in parallel up to the number of CPUs; each
-// run is independent (no shared mutable state), so the results do not
-// depend on the interleaving.
-//
-// With timelines non-nil, every finished stream's chunk times are written
-// there, run after run in order: each run writes to its own temporary file
-// (its streams can be many) and the files are concatenated at the end.
-func simulate(variants []scenario.Variant, withStreams bool, timelines *outFile, progress io.Writer) ([]reports.Run, error) {
-	engines := make([]*sim.Engine, len(variants))
-	for i, v := range variants {
-		e, err := sim.New(v.Config)
-		if err != nil {
-			if len(variants) > 1 {
-				return nil, fmt.Errorf("run %s: %w", v.Name, err)
-			}
-			return nil, err
-		}
-		engines[i] = e
-	}
-	var parts []*os.File
-	var writers []*reports.TimelineWriter
-	if timelines != nil {
-		defer func() {
-			for _, p := range parts {
-				timelines.RemoveScratch(p)
-			}
-		}()
-		for _, v := range variants {
-			p, err := timelines.ScratchFile(".itlsim-timelines-")
-			if err != nil {
-				return nil, err
-			}
-			parts = append(parts, p)
-			w := reports.NewTimelineWriter(p, v.Name)
-			writers = append(writers, w)
-		}
-	}
-	if progress != nil {
-		stop := showProgress(progress, variants, engines)
-		defer stop()
-	}
-	// Every finished stream is scored (QoE, fluidity) from its timeline,
-	// which then goes on to --timelines.
-	runs, _ := study.Map(len(variants), study.Workers(0), func(i int) (reports.Run, error) {
-		var next sim.TimelineSink
-		if writers != nil {
-			next = writers[i]
-		}
-		res, err := study.RunScored(engines[i], true, next)
-		if err != nil {
-			return reports.Run{}, nil // a run's error is the engine's, read below
-		}
-		v := variants[i]
-		ov := map[string]string{}
-		for _, o := range v.Overrides {
-			ov[o.Path] = o.Value
-		}
-		return study.RunReport(engines[i], v.Name, ov, res, withStreams), nil
-	}, nil)
-	for i, e := range engines {
-		if err := e.Err(); err != nil {
-			return nil, fmt.Errorf("run %s: %w", variants[i].Name, err)
-		}
-	}
-	for _, w := range writers {
-		if err := w.Flush(); err != nil {
-			return nil, timelines.Fail(err)
-		}
-	}
-	if timelines != nil {
-		err := timelines.Write(func(f *os.File) error {
-			for _, p := range parts {
-				if _, err := p.Seek(0, io.SeekStart); err != nil {
-					return err
-				}
-				if _, err := io.Copy(f, p); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return runs, nil
-}
-
-// printConfigs writes each variant's resolved configuration as a YAML
-// document: a complete scenario file to start from.
-func printConfigs(w io.Writer, variants []scenario.Variant) error {
-	for i, v := range variants {
-		s, err := v.Config.Resolve()
-		if err != nil {
-			return err
-		}
-		if i > 0 {
-			fmt.Fprintln(w, "---")
-		}
-		fmt.Fprintf(w, "# run %s: resolved by itlsim run --print-config\n", v.Name)
-		if s.Config.Cost.Model == "linear" {
-			fmt.Fprintln(w, "# cost.linear: coefficients not given are 0 once any is given; all five take the built-in values only when none is")
-		}
-		enc := yaml.NewEncoder(w)
-		enc.SetIndent(2)
-		if err := enc.Encode(s.Config); err != nil {
-			return err
-		}
-		if err := enc.Close(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func progressTo(tty bool, w io.Writer) io.Writer {
 	if tty {
 		return w
 	}
 	return nil
-}
-
-// showProgress rewrites one stderr line every quarter second with how many
-// requests each run has ended, until the returned stop is called. It is
-// for terminals only: the simulation itself never reads the wall clock.
-func showProgress(w io.Writer, variants []scenario.Variant, engines []*sim.Engine) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		tick := time.NewTicker(250 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				fmt.Fprint(w, "\r\033[K")
-				return
-			case <-tick.C:
-				var b strings.Builder
-				b.WriteString("\r\033[Ksimulating:")
-				for i, e := range engines {
-					fmt.Fprintf(&b, " %s %d", variants[i].Name, e.Progress())
-					if n := variants[i].Config.Workload.Requests; n > 0 && variants[i].Config.Workload.DrawsLengths() {
-						fmt.Fprintf(&b, "/%d", n)
-					}
-				}
-				b.WriteString(" requests")
-				fmt.Fprint(w, b.String())
-			}
-		}
-	}()
-	return func() { close(done); <-finished }
-}
-
-// offHint tells how to turn off a field that an empty value was meant to
-// clear.
-func offHint(path string) string {
-	switch path {
-	case "delivery.network.profile":
-		return " (none: no network profile)"
-	case "delivery.coalescing.preset":
-		return " (none: no coalescing)"
-	}
-	if strings.HasPrefix(path, "delivery.") && strings.HasSuffix(path, "_ms") {
-		return " (0: off)"
-	}
-	return ""
-}
-
-// durationsIn lets a flag in milliseconds or seconds (unit) take durations
-// with a unit, as people write them: for milliseconds "33ms", "1.5s" (and
-// lists of them) become "33", "1500"; for seconds "2m" becomes "120". Plain
-// numbers pass unchanged; anything else is left for the field's own check
-// to reject.
-func durationsIn(v string, unit time.Duration) string {
-	parts := strings.Split(v, ",")
-	for i, p := range parts {
-		p = strings.TrimSpace(p)
-		if d, err := time.ParseDuration(p); err == nil && strings.ContainsAny(p, "hmsµun") {
-			parts[i] = strconv.FormatFloat(float64(d)/float64(unit), 'g', -1, 64)
-		}
-	}
-	return strings.Join(parts, ",")
 }
