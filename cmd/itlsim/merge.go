@@ -69,7 +69,7 @@ func (o *mergeOptions) run(cmd *cobra.Command, path string) error {
 		if err := readsPoints(keys); err != nil {
 			return err
 		}
-		pts, err := loadAll[study.Point](dir, keys, labels, m.ShardCount)
+		pts, err := study.LoadAll[study.Point](dir, keys, labels, m.ShardCount)
 		if err != nil {
 			return err
 		}
@@ -87,7 +87,7 @@ func (o *mergeOptions) run(cmd *cobra.Command, path string) error {
 		if err := readsPoints(p.keys); err != nil {
 			return err
 		}
-		cs, err := loadAll[study.ConfigSearch](dir, p.keys, p.labels, m.ShardCount)
+		cs, err := study.LoadAll[study.ConfigSearch](dir, p.keys, p.labels, m.ShardCount)
 		if err != nil {
 			return err
 		}
