@@ -359,144 +359,39 @@ func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Var
 		return nil, scenarioFile{}, err
 	}
 	o.alias = nil // applied once: a command may build its variants again
-	base := sim.DefaultConfig()
-	var cmps []scenario.Comparison
-	var fileTerms []string
-	var fileLines []int
-	var parsed scenario.File
+	cl := scenario.CommandLine{Files: hostFS{}, Sets: o.sets, Vary: o.vary, SkipBadRows: o.skipBadRows,
+		ApplyProfile: calibrate.ApplyProfile}
 	file := ""
 	if len(args) == 1 {
 		data, err := os.ReadFile(args[0])
 		if err != nil {
 			return nil, scenarioFile{}, err
 		}
-		f, err := scenario.Load(args[0], data)
-		if err != nil {
-			return nil, scenarioFile{}, err
-		}
-		base, parsed = f.Config, f
-		file, fileTerms, fileLines = args[0], f.SLO, f.SLOLines
-		for _, c := range f.Compare {
-			cmp, err := scenario.ParseComparison(c)
-			if err != nil {
-				return nil, scenarioFile{}, fmt.Errorf("%s: compare: %w", args[0], err)
-			}
-			cmp.Origin = args[0] + ": compare: " + c
-			cmps = append(cmps, cmp)
-		}
+		file, cl.Path, cl.Data = args[0], args[0], data
 	}
-	base.Files = hostFS{} // a model given as a config.json path is read from here
-	// setBy records which flag set each field on the command line, so that
-	// a field set twice (--seed 5 --set seed=6) is an error rather than one
-	// value silently replacing the other. A comparison of a set field
-	// replaces the value in every run, and its labels say so.
-	setBy := map[string]string{}
-	var explicit []scenario.Override // the fields the command line sets, in order
 	for _, s := range shorthands {
 		// A command may leave a field flag out (sweep sets the rate itself
 		// and has a --rate of its own).
 		if _, ok := o.values[s.flag]; !ok || !cmd.Flags().Changed(s.flag) {
 			continue
 		}
-		v := *o.values[s.flag]
-		if strings.TrimSpace(v) == "" {
-			return nil, scenarioFile{}, fmt.Errorf("--%s: %s: expected a value, got %q%s", s.flag, s.path, v, scenario.OffHint(s.path))
-		}
-		switch {
-		case strings.HasSuffix(s.path, "_ms"):
-			v = scenario.DurationsIn(v, time.Millisecond)
-		case strings.HasSuffix(s.path, "_s"):
-			v = scenario.DurationsIn(v, time.Second)
-		}
-		if s.list && strings.Contains(v, ",") {
-			cmp, err := scenario.ParseComparison(s.path + "=" + v)
-			if err != nil {
-				return nil, scenarioFile{}, fmt.Errorf("--%s: %w", s.flag, err)
-			}
-			cmp.Origin = "--" + s.flag + " " + *o.values[s.flag]
-			cmps = append(cmps, cmp)
-			continue
-		}
-		if err := scenario.Set(&base, s.path, v); err != nil {
-			return nil, scenarioFile{}, fmt.Errorf("--%s: %w", s.flag, err)
-		}
-		setBy[s.path] = "--" + s.flag + " " + *o.values[s.flag]
-		explicit = append(explicit, scenario.Override{Path: s.path, Value: v})
+		cl.Fields = append(cl.Fields, scenario.FieldValue{Flag: s.flag, Path: s.path, Value: *o.values[s.flag], List: s.list})
 	}
-	if o.skipBadRows {
-		base.Workload.SkipBadRows = true
-	}
-	for _, s := range o.sets {
-		path, val, ok := strings.Cut(s, "=")
-		if !ok {
-			continue // ApplySets names the malformed entry
-		}
-		if strings.TrimSpace(val) == "" {
-			return nil, scenarioFile{}, fmt.Errorf("--set %s: %s: expected a value, got %q%s", s, path, val, scenario.OffHint(path))
-		}
-		if by, ok := setBy[path]; ok {
-			return nil, scenarioFile{}, fmt.Errorf("--set %s: %s is already set (by %s)", s, path, by)
-		}
-		setBy[path] = "--set " + s
-		explicit = append(explicit, scenario.Override{Path: path, Value: val})
-	}
-	if err := scenario.ApplySets(&base, o.sets); err != nil {
-		return nil, scenarioFile{}, err
-	}
-	if len(o.slo.goodput) > 0 {
-		for path, by := range setBy {
-			if strings.HasPrefix(path, "metrics.slo.") && strings.HasPrefix(by, "--set") {
-				return nil, scenarioFile{}, fmt.Errorf("--goodput and %s both set SLO limits: give one of them", by)
+	cl.Adjust = func(base *sim.Config, setBy map[string]string) error {
+		if len(o.slo.goodput) > 0 {
+			for path, by := range setBy {
+				if strings.HasPrefix(path, "metrics.slo.") && strings.HasPrefix(by, "--set") {
+					return fmt.Errorf("--goodput and %s both set SLO limits: give one of them", by)
+				}
 			}
 		}
+		return o.slo.applyGoodput(cmd, &base.Metrics)
 	}
-	if err := o.slo.applyGoodput(cmd, &base.Metrics); err != nil {
-		return nil, scenarioFile{}, err
-	}
-	for _, s := range o.vary {
-		cmp, err := scenario.ParseComparison(s)
-		if err != nil {
-			return nil, scenarioFile{}, fmt.Errorf("--vary: %w", err)
-		}
-		cmp.Origin = "--vary " + s
-		cmps = append(cmps, cmp)
-	}
-	setsField := func(path string) bool {
-		if _, ok := setBy[path]; ok {
-			return true
-		}
-		for _, c := range cmps {
-			if c.Path == path {
-				return true
-			}
-		}
-		return false
-	}
-	if setsField("workload.duration_s") && !setsField("workload.requests") {
-		// A duration given on the command line means the run to last that
-		// long, not to stop at the default (or the file's) request count.
-		base.Workload.Requests = 0
-	}
-	variants, err := scenario.Expand(base, cmps)
+	built, err := scenario.Build(cl)
 	if err != nil {
 		return nil, scenarioFile{}, err
 	}
-	// A profile replaces the cost model (and server) section; what the
-	// command line sets or compares still wins over it.
-	for i := range variants {
-		v := &variants[i]
-		if v.Config.Cost.Profile == "" {
-			continue
-		}
-		if err := calibrate.ApplyProfile(&v.Config); err != nil {
-			return nil, scenarioFile{}, err
-		}
-		for _, ov := range append(append([]scenario.Override(nil), explicit...), v.Overrides...) {
-			if err := scenario.Set(&v.Config, ov.Path, ov.Value); err != nil {
-				return nil, scenarioFile{}, err
-			}
-		}
-	}
+	variants, parsed := built.Variants, built.File
 	// Every file the runs read is an input of the invocation: no output of
 	// any command that built them may replace one.
 	o.temps.Reads("SCENARIO", file)
@@ -504,7 +399,7 @@ func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Var
 		readsConfig(o.temps, v.Config)
 		variants[i].Config.MaxMemoryBytes = int64(o.maxMemory)
 	}
-	return variants, scenarioFile{file, fileTerms, fileLines, parsed, setsField}, nil
+	return variants, scenarioFile{file, parsed.SLO, parsed.SLOLines, parsed, built.SetsField}, nil
 }
 
 func writeJSON(w io.Writer, v any) error {
