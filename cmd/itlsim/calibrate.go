@@ -130,7 +130,7 @@ func (o *calibrateOptions) measured(args []string) ([]ingest.Recording, calibrat
 	if o.evals < 1 || o.evals > 10000 {
 		return nil, calibrate.TuneOptions{}, fmt.Errorf("--evals: must be in [1, 10000], got %d", o.evals)
 	}
-	recs, err := readRecordings(args, in)
+	recs, err := ingest.ReadFiles(args, in)
 	if err != nil {
 		return nil, calibrate.TuneOptions{}, err
 	}

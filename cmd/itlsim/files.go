@@ -137,7 +137,7 @@ func (o runOutputs) write(w io.Writer, runs []reports.Run) error {
 	if err := reports.WriteSummaryTable(w, runs, o.format); err != nil {
 		return err
 	}
-	return writeNotes(w, runs, o.format)
+	return reports.WriteNotes(w, runs, o.format)
 }
 
 // inputRegistry is what registers a command's inputs: an invocation's

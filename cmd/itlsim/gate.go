@@ -12,6 +12,7 @@ import (
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/gate"
 	"github.com/itlsim/itlsim/reports/ingest"
+	"github.com/itlsim/itlsim/reports/slo"
 	"github.com/itlsim/itlsim/sim"
 )
 
@@ -233,7 +234,7 @@ func (o *gateOptions) run(cmd *cobra.Command) error {
 		if base != nil {
 			runs = []reports.Run{base.Run("baseline", m), cand.Run("candidate", m)}
 		}
-		judge(runs, terms)
+		slo.Judge(runs, terms)
 		var verdict bytes.Buffer // the page opens with the verdict the terminal prints
 		if err := gate.Write(&verdict, &rep, reports.FormatMarkdown); err != nil {
 			return err

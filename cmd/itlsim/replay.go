@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/itlsim/itlsim/reports/ingest"
+	"github.com/itlsim/itlsim/reports/slo"
 	"github.com/itlsim/itlsim/sim/delivery"
 )
 
@@ -103,7 +104,7 @@ func (o *replayOptions) run(cmd *cobra.Command, args []string) error {
 	if err := files.Check(); err != nil {
 		return err
 	}
-	recs, err := readRecordings(args, in)
+	recs, err := ingest.ReadFiles(args, in)
 	if err != nil {
 		return err
 	}
@@ -112,6 +113,6 @@ func (o *replayOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	runs := ingest.Runs(replayed, m, true)
-	judge(runs, terms)
+	slo.Judge(runs, terms)
 	return outs.write(cmd.OutOrStdout(), runs)
 }

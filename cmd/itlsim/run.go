@@ -15,6 +15,7 @@ import (
 
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/calibrate"
+	"github.com/itlsim/itlsim/reports/slo"
 	"github.com/itlsim/itlsim/reports/study"
 	"github.com/itlsim/itlsim/scheduler/router"
 	"github.com/itlsim/itlsim/sim"
@@ -206,7 +207,7 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 		fmt.Fprintf(stderr, "simulated %d run(s) in %.2f s wall time\n", len(runs), time.Since(start).Seconds())
 	}
 	reports.NoteIdentical(stderr, runs)
-	judge(runs, terms)
+	slo.Judge(runs, terms)
 	if n := runs[0].Summary.SkippedRows; n > 0 {
 		fmt.Fprintf(stderr, "itlsim: skipped %d malformed row(s) of %s (--skip-bad-rows)\n", n, runs[0].Config.Workload.Trace)
 	}

@@ -274,7 +274,7 @@ func (o *serveOptions) replayScripts(seed uint64) ([]serve.Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	recs, err := readRecordings([]string{o.replay}, in)
+	recs, err := ingest.ReadFiles([]string{o.replay}, in)
 	if err != nil {
 		return nil, err
 	}

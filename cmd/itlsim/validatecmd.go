@@ -98,7 +98,7 @@ func (o *validateOptions) validate(cmd *cobra.Command, args []string) error {
 	if err := files.Check(); err != nil {
 		return err
 	}
-	recs, err := readRecordings(args, in)
+	recs, err := ingest.ReadFiles(args, in)
 	if err != nil {
 		return err
 	}
