@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"maps"
 	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -126,12 +123,8 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 	if err := workloads.Err(src); err != nil {
 		return fmt.Errorf("workload: %w", err)
 	}
-	nFailed, nRejected := countOf(res.Failed), countOf(res.Rejected)
-	rejected := ""
-	if nRejected > 0 {
-		rejected = fmt.Sprintf(", %d rejected%s", nRejected, failedList(res.Rejected))
-	}
-	fmt.Fprintf(stderr, "itlsim record: %d requests sent, %d failed%s%s\n", res.Sent, nFailed, failedList(res.Failed), rejected)
+	nFailed, nRejected := res.Counts()
+	fmt.Fprintf(stderr, "itlsim record: %s\n", res.Tally())
 	if res.Sent == 0 {
 		return fmt.Errorf("no request was sent")
 	}
@@ -180,24 +173,4 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 		return fmt.Errorf("--fail-on-error: %d of %d requests did not complete (%d failed, %d rejected); %s", res.Sent-done, res.Sent, nFailed, nRejected, where)
 	}
 	return nil
-}
-
-func countOf(m map[string]int) int {
-	n := 0
-	for _, v := range m {
-		n += v
-	}
-	return n
-}
-
-// failedList is ": http 429 ×3, timeout ×1" for the failed requests.
-func failedList(f map[string]int) string {
-	if len(f) == 0 {
-		return ""
-	}
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(f)) {
-		parts = append(parts, fmt.Sprintf("%s ×%d", k, f[k]))
-	}
-	return ": " + strings.Join(parts, ", ")
 }

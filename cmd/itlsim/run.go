@@ -20,7 +20,6 @@ import (
 	"github.com/itlsim/itlsim/scheduler/router"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/scenario"
-	"github.com/itlsim/itlsim/workloads"
 )
 
 // shorthand is a flag that sets one scenario field. A list flag given
@@ -187,7 +186,7 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	fileTrace := len(args) == 1 && sc.parsed.Sets("workload.trace") && !sc.setsField("workload.trace")
-	if err := o.checkTraceFlags(cmd, variants, sc.parsed, fileTrace, args); err != nil {
+	if err := study.CheckTraceFlags(variants, sc.parsed, fileTrace, args, cmd.Flags().Changed); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -233,51 +232,6 @@ func bindField(f *pflag.FlagSet, p *string, name, path, usage string, defaults s
 	def, typ, _ := scenario.Field(defaults, path)
 	f.Var(&fieldFlag{p: p, typ: typ}, name, usage)
 	f.Lookup(name).DefValue = def
-}
-
-// generatorFlags set how generated requests arrive and how long they are
-// (flag → field): a trace with its own arrival times has no use for them.
-var generatorFlags = [][2]string{{"requests", "workload.requests"}, {"rate", "workload.rate"}, {"duration", "workload.duration_s"},
-	{"arrival", "workload.arrival"}, {"input-len", "workload.input_len"}, {"output-len", "workload.output_len"}}
-
-// checkTraceFlags refuses generator settings given as flags with a trace
-// that has its own arrival times (every format but lengths), which would
-// ignore them; and, when the scenario file names the trace itself
-// (fileTrace), generator fields the file gives beside it. (A file's own
-// generator, replaced by --workload on the command line, is no conflict.)
-func (o *runOptions) checkTraceFlags(cmd *cobra.Command, variants []scenario.Variant, file scenario.File, fileTrace bool, args []string) error {
-	for _, v := range variants {
-		trace := v.Config.Workload.Trace
-		if trace == "" {
-			continue
-		}
-		format := v.Config.Workload.Format
-		if format == "" {
-			var err error
-			if format, err = workloads.DetectFormat(trace); err != nil {
-				continue // reading the trace will say what is wrong
-			}
-		}
-		if format == workloads.FormatLengths {
-			continue
-		}
-		for _, g := range generatorFlags {
-			name, path := g[0], g[1]
-			what := ""
-			switch {
-			case cmd.Flags().Changed(name):
-				what = "--" + name
-			case fileTrace && file.Sets(path):
-				what = args[0] + ": " + path
-			default:
-				continue
-			}
-			return fmt.Errorf("%s: the trace %s (%s) has its own arrival times and lengths, so %s would be ignored; "+
-				"change a trace's load with workload.target_rate, time_scale, window_s or sample (--set workload.target_rate=R)",
-				what, trace, format, path)
-		}
-	}
-	return nil
 }
 
 // bindFields binds the scenario flags every command that builds runs

@@ -14,7 +14,6 @@ import (
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/ingest"
 	"github.com/itlsim/itlsim/sim"
-	"github.com/itlsim/itlsim/sim/delivery"
 )
 
 type serveOptions struct {
@@ -154,15 +153,10 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	} else {
-		// The real network and client replace the simulated delivery path;
-		// the server's own flush window stays.
-		opt.FlushWindow = sim.FromMS(cfg.Delivery.Flush.WindowMS)
-		rest := cfg.Delivery
-		rest.Flush = delivery.Flush{}
-		if rest.Enabled() {
+		var dropped bool
+		if opt.FlushWindow, dropped = serve.LiveDelivery(&cfg); dropped {
 			fmt.Fprintln(stderr, "itlsim serve: the scenario's network, coalescing, smoothing, render and failover are not simulated: the real network and client take their place (the flush window is kept)")
 		}
-		cfg.Delivery = delivery.DefaultConfig()
 		if setup, err = cfg.Resolve(); err != nil {
 			return err
 		}
@@ -173,7 +167,7 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 				return err
 			}
 			defer timelines.RemoveScratch(scratch)
-			tw = reports.NewTimelineWriter(scratch, runName(setup.Config))
+			tw = reports.NewTimelineWriter(scratch, serve.RunName(setup.Config))
 			sink = tw
 		}
 		if srv, err = serve.New(setup, opt, sink); err != nil {
@@ -200,14 +194,6 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	return files.Commit()
-}
-
-// runName names the served run in files: the scenario's name or "served".
-func runName(c sim.Config) string {
-	if c.Name != "" {
-		return c.Name
-	}
-	return "served"
 }
 
 // serveAndReport listens, serves until stopped, and prints the served
@@ -244,7 +230,7 @@ func (o *serveOptions) serveAndReport(cmd *cobra.Command, srv *serve.Server, add
 	if res == nil {
 		return nil
 	}
-	run := reports.NewRunOptions(runName(setup.Config), nil, setup.Config, res, format == reports.FormatJSON)
+	run := reports.NewRunOptions(serve.RunName(setup.Config), nil, setup.Config, res, format == reports.FormatJSON)
 	run.AddCluster(srv.Cluster())
 	fmt.Fprintf(stderr, "itlsim serve: stopped after %d requests (%d finished)\n", res.Requests, res.Finished)
 	return (runOutputs{files: newOutputs(o.temps), format: format}).write(cmd.OutOrStdout(), []reports.Run{run})
