@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -36,7 +35,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	defer temps.RemoveAll()
 	stop := removeTempsOnSignal(temps, stderr)
 	defer stop()
-	out := &checkedWriter{w: stdout}
+	out := outfiles.NewCheckedWriter(stdout)
 	root := newRootCmd(out, stderr, temps)
 	prof := cpuProfile{temps: temps}
 	prof.bind(root)
@@ -45,7 +44,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if perr := prof.stop(); err == nil {
 		err = perr
 	}
-	if werr := out.failed(); werr != nil && (err == nil || errors.Is(err, werr)) {
+	if werr := out.Failed(); werr != nil && (err == nil || errors.Is(err, werr)) {
 		// What the command printed did not all arrive (a full disk, a
 		// closed pipe): the answer is lost, so the command failed.
 		err = fmt.Errorf("stdout: %w", outfiles.PathErr(werr))
@@ -62,42 +61,6 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// checkedWriter is stdout as the commands see it: it keeps the first
-// write error (and refuses every later write with it), so that Main exits
-// non-zero when what a command printed did not all arrive, whatever the
-// command did with the error.
-type checkedWriter struct {
-	mu  sync.Mutex
-	w   io.Writer
-	err error
-}
-
-func (c *checkedWriter) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
-		return 0, c.err
-	}
-	n, err := c.w.Write(p)
-	if err == nil && n < len(p) {
-		err = io.ErrShortWrite
-	}
-	if err != nil {
-		c.err = err
-	}
-	return n, err
-}
-
-// failed is the first write error, after flushing a buffered stdout.
-func (c *checkedWriter) failed() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if fl, ok := c.w.(interface{ Flush() error }); ok && c.err == nil {
-		c.err = fl.Flush()
-	}
-	return c.err
 }
 
 // removeTempsOnSignal exits on SIGINT or SIGTERM, as the default action
