@@ -1,5 +1,3 @@
-// Package outfiles writes a command's output files all or nothing, and
-// never over one of the files the command reads.
 package outfiles
 
 import (
@@ -11,19 +9,6 @@ import (
 	"strings"
 	"sync"
 )
-
-// Every file a flag names (--json, --streams, --timelines, --html, -o) is
-// checked before the command does its work, so a bad path fails at once
-// rather than after a long simulation; it is written to a temporary file
-// beside its target while the work runs; and the temporary files are renamed
-// over their targets only once every output of the invocation has been
-// written. A failed or interrupted command leaves no output file behind, not
-// even a partial one, and never half of its outputs.
-//
-// A path that is a symbolic link is written through: the link stays and its
-// target is replaced. An existing FIFO or device (/dev/null, /dev/stdout, a
-// named pipe) cannot be replaced and needs no protection from partial
-// writes, so it is written in place, when its turn comes.
 
 // Temps is the registry of the temporary files one invocation has
 // created and not yet renamed or removed. A command's main makes one per
