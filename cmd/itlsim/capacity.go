@@ -142,36 +142,14 @@ func (o *capacityOptions) plan(cmd *cobra.Command, args []string) (*capacityPlan
 		if o.st.autoSeeds {
 			return nil, errors.New("--seeds auto: with --target-rate give a seed count (every seed must hold the target)")
 		}
-		if !(o.targetRate > 0) {
-			return nil, fmt.Errorf("--target-rate: expected a rate > 0 req/s, got %g", o.targetRate)
-		}
-		if o.targetMax < 1 {
-			return nil, fmt.Errorf("--target-max: expected at least 1, got %d", o.targetMax)
-		}
-		if o.targetField == "workload.rate" || o.targetField == "workload.duration_s" || o.targetField == "workload.requests" || o.targetField == "seed" {
-			return nil, fmt.Errorf("--target-field %s: the search sets the rate, the load and the seeds itself; give a field of the server, such as cluster.replicas or tp", o.targetField)
-		}
-		probe := vs[0].Config
-		if err := scenario.Set(&probe, o.targetField, "1"); err != nil {
-			return nil, fmt.Errorf("--target-field: %w", err)
-		}
-		if err := scenario.Set(&probe, o.targetField, "1.5"); err == nil {
-			return nil, fmt.Errorf("--target-field %s: expected a whole-number field (the search tries 1, 2, ... --target-max), such as cluster.replicas", o.targetField)
-		}
-		p.target = &study.Target{Rate: o.targetRate, Field: o.targetField, Max: o.targetMax}
-	}
-	for _, v := range vs {
-		k, err := study.Key("capacity", struct {
-			Config any           `json:"config"`
-			Search *study.Search `json:"search"`
-			SLO    []string      `json:"slo"`
-			Target *study.Target `json:"target"`
-		}{v.Config, p.search, texts, p.target})
-		if err != nil {
+		t := study.Target{Rate: o.targetRate, Field: o.targetField, Max: o.targetMax}
+		if err := t.Check(vs[0].Config); err != nil {
 			return nil, err
 		}
-		p.keys = append(p.keys, k)
-		p.labels = append(p.labels, "configuration "+v.Name)
+		p.target = &t
+	}
+	if p.keys, p.labels, err = study.CapacityKeys(vs, p.search, texts, p.target); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

@@ -89,6 +89,12 @@ c k8s sweep --rate 4,8 --out /results --shard-count 2 --emit-k8s-job
 c sweep-bad sweep --rate 8:4:1
 c capacity capacity --requests 60 --slo 'stream-p99-itl:p99<=200ms' --slo 'ttft:p99<=2s' --json cap.json --csv cap.csv
 c capacity-bad capacity --slo 'nope<=3'
+mkdir -p capshards
+c cap-shard0 capacity --requests 40 --gpu h100-sxm-80gb,a100-80gb --slo 'ttft:p99<=2s' --out capshards --shard-count 2 --shard-index 0
+c cap-shard1 capacity --requests 40 --gpu h100-sxm-80gb,a100-80gb --slo 'ttft:p99<=2s' --out capshards --shard-count 2 --shard-index 1
+c cap-merge merge capshards
+c cap-target capacity --requests 40 --target-rate 20 --target-field cluster.replicas --target-max 4 --slo 'ttft:p99<=2s'
+c cap-target-bad capacity --target-rate 20 --target-field seed --slo 'ttft:p99<=2s'
 
 # gate
 c gate-self gate --baseline r.json --candidate r.json --format markdown
