@@ -363,3 +363,16 @@ type SLOOutcome struct {
 	// Note says why a value is undefined.
 	Note string `json:"note,omitempty"`
 }
+
+// CheckSchema refuses a results document of another schema_version, read
+// from path: its keys may mean something else (SchemaVersion says what
+// changes).
+func CheckSchema(path string, v int) error {
+	switch {
+	case v == 0:
+		return fmt.Errorf("%s: no schema_version: not an itlsim --json result (this itlsim writes and reads schema %d)", path, SchemaVersion)
+	case v != SchemaVersion:
+		return fmt.Errorf("%s: schema_version %d: this itlsim reads schema %d; rerun the command that wrote it with this itlsim", path, v, SchemaVersion)
+	}
+	return nil
+}

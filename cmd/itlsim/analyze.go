@@ -2,13 +2,11 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
-	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/ingest"
+	"github.com/itlsim/itlsim/reports/slo"
 	"github.com/itlsim/itlsim/sim"
 )
 
@@ -111,92 +109,24 @@ func (o *analyzeOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	files := newOutputs(o.temps)
-	defer files.discard()
-	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), streams: files.add("--streams", o.streamsPath),
-		summaryCSV: files.add("--summary-csv", o.summaryCSV), format: out}
-	if h := files.add("--html", o.htmlPath); h != nil {
+	defer files.Discard()
+	outs := runOutputs{files: files, json: files.Add("--json", o.jsonPath), streams: files.Add("--streams", o.streamsPath),
+		summaryCSV: files.Add("--summary-csv", o.summaryCSV), format: out}
+	if h := files.Add("--html", o.htmlPath); h != nil {
 		if outs.html, err = newHTMLOutput(h, o.echartsJS); err != nil {
 			return err
 		}
 	}
-	files.reads("FILE", args...)
-	files.reads("--echarts-js", o.echartsJS)
-	if err := files.check(); err != nil {
+	files.Reads("FILE", args...)
+	files.Reads("--echarts-js", o.echartsJS)
+	if err := files.Check(); err != nil {
 		return err
 	}
-	recs, err := readRecordings(args, in)
+	recs, err := ingest.ReadFiles(args, in)
 	if err != nil {
 		return err
 	}
-	runs := analyzeRuns(recs, m, true)
-	judge(runs, terms)
+	runs := ingest.Runs(recs, m, true)
+	slo.Judge(runs, terms)
 	return outs.write(cmd.OutOrStdout(), runs)
-}
-
-// readRecordings reads every file; a file holding several runs gives
-// several recordings. Names are made unique across files.
-func readRecordings(paths []string, f ingest.Format) ([]ingest.Recording, error) {
-	var all []ingest.Recording
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		recs, err := ingest.Parse(p, data, f)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, recs...)
-	}
-	seen := map[string]int{}
-	for i := range all {
-		seen[all[i].Name]++
-	}
-	for i := range all {
-		if seen[all[i].Name] > 1 {
-			all[i].Name = all[i].File + ":" + all[i].Name
-		}
-	}
-	return all, nil
-}
-
-// analyzeRuns summarizes each recording as a run of the JSON contract.
-func analyzeRuns(recs []ingest.Recording, m sim.MetricsConfig, withStreams bool) []reports.Run {
-	runs := make([]reports.Run, len(recs))
-	for i := range recs {
-		rec := &recs[i]
-		cfg := sim.Config{Name: rec.Name, Metrics: m}
-		run := reports.NewRunOptions(rec.Name, nil, cfg, rec.Result(m), withStreams)
-		run.Source = &reports.Source{File: rec.File, Format: string(rec.Format), Model: rec.Model, Notes: append([]string{}, rec.Notes...)}
-		runs[i] = run
-	}
-	return runs
-}
-
-// writeNotes prints under the table what each file lacks.
-func writeNotes(w io.Writer, runs []reports.Run, f reports.Format) error {
-	var lines []string
-	for _, r := range runs {
-		if r.Source == nil {
-			continue
-		}
-		for _, n := range r.Source.Notes {
-			lines = append(lines, reports.Printable(r.Name+" ("+r.Source.Format+"): "+n))
-		}
-	}
-	if len(lines) == 0 {
-		return nil
-	}
-	if f == reports.FormatMarkdown {
-		fmt.Fprintln(w)
-		for _, l := range lines {
-			fmt.Fprintln(w, "- "+l)
-		}
-		return nil
-	}
-	fmt.Fprintln(w, "notes:")
-	for _, l := range lines {
-		fmt.Fprintln(w, "  "+l)
-	}
-	return nil
 }

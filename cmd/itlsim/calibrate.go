@@ -4,16 +4,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/calibrate"
 	"github.com/itlsim/itlsim/reports/ingest"
 	"github.com/itlsim/itlsim/sim"
-	"github.com/itlsim/itlsim/sim/cost"
 )
 
 type calibrateOptions struct {
@@ -87,12 +84,12 @@ func (o *calibrateOptions) calibrate(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	files := newOutputs(o.run.temps)
-	defer files.discard()
-	out := files.add("--output", o.output)
-	files.reads("FILE", args...)
-	files.reads("--steps", o.steps)
-	files.reads("--scenario", o.scenario)
-	if err := files.check(); err != nil {
+	defer files.Discard()
+	out := files.Add("--output", o.output)
+	files.Reads("FILE", args...)
+	files.Reads("--steps", o.steps)
+	files.Reads("--scenario", o.scenario)
+	if err := files.Check(); err != nil {
 		return err
 	}
 	w := cmd.OutOrStdout()
@@ -110,10 +107,10 @@ func (o *calibrateOptions) calibrate(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	if out != nil {
-		if err := out.write(func(f *os.File) error { return prof.Write(f, comment) }); err != nil {
+		if err := out.Write(func(f *os.File) error { return prof.Write(f, comment) }); err != nil {
 			return err
 		}
-		if err := files.commit(); err != nil {
+		if err := files.Commit(); err != nil {
 			return err
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "itlsim: wrote the profile to %s (use it with run --profile %s)\n", o.output, o.output)
@@ -133,7 +130,7 @@ func (o *calibrateOptions) measured(args []string) ([]ingest.Recording, calibrat
 	if o.evals < 1 || o.evals > 10000 {
 		return nil, calibrate.TuneOptions{}, fmt.Errorf("--evals: must be in [1, 10000], got %d", o.evals)
 	}
-	recs, err := readRecordings(args, in)
+	recs, err := ingest.ReadFiles(args, in)
 	if err != nil {
 		return nil, calibrate.TuneOptions{}, err
 	}
@@ -152,49 +149,7 @@ func (o *calibrateOptions) leaveOneOut(w io.Writer, base sim.Config, args []stri
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "out of sample: each run simulated with the fields fitted on the other %d runs (%d simulations per fit at most)\n\n", len(recs)-1, o.evals)
-	t := newTable(w, reports.FormatTable)
-	hdr := []any{"held-out run"}
-	for _, k := range calibrate.HoldOutMetrics {
-		hdr = append(hdr, k+" meas/sim (err)")
-	}
-	t.Header(hdr...)
-	for _, h := range hs {
-		row := []any{h.Run}
-		for _, k := range calibrate.HoldOutMetrics {
-			f, ok := h.Comparison.Figure(k)
-			if !ok || f.Error == nil {
-				row = append(row, "n/a")
-				continue
-			}
-			row = append(row, num(f.Measured)+" / "+num(f.Simulated)+" ("+errText(f.Error)+")")
-		}
-		_ = t.Append(row...)
-	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	// The fitted fields, one row per fit (each on every run but its own).
-	keys := make([]string, 0, len(hs[0].Values))
-	for k := range hs[0].Values {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	t = newTable(w, reports.FormatTable)
-	hdr = []any{"fitted without"}
-	for _, k := range keys {
-		hdr = append(hdr, k)
-	}
-	t.Header(hdr...)
-	for _, h := range hs {
-		row := []any{h.Run}
-		for _, k := range keys {
-			row = append(row, num(h.Values[k]))
-		}
-		_ = t.Append(row...)
-	}
-	return t.Render()
+	return calibrate.WriteLeaveOneOut(w, hs, len(recs), o.evals)
 }
 
 func (o *calibrateOptions) tune(w io.Writer, base sim.Config, args []string) (*calibrate.Profile, string, error) {
@@ -202,118 +157,9 @@ func (o *calibrateOptions) tune(w io.Writer, base sim.Config, args []string) (*c
 	if err != nil {
 		return nil, "", err
 	}
-	res, err := calibrate.Tune(base, recs, opt)
-	if err != nil {
-		return nil, "", err
-	}
-	fmt.Fprintf(w, "fitted with the simulation in the loop: %d simulations, loss (mean squared log error) %.4g -> %.4g\n\n",
-		res.Evals, res.LossBefore, res.LossAfter)
-	t := newTable(w, reports.FormatTable)
-	t.Header("field", "before", "after")
-	keys := make([]string, 0, len(res.Values))
-	for k := range res.Values {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		before, _ := calibrate.FieldValue(base, k)
-		_ = t.Append(k, num(before), num(res.Values[k]))
-	}
-	if err := t.Render(); err != nil {
-		return nil, "", err
-	}
-	fmt.Fprintln(w)
-	t = newTable(w, reports.FormatTable)
-	t.Header("run", "metric", "measured", "before", "error", "after", "error")
-	for i := range res.Before {
-		for _, key := range calibrate.TargetMetrics {
-			b, _ := res.Before[i].Figure(key)
-			a, _ := res.After[i].Figure(key)
-			_ = t.Append(res.Before[i].Name, key, num(b.Measured), num(b.Simulated), errText(b.Error), num(a.Simulated), errText(a.Error))
-		}
-	}
-	if err := t.Render(); err != nil {
-		return nil, "", err
-	}
-	names := make([]string, len(recs))
-	for i := range recs {
-		names[i] = recs[i].Name
-	}
-	src := "measured runs " + strings.Join(names, ", ")
-	p := calibrate.ProfileOf(res.Config, src)
-	p.Fit = map[string]float64{"loss_before": res.LossBefore, "loss_after": res.LossAfter}
-	return p, "itlsim calibrate: fitted to " + src + " with the simulation in the loop", nil
+	return calibrate.TuneReport(w, base, recs, opt)
 }
 
 func (o *calibrateOptions) fitSteps(w io.Writer, base sim.Config) (*calibrate.Profile, string, error) {
-	steps, notes, err := calibrate.ReadSteps(o.steps, calibrate.Select{Model: base.Model, GPU: base.GPU, TP: base.TP})
-	if err != nil {
-		return nil, "", err
-	}
-	if o.worst < 0 {
-		return nil, "", fmt.Errorf("--worst: must be ≥ 0, got %d", o.worst)
-	}
-	p := &calibrate.Profile{Model: base.Model, GPU: base.GPU, TP: base.TP, Source: "step timings " + o.steps}
-	var m cost.Model
-	switch o.costModel {
-	case "linear":
-		c, err := calibrate.FitLinear(steps)
-		if err != nil {
-			return nil, "", fmt.Errorf("%s: %w", o.steps, err)
-		}
-		p.Cost = calibrate.ProfileCost{Model: "linear", Linear: &c}
-		if m, err = cost.NewLinear(c); err != nil {
-			return nil, "", err
-		}
-		fmt.Fprintf(w, "linear model fitted by non-negative least squares to %d steps: c0 %.4g µs, c1 %.4g µs/prefill token, c2 %.4g µs/decode seq, c3 %.4g µs/context token, c4 %.4g µs/prefill token×context\n",
-			len(steps), c.C0US, c.C1USPerPrefillToken, c.C2USPerDecodeSeq, c.C3USPerDecodeContextToken, c.C4USPerPrefillTokenContext)
-	case "roofline":
-		setup, err := base.Resolve()
-		if err != nil {
-			return nil, "", err
-		}
-		var graphs []int
-		if rf, ok := setup.Cost.(*cost.Roofline); ok {
-			graphs = rf.GraphSizes()
-		}
-		c, err := calibrate.FitRoofline(setup.Model, setup.GPU, base.TP, base.Cost.Roofline, graphs, steps)
-		if err != nil {
-			return nil, "", fmt.Errorf("%s: %w", o.steps, err)
-		}
-		p.Cost = calibrate.ProfileCost{Model: "roofline", Roofline: &c}
-		rf, err := cost.NewRoofline(setup.Model, setup.GPU, base.TP, c)
-		if err == nil {
-			m, err = rf.WithCUDAGraphs(graphs)
-		}
-		if err != nil {
-			return nil, "", err
-		}
-		graphNote := ""
-		if len(graphs) > 0 {
-			graphNote = fmt.Sprintf(", graph_kernel_overhead_us %.2f (CUDA graphs up to %d tokens)", c.GraphKernelOverheadUS, graphs[len(graphs)-1])
-		}
-		fmt.Fprintf(w, "roofline of %s on %d × %s fitted to %d steps: compute_efficiency %.3f, memory_efficiency %.3f, overhead_us %.1f, seq_overhead_us %.2f, kernel_overhead_us %.2f%s\n",
-			setup.Model.Name, base.TP, setup.GPU.Name, len(steps), c.ComputeEfficiency, c.MemoryEfficiency, c.OverheadUS, c.SeqOverheadUS, c.KernelOverheadUS, graphNote)
-	default:
-		return nil, "", fmt.Errorf("--fit-model: must be linear or roofline, got %q", o.costModel)
-	}
-	q := calibrate.Quality(m, steps, o.worst)
-	fmt.Fprintf(w, "R² %.4f, MAPE %.2f%%\n", q.R2, q.MAPE*100)
-	for _, n := range notes {
-		fmt.Fprintln(w, "note: "+n)
-	}
-	if len(q.Worst) > 0 {
-		fmt.Fprintln(w)
-		t := newTable(w, reports.FormatTable)
-		t.Header("line", "measured ms", "predicted ms", "error")
-		for _, r := range q.Worst {
-			e := r.Error
-			_ = t.Append(fmt.Sprint(r.Line), num(r.MeasuredMS), num(r.PredictedMS), errText(&e))
-		}
-		if err := t.Render(); err != nil {
-			return nil, "", err
-		}
-	}
-	p.Fit = map[string]float64{"r2": q.R2, "mape": q.MAPE}
-	return p, "itlsim calibrate --steps " + o.steps + ": fitted " + o.costModel + " model", nil
+	return calibrate.FitStepsReport(w, base, o.steps, o.costModel, o.worst)
 }

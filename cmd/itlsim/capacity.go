@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -144,36 +142,14 @@ func (o *capacityOptions) plan(cmd *cobra.Command, args []string) (*capacityPlan
 		if o.st.autoSeeds {
 			return nil, errors.New("--seeds auto: with --target-rate give a seed count (every seed must hold the target)")
 		}
-		if !(o.targetRate > 0) {
-			return nil, fmt.Errorf("--target-rate: expected a rate > 0 req/s, got %g", o.targetRate)
-		}
-		if o.targetMax < 1 {
-			return nil, fmt.Errorf("--target-max: expected at least 1, got %d", o.targetMax)
-		}
-		if o.targetField == "workload.rate" || o.targetField == "workload.duration_s" || o.targetField == "workload.requests" || o.targetField == "seed" {
-			return nil, fmt.Errorf("--target-field %s: the search sets the rate, the load and the seeds itself; give a field of the server, such as cluster.replicas or tp", o.targetField)
-		}
-		probe := vs[0].Config
-		if err := scenario.Set(&probe, o.targetField, "1"); err != nil {
-			return nil, fmt.Errorf("--target-field: %w", err)
-		}
-		if err := scenario.Set(&probe, o.targetField, "1.5"); err == nil {
-			return nil, fmt.Errorf("--target-field %s: expected a whole-number field (the search tries 1, 2, ... --target-max), such as cluster.replicas", o.targetField)
-		}
-		p.target = &study.Target{Rate: o.targetRate, Field: o.targetField, Max: o.targetMax}
-	}
-	for _, v := range vs {
-		k, err := study.Key("capacity", struct {
-			Config any           `json:"config"`
-			Search *study.Search `json:"search"`
-			SLO    []string      `json:"slo"`
-			Target *study.Target `json:"target"`
-		}{v.Config, p.search, texts, p.target})
-		if err != nil {
+		t := study.Target{Rate: o.targetRate, Field: o.targetField, Max: o.targetMax}
+		if err := t.Check(vs[0].Config); err != nil {
 			return nil, err
 		}
-		p.keys = append(p.keys, k)
-		p.labels = append(p.labels, "configuration "+v.Name)
+		p.target = &t
+	}
+	if p.keys, p.labels, err = study.CapacityKeys(vs, p.search, texts, p.target); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -216,52 +192,11 @@ func (o *capacityOptions) render(stdout io.Writer, p *capacityPlan, cs []study.C
 	res := study.AssembleCapacity(cs, len(p.search.Seeds), p.target)
 	return writeStudy(o.temps, stdout, out, res,
 		func(w io.Writer, f reports.Format) error { return study.WriteCapacityTable(w, &res, f) },
-		func(w io.Writer) error { return writeCapacityCSV(w, &res) },
+		func(w io.Writer) error { return study.WriteCapacityCSV(w, &res) },
 		func(w io.Writer, h *htmlOutput) error {
 			opt := h.opts
 			opt.Study = &reporthtml.StudyScenario{Config: p.variants[0].Config, Terms: termTexts(p.search.Terms),
 				Seeds: len(p.search.Seeds), MaxExtend: p.search.Window.MaxExtend}
 			return reporthtml.WriteCapacity(w, &res, opt)
 		})
-}
-
-// writeCapacityCSV writes one row per configuration: max_rate with its
-// interval (ci_low, ci_high: empty with one seed), the seeds and probes it
-// used; a rate is empty (n/a) when nothing held.
-func writeCapacityCSV(w io.Writer, r *study.CapacityResult) error {
-	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"config", "max_rate", "min_rate", "limiting_term", "gpu", "gpus", "usd_per_gpu_hour", "output_tokens_per_s",
-		"tokens_per_s_per_gpu", "tokens_per_s_per_user", "stream_p99_itl_p99_ms", "usd_per_million_tokens", "pareto", "pareto_itl", "target_field", "target_value",
-		"ci_low", "ci_high", "seeds", "probes"})
-	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	rate := func(v float64) string { // empty (n/a) when nothing held, as null in the JSON
-		if v <= 0 {
-			return ""
-		}
-		return g(v)
-	}
-	opt := func(v *float64) string {
-		if v == nil {
-			return ""
-		}
-		return g(*v)
-	}
-	usd := func(v study.USD) string { // empty when unknown
-		if v <= 0 {
-			return ""
-		}
-		return g(float64(v))
-	}
-	for _, c := range r.Capacity {
-		tf, tv := "", ""
-		if c.Target != nil {
-			tf, tv = c.Target.Field, strconv.Itoa(c.Target.Value)
-		}
-		_ = cw.Write([]string{c.Config, rate(c.MaxRate), rate(c.MinRate), c.LimitingTerm, c.GPU, strconv.Itoa(c.GPUs), usd(c.USDPerGPUHour),
-			g(c.OutputTokensPerS), g(c.TokensPerSPerGPU), g(c.TokensPerSPerUser), g(c.StreamP99ITLP99), usd(c.USDPerMillionTokens),
-			strconv.FormatBool(c.Pareto), strconv.FormatBool(c.ParetoITL), tf, tv,
-			opt(c.CILow), opt(c.CIHigh), strconv.Itoa(c.Seeds), strconv.Itoa(c.Probes)})
-	}
-	cw.Flush()
-	return cw.Error()
 }

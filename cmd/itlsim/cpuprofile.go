@@ -39,14 +39,12 @@ func (p *cpuProfile) start(cmd *cobra.Command, args []string) error {
 		p.temps = newTempFiles()
 	}
 	p.files = newOutputs(p.temps)
-	p.out = p.files.add("--cpuprofile", p.path)
+	p.out = p.files.Add("--cpuprofile", p.path)
 	// The command has read nothing yet: what it will read or write is
 	// named by its arguments and flags, so the profile must be none of them.
-	for _, a := range args {
-		p.files.inputs = append(p.files.inputs, inputFile{"", a})
-	}
-	if err := p.files.check(); err != nil {
-		p.files.discard()
+	p.files.ReadsHere("", args...)
+	if err := p.files.Check(); err != nil {
+		p.files.Discard()
 		p.files = nil
 		return err
 	}
@@ -55,31 +53,31 @@ func (p *cpuProfile) start(cmd *cobra.Command, args []string) error {
 		if clash != nil || f.Name == "cpuprofile" || f.Value.Type() != "string" {
 			return
 		}
-		if sameFile(p.out.target, f.Value.String()) {
+		if sameFile(p.out.Target(), f.Value.String()) {
 			clash = fmt.Errorf("--cpuprofile %s and --%s %s name the same file", p.path, f.Name, f.Value.String())
 		}
 	})
 	if clash != nil {
-		p.files.discard()
+		p.files.Discard()
 		p.files = nil
 		return clash
 	}
-	w := p.out.tmp
-	if p.out.direct {
-		f, err := os.OpenFile(p.out.target, os.O_WRONLY|os.O_APPEND, 0)
+	w := p.out.Temp()
+	if p.out.Direct() {
+		f, err := os.OpenFile(p.out.Target(), os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
-			p.files.discard()
+			p.files.Discard()
 			p.files = nil
-			return p.out.fail(err)
+			return p.out.Fail(err)
 		}
 		w = f
 	}
 	if err := pprof.StartCPUProfile(w); err != nil {
-		p.files.discard()
+		p.files.Discard()
 		p.files = nil
-		return p.out.fail(err)
+		return p.out.Fail(err)
 	}
-	if p.out.direct {
+	if p.out.Direct() {
 		p.direct = w
 	}
 	return nil
@@ -114,17 +112,17 @@ func (p *cpuProfile) stop() error {
 	pprof.StopCPUProfile()
 	files := p.files
 	p.files = nil
-	defer files.discard()
+	defer files.Discard()
 	if p.direct != nil {
 		err := p.direct.Close()
 		p.direct = nil
 		if err != nil {
-			return p.out.fail(err)
+			return p.out.Fail(err)
 		}
 		return nil
 	}
-	if err := files.checkInputs(); err != nil {
+	if err := files.CheckInputs(); err != nil {
 		return err
 	}
-	return files.commit()
+	return files.Commit()
 }

@@ -109,17 +109,17 @@ const summaryCSVUsage = "write one CSV row per run (the summary's figures, colum
 func (o runOutputs) write(w io.Writer, runs []reports.Run) error {
 	doc := reports.Document{SchemaVersion: reports.SchemaVersion, Scenario: runs[0].Config, Runs: runs}
 	if o.json != nil {
-		if err := o.json.write(func(f *os.File) error { return writeJSON(f, doc) }); err != nil {
+		if err := o.json.Write(func(f *os.File) error { return writeJSON(f, doc) }); err != nil {
 			return err
 		}
 	}
 	if o.streams != nil {
-		if err := o.streams.write(func(f *os.File) error { return reports.WriteStreamsCSV(f, runs) }); err != nil {
+		if err := o.streams.Write(func(f *os.File) error { return reports.WriteStreamsCSV(f, runs) }); err != nil {
 			return err
 		}
 	}
 	if o.summaryCSV != nil {
-		if err := o.summaryCSV.write(func(f *os.File) error { return reports.WriteSummaryCSV(f, runs) }); err != nil {
+		if err := o.summaryCSV.Write(func(f *os.File) error { return reports.WriteSummaryCSV(f, runs) }); err != nil {
 			return err
 		}
 	}
@@ -128,7 +128,7 @@ func (o runOutputs) write(w io.Writer, runs []reports.Run) error {
 			return err
 		}
 	}
-	if err := o.files.commit(); err != nil {
+	if err := o.files.Commit(); err != nil {
 		return err
 	}
 	if o.format == reports.FormatJSON {
@@ -137,38 +137,26 @@ func (o runOutputs) write(w io.Writer, runs []reports.Run) error {
 	if err := reports.WriteSummaryTable(w, runs, o.format); err != nil {
 		return err
 	}
-	return writeNotes(w, runs, o.format)
-}
-
-// checkSchema refuses a results document of another schema_version: its
-// keys may mean something else (reports.SchemaVersion says what changes).
-func checkSchema(path string, v int) error {
-	switch {
-	case v == 0:
-		return fmt.Errorf("%s: no schema_version: not an itlsim --json result (this itlsim writes and reads schema %d)", path, reports.SchemaVersion)
-	case v != reports.SchemaVersion:
-		return fmt.Errorf("%s: schema_version %d: this itlsim reads schema %d; rerun the command that wrote it with this itlsim", path, v, reports.SchemaVersion)
-	}
-	return nil
+	return reports.WriteNotes(w, runs, o.format)
 }
 
 // inputRegistry is what registers a command's inputs: an invocation's
 // tempFiles or one set of outputs.
 type inputRegistry interface {
-	reads(what string, paths ...string)
+	Reads(what string, paths ...string)
 }
 
 // readsConfig registers the files a run of cfg reads (its trace, lengths
 // file, empirical length files, a model's config.json, a fitted cost
 // profile) as inputs of files.
 func readsConfig(files inputRegistry, cfg sim.Config) {
-	files.reads("", cfg.Workload.Files()...)
+	files.Reads("", cfg.Workload.Files()...)
 	for _, m := range []string{cfg.Model, cfg.SpecDecode.DraftModel} {
 		if strings.HasSuffix(m, ".json") {
-			files.reads("", m)
+			files.Reads("", m)
 		}
 	}
-	files.reads("cost.profile", cfg.Cost.Profile)
+	files.Reads("cost.profile", cfg.Cost.Profile)
 }
 
 // msValue is a flag holding milliseconds that also takes a duration with a

@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,6 +12,7 @@ import (
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/gate"
 	"github.com/itlsim/itlsim/reports/ingest"
+	"github.com/itlsim/itlsim/reports/slo"
 	"github.com/itlsim/itlsim/sim"
 )
 
@@ -147,28 +146,6 @@ func badInput(err error) error {
 	return &exitError{gateBadInput, err}
 }
 
-// parseTolerance reads a fraction (0.05, at most 1) or a percentage (5%).
-// A bare number above 1 is refused: "--tolerance 5" meant 5 % far more
-// often than 500 %.
-func parseTolerance(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	pct := strings.HasSuffix(t, "%")
-	if pct {
-		t = strings.TrimSpace(strings.TrimSuffix(t, "%"))
-	}
-	v, err := strconv.ParseFloat(t, 64)
-	switch {
-	case err != nil || !(v >= 0) || v > 1e6:
-		return 0, fmt.Errorf("--tolerance %q: expected a fraction from 0 to 1 (0.05) or a percentage (5%%)", s)
-	case !pct && v > 1:
-		return 0, fmt.Errorf("--tolerance %s: a fraction above 1 (%g %%); write %s%% for %s percent, or %g for that share", s, v*100, t, t, v/100)
-	}
-	if pct {
-		v /= 100
-	}
-	return v, nil
-}
-
 func (o *gateOptions) run(cmd *cobra.Command) error {
 	terms, err := o.slo.parse("", nil, nil)
 	if err != nil {
@@ -193,7 +170,7 @@ func (o *gateOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return badInput(fmt.Errorf("--input-format: %w", err))
 	}
-	if o.opts.Tolerance, err = parseTolerance(o.tolerance); err != nil {
+	if o.opts.Tolerance, err = gate.ParseTolerance(o.tolerance); err != nil {
 		return badInput(err)
 	}
 	o.opts.Metrics = nil
@@ -206,76 +183,58 @@ func (o *gateOptions) run(cmd *cobra.Command) error {
 		return badInput(fmt.Errorf("--%s", err))
 	}
 	files := newOutputs(o.temps)
-	defer files.discard()
-	jsonOut := files.add("--json", o.jsonPath)
+	defer files.Discard()
+	jsonOut := files.Add("--json", o.jsonPath)
 	var html *htmlOutput
-	if h := files.add("--html", o.htmlPath); h != nil {
+	if h := files.Add("--html", o.htmlPath); h != nil {
 		if html, err = newHTMLOutput(h, o.echartsJS); err != nil {
 			return badInput(err)
 		}
 		html.opts.Title = "itlsim gate: baseline against candidate"
 	}
-	files.reads("--baseline", o.baseline)
-	files.reads("--candidate", o.candidate)
-	files.reads("--echarts-js", o.echartsJS)
-	if err := files.check(); err != nil {
+	files.Reads("--baseline", o.baseline)
+	files.Reads("--candidate", o.candidate)
+	files.Reads("--echarts-js", o.echartsJS)
+	if err := files.Check(); err != nil {
 		return badInput(err)
 	}
 
-	var base *gateInput
+	var base *gate.Input
 	if o.baseline != "" {
-		if base, err = loadGateInput(o.baseline, o.baselineRun, "--baseline-run", in); err != nil {
+		if base, err = gate.LoadInput(o.baseline, o.baselineRun, "--baseline-run", in); err != nil {
 			return badInput(err)
 		}
 	}
-	cand, err := loadGateInput(o.candidate, o.candidateRun, "--candidate-run", in)
+	cand, err := gate.LoadInput(o.candidate, o.candidateRun, "--candidate-run", in)
 	if err != nil {
 		return badInput(err)
 	}
-	if base == nil {
-		base = cand // absolute mode: the thresholds are the candidate's
+	side := base
+	if side == nil {
+		side = cand // absolute mode: the thresholds are the candidate's
 	}
-	m, err := o.thresholds(cmd, base, cand)
+	m, err := gate.Thresholds(side, cand, func(m *sim.MetricsConfig) error { return o.thresholds(cmd, m) })
 	if err != nil {
 		return badInput(err)
 	}
 	if err := o.slo.applyGoodput(cmd, &m); err != nil {
 		return badInput(err)
 	}
-	bs, cs := base.sample(m), cand.sample(m)
-	if o.class != "" {
-		if bs, err = bs.ForClass(o.class); err != nil {
-			return badInput(err)
-		}
-		if cs, err = cs.ForClass(o.class); err != nil {
-			return badInput(err)
-		}
-	}
-	var rep gate.Report
-	if o.baseline == "" {
-		rep, err = gate.Absolute(cs, terms)
-	} else {
-		rep, err = gate.Compare(bs, cs, o.opts)
-		if err == nil && len(terms) > 0 {
-			rep.SLO = gate.Judge(cs, terms)
-			rep.Settle()
-		}
-	}
+	rep, err := gate.Decide(base, cand, m, terms, o.opts, o.class)
 	if err != nil {
 		return badInput(err)
 	}
-	rep.Class = o.class
 	if jsonOut != nil {
-		if err := jsonOut.write(func(f *os.File) error { return gate.Write(f, &rep, reports.FormatJSON) }); err != nil {
+		if err := jsonOut.Write(func(f *os.File) error { return gate.Write(f, &rep, reports.FormatJSON) }); err != nil {
 			return badInput(err)
 		}
 	}
 	if html != nil {
-		runs := []reports.Run{cand.run("candidate", m)}
-		if o.baseline != "" {
-			runs = []reports.Run{base.run("baseline", m), cand.run("candidate", m)}
+		runs := []reports.Run{cand.Run("candidate", m)}
+		if base != nil {
+			runs = []reports.Run{base.Run("baseline", m), cand.Run("candidate", m)}
 		}
-		judge(runs, terms)
+		slo.Judge(runs, terms)
 		var verdict bytes.Buffer // the page opens with the verdict the terminal prints
 		if err := gate.Write(&verdict, &rep, reports.FormatMarkdown); err != nil {
 			return err
@@ -285,7 +244,7 @@ func (o *gateOptions) run(cmd *cobra.Command) error {
 			return badInput(err)
 		}
 	}
-	if err := files.commit(); err != nil {
+	if err := files.Commit(); err != nil {
 		return badInput(err)
 	}
 	if err := gate.Write(cmd.OutOrStdout(), &rep, format); err != nil {
@@ -301,128 +260,8 @@ func (o *gateOptions) run(cmd *cobra.Command) error {
 	return nil
 }
 
-// gateInput is one side of a gate as read: a run of a results document,
-// or a measured recording (judged once the thresholds are known).
-type gateInput struct {
-	name   string
-	doc    *gate.Sample // from a document: its run's rows
-	docRun *reports.Run // from a document: the run itself (for --html)
-	docM   sim.MetricsConfig
-	record *ingest.Recording
-}
-
-// run returns the input as a run of the JSON contract, named for the
-// report: the document's run, or the recording analyzed under m.
-func (g *gateInput) run(label string, m sim.MetricsConfig) reports.Run {
-	var r reports.Run
-	if g.docRun != nil {
-		r = *g.docRun
-	} else {
-		r = analyzeRuns([]ingest.Recording{*g.record}, m, true)[0]
-	}
-	r.Name = label + ": " + g.name
-	return r
-}
-
-func (g *gateInput) sample(m sim.MetricsConfig) gate.Sample {
-	if g.doc != nil {
-		s := *g.doc
-		s.Metrics = m
-		return s
-	}
-	return gate.Sample{Name: g.name, Result: g.record.Result(m), Metrics: m, AllGaps: !g.record.NoGaps}
-}
-
-// loadGateInput reads a results document or a measured stream file and
-// picks its run.
-func loadGateInput(path, run, runFlag string, in ingest.Format) (*gateInput, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	data = ingest.TrimBOM(data)
-	if in == "" {
-		if _, derr := ingest.Detect(path, data); errors.Is(derr, ingest.ErrDocument) {
-			return loadDocument(path, data, run, runFlag)
-		}
-	}
-	recs, err := ingest.Parse(path, data, in)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for i := range recs {
-		names = append(names, recs[i].Name)
-	}
-	k, err := pickRun(path, names, run, runFlag)
-	if err != nil {
-		return nil, err
-	}
-	name := path
-	if len(recs) > 1 {
-		name += " (" + recs[k].Name + ")"
-	}
-	return &gateInput{name: reports.Printable(name), record: &recs[k]}, nil
-}
-
-func loadDocument(path string, data []byte, run, runFlag string) (*gateInput, error) {
-	var doc reports.Document
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: not an itlsim --json result: %w", path, ingest.JSONError(data, err))
-	}
-	if err := checkSchema(path, doc.SchemaVersion); err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, r := range doc.Runs {
-		names = append(names, r.Name)
-	}
-	k, err := pickRun(path, names, run, runFlag)
-	if err != nil {
-		return nil, err
-	}
-	name := path
-	if len(doc.Runs) > 1 {
-		name += " (" + doc.Runs[k].Name + ")"
-	}
-	name = reports.Printable(name)
-	s, err := gate.FromRun(name, &doc.Runs[k])
-	if err != nil {
-		return nil, err
-	}
-	return &gateInput{name: name, doc: &s, docRun: &doc.Runs[k], docM: doc.Runs[k].Config.Metrics}, nil
-}
-
-// pickRun finds the run named run, or the only one.
-func pickRun(path string, names []string, run, runFlag string) (int, error) {
-	if len(names) == 0 {
-		return 0, fmt.Errorf("%s: no runs", path)
-	}
-	if run == "" {
-		if len(names) > 1 {
-			return 0, fmt.Errorf("%s holds %d runs (%s): choose one with %s", path, len(names), strings.Join(names, ", "), runFlag)
-		}
-		return 0, nil
-	}
-	for i, n := range names {
-		if n == run {
-			return i, nil
-		}
-	}
-	return 0, fmt.Errorf("%s %q: %s has runs %s", runFlag, run, path, strings.Join(names, ", "))
-}
-
-// thresholds settles the thresholds both sides are judged by: a results
-// document's own, else the defaults, with flags given on the command line
-// on top. A document's rows count stalls at its own threshold, so a
-// document judged at another stall threshold is an error.
-func (o *gateOptions) thresholds(cmd *cobra.Command, base, cand *gateInput) (sim.MetricsConfig, error) {
-	m := sim.DefaultConfig().Metrics
-	for _, g := range []*gateInput{cand, base} {
-		if g.doc != nil {
-			m = g.docM
-		}
-	}
+// thresholds applies the threshold flags given on the command line to m.
+func (o *gateOptions) thresholds(cmd *cobra.Command, m *sim.MetricsConfig) error {
 	fl := cmd.Flags()
 	set := func(name string, dst *float64, v float64) {
 		if fl.Changed(name) {
@@ -439,18 +278,9 @@ func (o *gateOptions) thresholds(cmd *cobra.Command, base, cand *gateInput) (sim
 	if o.metrics.percentiles != "" {
 		ps, err := sim.ParsePercentiles(o.metrics.percentiles)
 		if err != nil {
-			return m, fmt.Errorf("--percentiles: %w", err)
+			return fmt.Errorf("--percentiles: %w", err)
 		}
 		m.Percentiles = ps
 	}
-	if err := m.Validate(); err != nil {
-		return m, err
-	}
-	for _, g := range []*gateInput{base, cand} {
-		if g.doc != nil && g.docM.StallThresholdMS != m.StallThresholdMS {
-			return m, fmt.Errorf("%s counted stalls above %g ms, the other side above %g ms: its rows cannot be recounted; compare at one --stall-threshold",
-				g.name, g.docM.StallThresholdMS, m.StallThresholdMS)
-		}
-	}
-	return m, nil
+	return nil
 }

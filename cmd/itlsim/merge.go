@@ -48,10 +48,10 @@ func (o *mergeOptions) run(cmd *cobra.Command, path string) error {
 	}
 	// Every file merge reads is an input: the manifest and the point files
 	// of the plan (present or not), so no output may replace one.
-	o.temps.reads("DIR/"+study.PlanFile, filepath.Join(path, study.PlanFile))
+	o.temps.Reads("DIR/"+study.PlanFile, filepath.Join(path, study.PlanFile))
 	readsPoints := func(keys []string) error {
 		for _, k := range keys {
-			o.temps.reads("a point file of DIR", dir.File(k))
+			o.temps.Reads("a point file of DIR", dir.File(k))
 		}
 		return checkOutputs(o.temps, o.out)
 	}
@@ -69,7 +69,7 @@ func (o *mergeOptions) run(cmd *cobra.Command, path string) error {
 		if err := readsPoints(keys); err != nil {
 			return err
 		}
-		pts, err := loadAll[study.Point](dir, keys, labels, m.ShardCount)
+		pts, err := study.LoadAll[study.Point](dir, keys, labels, m.ShardCount)
 		if err != nil {
 			return err
 		}
@@ -87,7 +87,7 @@ func (o *mergeOptions) run(cmd *cobra.Command, path string) error {
 		if err := readsPoints(p.keys); err != nil {
 			return err
 		}
-		cs, err := loadAll[study.ConfigSearch](dir, p.keys, p.labels, m.ShardCount)
+		cs, err := study.LoadAll[study.ConfigSearch](dir, p.keys, p.labels, m.ShardCount)
 		if err != nil {
 			return err
 		}

@@ -213,18 +213,18 @@ func TestOutputReadOnlyFile(t *testing.T) {
 func TestTempFilesRemoveAll(t *testing.T) {
 	dir := t.TempDir()
 	temps := newTempFiles()
-	a, err := temps.create(dir, ".a.tmp-")
+	a, err := temps.Create(dir, ".a.tmp-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := temps.create(dir, ".b.tmp-")
+	b, err := temps.Create(dir, ".b.tmp-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.WriteString("partial")
-	temps.remove(b)
-	if temps.count() != 1 || len(dirNames(t, dir)) != 1 {
-		t.Fatalf("after remove: %d registered, folder %v", temps.count(), dirNames(t, dir))
+	temps.Remove(b)
+	if temps.Count() != 1 || len(dirNames(t, dir)) != 1 {
+		t.Fatalf("after remove: %d registered, folder %v", temps.Count(), dirNames(t, dir))
 	}
 	var stderr bytes.Buffer
 	if code := interrupted(os.Interrupt, temps, &stderr); code != 130 {
@@ -236,7 +236,7 @@ func TestTempFilesRemoveAll(t *testing.T) {
 	if !strings.HasPrefix(stderr.String(), "itlsim: stopped") {
 		t.Errorf("stderr %q", stderr.String())
 	}
-	if _, err := temps.create(dir, ".c.tmp-"); !errors.Is(err, errStopped) {
+	if _, err := temps.Create(dir, ".c.tmp-"); !errors.Is(err, errStopped) {
 		t.Errorf("create after removeAll: %v, want errStopped", err)
 	}
 	if code := interrupted(syscall.SIGTERM, temps, &stderr); code != 143 {
@@ -251,7 +251,7 @@ func TestTempFilesRemoveAll(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for range 20 {
-				f, err := temps.create(dir, ".race.tmp-")
+				f, err := temps.Create(dir, ".race.tmp-")
 				if err != nil {
 					return
 				}
@@ -259,7 +259,7 @@ func TestTempFilesRemoveAll(t *testing.T) {
 			}
 		})
 	}
-	temps.removeAll()
+	temps.RemoveAll()
 	wg.Wait()
 	if got := dirNames(t, dir); len(got) != 0 {
 		t.Errorf("folder holds %d files after removeAll", len(got))

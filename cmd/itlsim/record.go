@@ -4,15 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"maps"
 	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/itlsim/itlsim/cmd/itlsim/internal/record"
+	"github.com/itlsim/itlsim/cmd/itlsim/internal/serve"
 	"github.com/itlsim/itlsim/reports/ingest"
 	"github.com/itlsim/itlsim/workloads"
 	"github.com/itlsim/itlsim/workloads/seed"
@@ -83,7 +81,7 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkTimeScale(o.timeScale); err != nil {
+	if err := serve.CheckTimeScale(o.timeScale); err != nil {
 		return err
 	}
 	cfg, err := o.scenario.loadOne(cmd, args[1:])
@@ -119,16 +117,16 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 		}
 	}
 	files := newOutputs(o.temps)
-	defer files.discard()
-	out := files.add("-o", o.outPath)
-	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), format: format}
+	defer files.Discard()
+	out := files.Add("-o", o.outPath)
+	outs := runOutputs{files: files, json: files.Add("--json", o.jsonPath), format: format}
 	saved := o.save.add(files, &cfg.Workload, opt, time.Now())
-	files.reads("SCENARIO", args[1:]...)
+	files.Reads("SCENARIO", args[1:]...)
 	readsConfig(files, cfg)
-	if err := files.check(); err != nil {
+	if err := files.Check(); err != nil {
 		return err
 	}
-	undo := o.temps.stopGracefully(cancel)
+	undo := o.temps.StopGracefully(cancel)
 	res, err := record.Run(ctx, src, opt)
 	undo()
 	if err != nil {
@@ -137,12 +135,8 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 	if err := workloads.Err(src); err != nil {
 		return fmt.Errorf("workload: %w", err)
 	}
-	nFailed, nRejected := countOf(res.Failed), countOf(res.Rejected)
-	rejected := ""
-	if nRejected > 0 {
-		rejected = fmt.Sprintf(", %d rejected%s", nRejected, failedList(res.Rejected))
-	}
-	fmt.Fprintf(stderr, "itlsim record: %d requests sent, %d failed%s%s\n", res.Sent, nFailed, failedList(res.Failed), rejected)
+	nFailed, nRejected := res.Counts()
+	fmt.Fprintf(stderr, "itlsim record: %s\n", res.Tally())
 	if res.Sent == 0 {
 		return fmt.Errorf("no request was sent")
 	}
@@ -155,7 +149,7 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	if out != nil {
-		if err := out.write(func(f *os.File) error { _, err := f.Write(buf.Bytes()); return err }); err != nil {
+		if err := out.Write(func(f *os.File) error { _, err := f.Write(buf.Bytes()); return err }); err != nil {
 			return err
 		}
 	}
@@ -168,7 +162,7 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	runs := analyzeRuns(recs, cfg.Metrics, true)
+	runs := ingest.Runs(recs, cfg.Metrics, true)
 	for i := range runs {
 		runs[i].Source.Notes = append(runs[i].Source.Notes, fmt.Sprintf("recorded from %s (%s endpoint, time scale %g)", args[0], o.endpoint, o.timeScale))
 	}
@@ -196,24 +190,4 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 		return fmt.Errorf("--fail-on-error: %d of %d requests did not complete (%d failed, %d rejected); %s", res.Sent-done, res.Sent, nFailed, nRejected, where)
 	}
 	return nil
-}
-
-func countOf(m map[string]int) int {
-	n := 0
-	for _, v := range m {
-		n += v
-	}
-	return n
-}
-
-// failedList is ": http 429 ×3, timeout ×1" for the failed requests.
-func failedList(f map[string]int) string {
-	if len(f) == 0 {
-		return ""
-	}
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(f)) {
-		parts = append(parts, fmt.Sprintf("%s ×%d", k, f[k]))
-	}
-	return ": " + strings.Join(parts, ", ")
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/itlsim/itlsim/reports/ingest"
+	"github.com/itlsim/itlsim/reports/slo"
 	"github.com/itlsim/itlsim/sim/delivery"
 )
 
@@ -97,13 +98,13 @@ func (o *replayOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	files := newOutputs(o.temps)
-	defer files.discard()
-	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), summaryCSV: files.add("--summary-csv", o.summaryCSV), format: out}
-	files.reads("FILE", args...)
-	if err := files.check(); err != nil {
+	defer files.Discard()
+	outs := runOutputs{files: files, json: files.Add("--json", o.jsonPath), summaryCSV: files.Add("--summary-csv", o.summaryCSV), format: out}
+	files.Reads("FILE", args...)
+	if err := files.Check(); err != nil {
 		return err
 	}
-	recs, err := readRecordings(args, in)
+	recs, err := ingest.ReadFiles(args, in)
 	if err != nil {
 		return err
 	}
@@ -111,7 +112,7 @@ func (o *replayOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	runs := analyzeRuns(replayed, m, true)
-	judge(runs, terms)
+	runs := ingest.Runs(replayed, m, true)
+	slo.Judge(runs, terms)
 	return outs.write(cmd.OutOrStdout(), runs)
 }

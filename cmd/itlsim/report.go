@@ -1,13 +1,8 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -57,95 +52,33 @@ and needs the network for its charts (the tables never do).
 
 func (o *reportOptions) run(cmd *cobra.Command, args []string) error {
 	files := newOutputs(o.temps)
-	defer files.discard()
-	h, err := newHTMLOutput(files.add("-o", o.out), o.echartsJS)
+	defer files.Discard()
+	h, err := newHTMLOutput(files.Add("-o", o.out), o.echartsJS)
 	if err != nil {
 		return err
 	}
-	files.reads("RESULT.json", args...)
-	files.reads("--echarts-js", o.echartsJS)
-	if err := files.check(); err != nil {
+	files.Reads("RESULT.json", args...)
+	files.Reads("--echarts-js", o.echartsJS)
+	if err := files.Check(); err != nil {
 		return err
 	}
 	h.opts.Title = o.title
 	var docs [][]reports.Run
 	for _, path := range args {
-		doc, err := readDocument(path)
+		doc, err := ingest.ReadDocument(path)
 		if err != nil {
 			return err
 		}
 		docs = append(docs, doc.Runs)
 	}
-	runs := mergeRuns(args, docs)
+	runs := reports.MergeRuns(args, docs)
 	if h.out == nil {
 		return reporthtml.Write(cmd.OutOrStdout(), runs, h.opts)
 	}
 	if err := h.write(runs); err != nil {
 		return err
 	}
-	return files.commit()
-}
-
-// readDocument decodes one --json result file.
-func readDocument(path string) (reports.Document, error) {
-	var doc reports.Document
-	f, err := os.Open(path)
-	if err != nil {
-		return doc, err
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<20)
-	if head, _ := br.Peek(3); bytes.Equal(head, []byte("\ufeff")) {
-		br.Discard(3) // a byte-order mark, as editors on Windows write
-	}
-	if err := json.NewDecoder(br).Decode(&doc); err != nil {
-		// Read the file again, on this error path only, to say where.
-		if data, rerr := os.ReadFile(path); rerr == nil {
-			err = ingest.JSONError(data, err)
-		}
-		return doc, fmt.Errorf("%s: not an itlsim --json result: %w", path, err)
-	}
-	if len(doc.Runs) == 0 {
-		data, _ := os.ReadFile(path)
-		if f, derr := ingest.Detect(path, data); derr == nil {
-			return doc, fmt.Errorf("%s: not an itlsim --json result but measured streams (%s): make its report with itlsim analyze %s --html FILE", path, f, path)
-		}
-		if bytes.Contains(data, []byte(`"runs"`)) {
-			return doc, fmt.Errorf("%s: no runs", path)
-		}
-		return doc, fmt.Errorf("%s: not an itlsim --json result: it has no \"runs\" (give report the file itlsim run --json or analyze --json wrote)", path)
-	}
-	return doc, checkSchema(path, doc.SchemaVersion)
-}
-
-// mergeRuns concatenates the documents' runs in order. When a name occurs
-// in more than one document, every run is prefixed with its file's name
-// (without .json) so the page can tell them apart.
-func mergeRuns(paths []string, docs [][]reports.Run) []reports.Run {
-	files := map[string]map[int]bool{}
-	clash := false
-	for k, runs := range docs {
-		for _, r := range runs {
-			if files[r.Name] == nil {
-				files[r.Name] = map[int]bool{}
-			}
-			files[r.Name][k] = true
-			if len(files[r.Name]) > 1 {
-				clash = true
-			}
-		}
-	}
-	var out []reports.Run
-	for k, runs := range docs {
-		stem := strings.TrimSuffix(filepath.Base(paths[k]), ".json")
-		for _, r := range runs {
-			if clash {
-				r.Name = stem + ": " + r.Name
-			}
-			out = append(out, r)
-		}
-	}
-	return out
+	return files.Commit()
 }
 
 // htmlOutput is an HTML report to write: its file and options, the ECharts
@@ -175,5 +108,5 @@ func newHTMLOutput(out *outFile, echartsJS string) (*htmlOutput, error) {
 
 // write writes the report of runs to its file (committed with the others).
 func (h *htmlOutput) write(runs []reports.Run) error {
-	return h.out.write(func(f *os.File) error { return reporthtml.Write(f, runs, h.opts) })
+	return h.out.Write(func(f *os.File) error { return reporthtml.Write(f, runs, h.opts) })
 }

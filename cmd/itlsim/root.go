@@ -3,10 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/itlsim/itlsim/reports/outfiles"
 	"io"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -32,10 +32,10 @@ func (e *exitError) Unwrap() error { return e.err }
 func Main(args []string, stdout, stderr io.Writer) int {
 	setGCPercent()
 	temps := newTempFiles()
-	defer temps.removeAll()
+	defer temps.RemoveAll()
 	stop := removeTempsOnSignal(temps, stderr)
 	defer stop()
-	out := &checkedWriter{w: stdout}
+	out := outfiles.NewCheckedWriter(stdout)
 	root := newRootCmd(out, stderr, temps)
 	prof := cpuProfile{temps: temps}
 	prof.bind(root)
@@ -44,10 +44,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if perr := prof.stop(); err == nil {
 		err = perr
 	}
-	if werr := out.failed(); werr != nil && (err == nil || errors.Is(err, werr)) {
+	if werr := out.Failed(); werr != nil && (err == nil || errors.Is(err, werr)) {
 		// What the command printed did not all arrive (a full disk, a
 		// closed pipe): the answer is lost, so the command failed.
-		err = fmt.Errorf("stdout: %w", pathErr(werr))
+		err = fmt.Errorf("stdout: %w", outfiles.PathErr(werr))
 		if cmd != nil && cmd.Name() == "gate" {
 			err = &exitError{gateBadInput, err}
 		}
@@ -63,42 +63,6 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// checkedWriter is stdout as the commands see it: it keeps the first
-// write error (and refuses every later write with it), so that Main exits
-// non-zero when what a command printed did not all arrive, whatever the
-// command did with the error.
-type checkedWriter struct {
-	mu  sync.Mutex
-	w   io.Writer
-	err error
-}
-
-func (c *checkedWriter) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
-		return 0, c.err
-	}
-	n, err := c.w.Write(p)
-	if err == nil && n < len(p) {
-		err = io.ErrShortWrite
-	}
-	if err != nil {
-		c.err = err
-	}
-	return n, err
-}
-
-// failed is the first write error, after flushing a buffered stdout.
-func (c *checkedWriter) failed() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if fl, ok := c.w.(interface{ Flush() error }); ok && c.err == nil {
-		c.err = fl.Flush()
-	}
-	return c.err
-}
-
 // removeTempsOnSignal exits on SIGINT or SIGTERM, as the default action
 // would, but first removes the temporary files in temps. Call stop when the
 // command is done.
@@ -110,7 +74,7 @@ func removeTempsOnSignal(temps *tempFiles, stderr io.Writer) (stop func()) {
 		for {
 			select {
 			case s := <-sigs:
-				if stop := temps.takeGraceful(); stop != nil {
+				if stop := temps.TakeGraceful(); stop != nil {
 					// A command that can stop cleanly (record, serve) finishes
 					// its output; a second signal exits at once.
 					fmt.Fprintf(stderr, "itlsim: stopping (%v; again to quit at once)\n", s)
@@ -132,7 +96,7 @@ func removeTempsOnSignal(temps *tempFiles, stderr io.Writer) (stop func()) {
 // interrupted removes the temporary files after signal s and returns the
 // exit status of a process killed by s: 130 for SIGINT, 143 for SIGTERM.
 func interrupted(s os.Signal, temps *tempFiles, stderr io.Writer) int {
-	temps.removeAll()
+	temps.RemoveAll()
 	fmt.Fprintf(stderr, "itlsim: stopped (%v)\n", s)
 	if s == os.Interrupt {
 		return 128 + 2

@@ -6,21 +6,23 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/calibrate"
+	"github.com/itlsim/itlsim/reports/slo"
 	"github.com/itlsim/itlsim/reports/study"
+	"github.com/itlsim/itlsim/scheduler"
 	"github.com/itlsim/itlsim/scheduler/router"
 	"github.com/itlsim/itlsim/sim"
+	"github.com/itlsim/itlsim/sim/delivery"
 	"github.com/itlsim/itlsim/sim/scenario"
+	"github.com/itlsim/itlsim/specdecode"
 	"github.com/itlsim/itlsim/workloads"
 )
 
@@ -40,11 +42,11 @@ var shorthands = []shorthand{
 	{"quantization", "quantization", "weight format (vLLM --quantization): fp8, mxfp4, nvfp4, int4 (awq, gptq); empty keeps the checkpoint's", true},
 	{"kv-cache-dtype", "kv_cache_dtype", "KV cache element type (vLLM --kv-cache-dtype): auto or fp8", true},
 	{"seed", "seed", "random seed", true},
-	{"policy", "scheduler.policy", "batching policy: chunked, prefill-first, orca, static", true},
-	{"admission", "scheduler.admission.rule", "admission rule: always, kv-watermark, kv-reserve, max-queue, token-bucket", true},
-	{"queue", "scheduler.queue", "queue order: fcfs, priority, shortest-prompt-first", true},
+	{"policy", "scheduler.policy", "batching policy: " + names(scheduler.BatcherNames()), true},
+	{"admission", "scheduler.admission.rule", "admission rule: " + names(scheduler.AdmissionNames()), true},
+	{"queue", "scheduler.queue", "queue order: " + names(scheduler.OrderNames()), true},
 	{"preemption", "scheduler.preemption", "preemption mode: recompute, swap or pause", true},
-	{"victim", "scheduler.victim", "preemption victim: newest or lowest-priority", true},
+	{"victim", "scheduler.victim", "preemption victim: " + names(scheduler.VictimNames()), true},
 	{"max-num-seqs", "scheduler.max_num_seqs", "max sequences per step (0: vLLM's default for the GPU)", true},
 	{"max-num-batched-tokens", "scheduler.max_num_batched_tokens", "token budget per step (0: vLLM's default)", true},
 	{"long-prefill-threshold", "scheduler.long_prefill_token_threshold", "max prefill tokens per request per step (chunked)", true},
@@ -55,8 +57,8 @@ var shorthands = []shorthand{
 	{"input-len", "workload.input_len", "prompt lengths: fixed:N, uniform:MIN,MAX, normal:MEAN,SD,MIN,MAX, lognormal:MEAN,SD[,MIN,MAX], pareto:MIN,ALPHA[,MAX], table:LEN=P,…, empirical:FILE:COLUMN", false},
 	{"output-len", "workload.output_len", "output lengths (same forms as --input-len)", false},
 	{"lengths-file", "workload.lengths_file", "CSV with num_prefill_tokens,num_decode_tokens columns to sample lengths from", false},
-	{"workload", "workload.trace", "replay a trace file: Azure, Mooncake, Vidur, length-only, ServeGen or itlsim's format (see README, Workloads and traces)", false},
-	{"workload-format", "workload.format", "format of --workload: azure, mooncake, vidur, lengths, servegen, itlsim (default: detected)", false},
+	{"workload", "workload.trace", "replay a trace file in one of --workload-format's formats (see README, Workloads and traces)", false},
+	{"workload-format", "workload.format", "format of --workload: " + names(workloads.Formats()) + " (default: detected)", false},
 	{"num-gpu-blocks", "kvcache.num_gpu_blocks", "KV blocks (0: derived from GPU memory)", true},
 	{"swap-space", "kvcache.swap_space_gib", "CPU swap space per GPU, GiB", true},
 	{"host-link-gbps", "kvcache.host_link_gbps", "GPU↔CPU copy bandwidth, GB/s (0: the GPU's PCIe)", true},
@@ -73,22 +75,22 @@ var shorthands = []shorthand{
 	{"request-overhead-ms", "server.request_overhead_ms", "front end: fixed latency before the scheduler, ms per request (paid in parallel)", true},
 	{"serial-ms-per-request", "server.serial_ms_per_request", "front end: serial work per request, ms (requests queue for it)", true},
 	{"serial-us-per-prompt-token", "server.serial_us_per_prompt_token", "front end: serial tokenization per prompt token, µs (default 10, vLLM's Python server as measured, see README; 0 = off)", true},
-	{"spec-decode", "spec_decode.method", "speculative decoding proposer: none, draft-model, ngram, eagle, mtp", true},
+	{"spec-decode", "spec_decode.method", "speculative decoding proposer: " + names(specdecode.Methods()), true},
 	{"spec-k", "spec_decode.k", "draft tokens per step", true},
 	{"spec-acceptance", "spec_decode.acceptance", "acceptance model: iid:A, position-decay:A,D, beta:A,B, regime:AIN,AOUT,MEANIN,MEANOUT, ood-share:AIN,AOUT,SHARE, ood-region:AIN,AOUT,FROM,TO", false},
 	{"spec-draft-model", "spec_decode.draft_model", "draft model for --spec-decode draft-model (a preset or config.json)", true},
 	{"spec-fallback-window", "spec_decode.fallback.window", "verify steps over which a stream's acceptance is judged (0: no fallback)", true},
 	{"spec-fallback-threshold", "spec_decode.fallback.threshold", "stop speculating for a stream below this acceptance rate", true},
 	{"spec-disable-by-batch-size", "spec_decode.disable_by_batch_size", "no speculation in steps with more running sequences (0: never)", true},
-	{"network", "delivery.network.profile", "network profile between server and client: datacenter, broadband, mobile-4g, flaky-wifi", true},
-	{"coalescing", "delivery.coalescing.preset", "proxy or TCP buffering: nagle or proxy-buffer", true},
+	{"network", "delivery.network.profile", "network profile between server and client: " + names(delivery.ProfileNames()), true},
+	{"coalescing", "delivery.coalescing.preset", "proxy or TCP buffering: " + names(delivery.CoalescingNames()), true},
 	{"frame-ms", "delivery.render.frame_ms", "renderer frame period, ms (16.7 for 60 Hz; 0: off)", true},
 	{"smoothing", "delivery.smoothing.cadence_ms", "client smoothing buffer: release cadence, ms (0: off)", true},
 	{"smoothing-depth", "delivery.smoothing.depth_ms", "client smoothing buffer: target depth, ms", true},
 	{"flush", "delivery.flush.window_ms", "server accept-then-flush window, ms (0: off)", true},
 	{"failover-ms", "delivery.failover.watchdog_ms", "mid-stream failover after this many ms without a token (0: off)", true},
 	{"replicas", "cluster.replicas", "replicas of the configuration behind the router", true},
-	{"router", "cluster.router.policy", "router of a cluster: " + strings.Join(router.Names(), ", "), true},
+	{"router", "cluster.router.policy", "router of a cluster: " + names(router.Names()), true},
 	{"router-staleness", "cluster.router.staleness_ms", "age of the engine load snapshots routers see, e.g. 100ms (0: live state)", true},
 	{"stall-threshold", "metrics.stall_threshold_ms", "gaps above this many ms are stalls", false},
 	{"itl-goodput", "metrics.itl_goodput_ms", "ITL goodput threshold θ, ms", false},
@@ -97,6 +99,9 @@ var shorthands = []shorthand{
 	{"slo-e2el", "metrics.slo.e2el_ms", "E2EL limit for SLO goodput, ms (0: none)", false},
 	{"percentiles", "metrics.percentiles", "percentiles shown in tables, the JSON summary and gate metric names", false},
 }
+
+// names lists a registry's names for a flag's help.
+func names(list []string) string { return strings.Join(list, ", ") }
 
 type runOptions struct {
 	temps         *tempFiles
@@ -136,7 +141,7 @@ the compared setting alone. --vary compares any field by its YAML path:
   itlsim run --vary "workload.input_len=fixed:512;fixed:4096"
 
 Field paths, by section (` + "`itlsim run --print-config`" + ` prints them all with their values):
-` + fieldPathsHelp(scenario.Paths(), 80),
+` + scenario.PathsHelp(scenario.Paths(), 80),
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd, args)
@@ -172,30 +177,30 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	}
 
 	if o.printConfig {
-		return printConfigs(cmd.OutOrStdout(), variants)
+		return scenario.PrintConfigs(cmd.OutOrStdout(), variants)
 	}
 
 	// Every output path is checked before the simulation, which may be long.
 	files := newOutputs(o.temps)
-	defer files.discard()
-	outs := runOutputs{files: files, json: files.add("--json", o.jsonPath), streams: files.add("--streams", o.streamsPath),
-		summaryCSV: files.add("--summary-csv", o.summaryCSV), format: format}
-	timelines := files.add("--timelines", o.timelinesPath)
-	if h := files.add("--html", o.htmlPath); h != nil {
+	defer files.Discard()
+	outs := runOutputs{files: files, json: files.Add("--json", o.jsonPath), streams: files.Add("--streams", o.streamsPath),
+		summaryCSV: files.Add("--summary-csv", o.summaryCSV), format: format}
+	timelines := files.Add("--timelines", o.timelinesPath)
+	if h := files.Add("--html", o.htmlPath); h != nil {
 		if outs.html, err = newHTMLOutput(h, o.echartsJS); err != nil {
 			return err
 		}
 	}
-	files.reads("SCENARIO", args...)
-	files.reads("--echarts-js", o.echartsJS)
+	files.Reads("SCENARIO", args...)
+	files.Reads("--echarts-js", o.echartsJS)
 	for _, v := range variants {
 		readsConfig(files, v.Config)
 	}
-	if err := files.check(); err != nil {
+	if err := files.Check(); err != nil {
 		return err
 	}
 	fileTrace := len(args) == 1 && sc.parsed.Sets("workload.trace") && !sc.setsField("workload.trace")
-	if err := o.checkTraceFlags(cmd, variants, sc.parsed, fileTrace, args); err != nil {
+	if err := study.CheckTraceFlags(variants, sc.parsed, fileTrace, args, cmd.Flags().Changed); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -207,15 +212,15 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	// JSON and CSV write each run's rows one at a time from its result;
 	// only the HTML report needs them all at once.
 	needStreams := outs.html != nil
-	runs, err := simulate(variants, needStreams, timelines, progressTo(tty, stderr))
+	runs, err := study.RunVariants(variants, needStreams, timelines, progressTo(tty, stderr))
 	if err != nil {
 		return err
 	}
 	if tty {
 		fmt.Fprintf(stderr, "simulated %d run(s) in %.2f s wall time\n", len(runs), time.Since(start).Seconds())
 	}
-	noteIdentical(stderr, runs)
-	judge(runs, terms)
+	reports.NoteIdentical(stderr, runs)
+	slo.Judge(runs, terms)
 	if n := runs[0].Summary.SkippedRows; n > 0 {
 		fmt.Fprintf(stderr, "itlsim: skipped %d malformed row(s) of %s (--skip-bad-rows)\n", n, runs[0].Config.Workload.Trace)
 	}
@@ -243,110 +248,6 @@ func bindField(f *pflag.FlagSet, p *string, name, path, usage string, defaults s
 	f.Lookup(name).DefValue = def
 	if typ == "bool" { // --enforce-eager or --enable-expert-parallel alone means true, as in vLLM
 		f.Lookup(name).NoOptDefVal = "true"
-	}
-}
-
-// fieldPathsHelp lists the field paths one section a line ("workload:
-// arrival, rate, …"), wrapped at width, for run --help.
-func fieldPathsHelp(paths []string, width int) string {
-	var b strings.Builder
-	var section string
-	var line strings.Builder
-	flush := func() {
-		if line.Len() > 0 {
-			b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
-			line.Reset()
-		}
-	}
-	for _, p := range paths {
-		sec, name, ok := strings.Cut(p, ".")
-		if !ok {
-			sec, name = "top level", p
-		}
-		if sec != section {
-			flush()
-			section = sec
-			line.WriteString("  " + sec + ": ")
-		} else {
-			line.WriteString(", ")
-			if line.Len()+len(name) > width {
-				b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
-				line.Reset()
-				line.WriteString("      ")
-			}
-		}
-		line.WriteString(name)
-	}
-	flush()
-	return strings.TrimRight(b.String(), "\n")
-}
-
-// generatorFlags set how generated requests arrive and how long they are
-// (flag → field): a trace with its own arrival times has no use for them.
-var generatorFlags = [][2]string{{"requests", "workload.requests"}, {"rate", "workload.rate"}, {"duration", "workload.duration_s"},
-	{"arrival", "workload.arrival"}, {"input-len", "workload.input_len"}, {"output-len", "workload.output_len"}}
-
-// checkTraceFlags refuses generator settings given as flags with a trace
-// that has its own arrival times (every format but lengths), which would
-// ignore them; and, when the scenario file names the trace itself
-// (fileTrace), generator fields the file gives beside it. (A file's own
-// generator, replaced by --workload on the command line, is no conflict.)
-func (o *runOptions) checkTraceFlags(cmd *cobra.Command, variants []scenario.Variant, file scenario.File, fileTrace bool, args []string) error {
-	for _, v := range variants {
-		trace := v.Config.Workload.Trace
-		if trace == "" {
-			continue
-		}
-		format := v.Config.Workload.Format
-		if format == "" {
-			var err error
-			if format, err = workloads.DetectFormat(trace); err != nil {
-				continue // reading the trace will say what is wrong
-			}
-		}
-		if format == workloads.FormatLengths {
-			continue
-		}
-		for _, g := range generatorFlags {
-			name, path := g[0], g[1]
-			what := ""
-			switch {
-			case cmd.Flags().Changed(name):
-				what = "--" + name
-			case fileTrace && file.Sets(path):
-				what = args[0] + ": " + path
-			default:
-				continue
-			}
-			return fmt.Errorf("%s: the trace %s (%s) has its own arrival times and lengths, so %s would be ignored; "+
-				"change a trace's load with workload.target_rate, time_scale, window_s or sample (--set workload.target_rate=R)",
-				what, trace, format, path)
-		}
-	}
-	return nil
-}
-
-// noteIdentical says on stderr which compared runs came out identical: the
-// setting they differ in made no difference (a smoothing depth without a
-// cadence, a limit the load never reaches), which two equal columns would
-// otherwise leave the reader to discover.
-func noteIdentical(w io.Writer, runs []reports.Run) {
-	same := make([]bool, len(runs))
-	for i := range runs {
-		if same[i] {
-			continue
-		}
-		var group []string
-		for j := i + 1; j < len(runs); j++ {
-			if !same[j] && runs[i].Summary.Equal(&runs[j].Summary) {
-				same[j] = true
-				group = append(group, reports.Printable(runs[j].Name))
-			}
-		}
-		if len(group) > 0 {
-			fmt.Fprintf(w, "itlsim: note: runs %s and %s give identical results: what they differ in makes no difference here\n",
-				reports.Printable(runs[i].Name), strings.Join(group, ", "))
-		}
 	}
 }
 
@@ -430,152 +331,47 @@ func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Var
 		return nil, scenarioFile{}, err
 	}
 	o.alias = nil // applied once: a command may build its variants again
-	base := sim.DefaultConfig()
-	var cmps []scenario.Comparison
-	var fileTerms []string
-	var fileLines []int
-	var parsed scenario.File
+	cl := scenario.CommandLine{Files: hostFS{}, Sets: o.sets, Vary: o.vary, SkipBadRows: o.skipBadRows,
+		ApplyProfile: calibrate.ApplyProfile}
 	file := ""
 	if len(args) == 1 {
 		data, err := os.ReadFile(args[0])
 		if err != nil {
 			return nil, scenarioFile{}, err
 		}
-		f, err := scenario.Load(args[0], data)
-		if err != nil {
-			return nil, scenarioFile{}, err
-		}
-		base, parsed = f.Config, f
-		file, fileTerms, fileLines = args[0], f.SLO, f.SLOLines
-		for _, c := range f.Compare {
-			cmp, err := scenario.ParseComparison(c)
-			if err != nil {
-				return nil, scenarioFile{}, fmt.Errorf("%s: compare: %w", args[0], err)
-			}
-			cmp.Origin = args[0] + ": compare: " + c
-			cmps = append(cmps, cmp)
-		}
+		file, cl.Path, cl.Data = args[0], args[0], data
 	}
-	base.Files = hostFS{} // a model given as a config.json path is read from here
-	// setBy records which flag set each field on the command line, so that
-	// a field set twice (--seed 5 --set seed=6) is an error rather than one
-	// value silently replacing the other. A comparison of a set field
-	// replaces the value in every run, and its labels say so.
-	setBy := map[string]string{}
-	var explicit []scenario.Override // the fields the command line sets, in order
 	for _, s := range shorthands {
 		// A command may leave a field flag out (sweep sets the rate itself
 		// and has a --rate of its own).
 		if _, ok := o.values[s.flag]; !ok || !cmd.Flags().Changed(s.flag) {
 			continue
 		}
-		v := *o.values[s.flag]
-		if strings.TrimSpace(v) == "" {
-			return nil, scenarioFile{}, fmt.Errorf("--%s: %s: expected a value, got %q%s", s.flag, s.path, v, offHint(s.path))
-		}
-		switch {
-		case strings.HasSuffix(s.path, "_ms"):
-			v = durationsIn(v, time.Millisecond)
-		case strings.HasSuffix(s.path, "_s"):
-			v = durationsIn(v, time.Second)
-		}
-		if s.list && strings.Contains(v, ",") {
-			cmp, err := scenario.ParseComparison(s.path + "=" + v)
-			if err != nil {
-				return nil, scenarioFile{}, fmt.Errorf("--%s: %w", s.flag, err)
-			}
-			cmp.Origin = "--" + s.flag + " " + *o.values[s.flag]
-			cmps = append(cmps, cmp)
-			continue
-		}
-		if err := scenario.Set(&base, s.path, v); err != nil {
-			return nil, scenarioFile{}, fmt.Errorf("--%s: %w", s.flag, err)
-		}
-		setBy[s.path] = "--" + s.flag + " " + *o.values[s.flag]
-		explicit = append(explicit, scenario.Override{Path: s.path, Value: v})
+		cl.Fields = append(cl.Fields, scenario.FieldValue{Flag: s.flag, Path: s.path, Value: *o.values[s.flag], List: s.list})
 	}
-	if o.skipBadRows {
-		base.Workload.SkipBadRows = true
-	}
-	for _, s := range o.sets {
-		path, val, ok := strings.Cut(s, "=")
-		if !ok {
-			continue // ApplySets names the malformed entry
-		}
-		if strings.TrimSpace(val) == "" {
-			return nil, scenarioFile{}, fmt.Errorf("--set %s: %s: expected a value, got %q%s", s, path, val, offHint(path))
-		}
-		if by, ok := setBy[path]; ok {
-			return nil, scenarioFile{}, fmt.Errorf("--set %s: %s is already set (by %s)", s, path, by)
-		}
-		setBy[path] = "--set " + s
-		explicit = append(explicit, scenario.Override{Path: path, Value: val})
-	}
-	if err := scenario.ApplySets(&base, o.sets); err != nil {
-		return nil, scenarioFile{}, err
-	}
-	if len(o.slo.goodput) > 0 {
-		for path, by := range setBy {
-			if strings.HasPrefix(path, "metrics.slo.") && strings.HasPrefix(by, "--set") {
-				return nil, scenarioFile{}, fmt.Errorf("--goodput and %s both set SLO limits: give one of them", by)
+	cl.Adjust = func(base *sim.Config, setBy map[string]string) error {
+		if len(o.slo.goodput) > 0 {
+			for path, by := range setBy {
+				if strings.HasPrefix(path, "metrics.slo.") && strings.HasPrefix(by, "--set") {
+					return fmt.Errorf("--goodput and %s both set SLO limits: give one of them", by)
+				}
 			}
 		}
+		return o.slo.applyGoodput(cmd, &base.Metrics)
 	}
-	if err := o.slo.applyGoodput(cmd, &base.Metrics); err != nil {
-		return nil, scenarioFile{}, err
-	}
-	for _, s := range o.vary {
-		cmp, err := scenario.ParseComparison(s)
-		if err != nil {
-			return nil, scenarioFile{}, fmt.Errorf("--vary: %w", err)
-		}
-		cmp.Origin = "--vary " + s
-		cmps = append(cmps, cmp)
-	}
-	setsField := func(path string) bool {
-		if _, ok := setBy[path]; ok {
-			return true
-		}
-		for _, c := range cmps {
-			if c.Path == path {
-				return true
-			}
-		}
-		return false
-	}
-	if setsField("workload.duration_s") && !setsField("workload.requests") {
-		// A duration given on the command line means the run to last that
-		// long, not to stop at the default (or the file's) request count.
-		base.Workload.Requests = 0
-	}
-	variants, err := scenario.Expand(base, cmps)
+	built, err := scenario.Build(cl)
 	if err != nil {
 		return nil, scenarioFile{}, err
 	}
-	// A profile replaces the cost model (and server) section; what the
-	// command line sets or compares still wins over it.
-	for i := range variants {
-		v := &variants[i]
-		if v.Config.Cost.Profile == "" {
-			continue
-		}
-		if err := calibrate.ApplyProfile(&v.Config); err != nil {
-			return nil, scenarioFile{}, err
-		}
-		for _, ov := range append(append([]scenario.Override(nil), explicit...), v.Overrides...) {
-			if err := scenario.Set(&v.Config, ov.Path, ov.Value); err != nil {
-				return nil, scenarioFile{}, err
-			}
-		}
-	}
+	variants, parsed := built.Variants, built.File
 	// Every file the runs read is an input of the invocation: no output of
 	// any command that built them may replace one.
-	o.temps.reads("SCENARIO", file)
+	o.temps.Reads("SCENARIO", file)
 	for i, v := range variants {
 		readsConfig(o.temps, v.Config)
 		variants[i].Config.MaxMemoryBytes = int64(o.maxMemory)
 	}
-	return variants, scenarioFile{file, fileTerms, fileLines, parsed, setsField}, nil
+	return variants, scenarioFile{file, parsed.SLO, parsed.SLOLines, parsed, built.SetsField}, nil
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -587,187 +383,9 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// simulate runs every variant, in parallel up to the number of CPUs; each
-// run is independent (no shared mutable state), so the results do not
-// depend on the interleaving.
-//
-// With timelines non-nil, every finished stream's chunk times are written
-// there, run after run in order: each run writes to its own temporary file
-// (its streams can be many) and the files are concatenated at the end.
-func simulate(variants []scenario.Variant, withStreams bool, timelines *outFile, progress io.Writer) ([]reports.Run, error) {
-	engines := make([]*sim.Engine, len(variants))
-	for i, v := range variants {
-		e, err := sim.New(v.Config)
-		if err != nil {
-			if len(variants) > 1 {
-				return nil, fmt.Errorf("run %s: %w", v.Name, err)
-			}
-			return nil, err
-		}
-		engines[i] = e
-	}
-	var parts []*os.File
-	var writers []*reports.TimelineWriter
-	if timelines != nil {
-		defer func() {
-			for _, p := range parts {
-				timelines.removeScratch(p)
-			}
-		}()
-		for _, v := range variants {
-			p, err := timelines.scratchFile(".itlsim-timelines-")
-			if err != nil {
-				return nil, err
-			}
-			parts = append(parts, p)
-			w := reports.NewTimelineWriter(p, v.Name)
-			writers = append(writers, w)
-		}
-	}
-	if progress != nil {
-		stop := showProgress(progress, variants, engines)
-		defer stop()
-	}
-	// Every finished stream is scored (QoE, fluidity) from its timeline,
-	// which then goes on to --timelines.
-	runs, _ := study.Map(len(variants), study.Workers(0), func(i int) (reports.Run, error) {
-		var next sim.TimelineSink
-		if writers != nil {
-			next = writers[i]
-		}
-		res, err := study.RunScored(engines[i], true, next)
-		if err != nil {
-			return reports.Run{}, nil // a run's error is the engine's, read below
-		}
-		v := variants[i]
-		ov := map[string]string{}
-		for _, o := range v.Overrides {
-			ov[o.Path] = o.Value
-		}
-		return study.RunReport(engines[i], v.Name, ov, res, withStreams), nil
-	}, nil)
-	for i, e := range engines {
-		if err := e.Err(); err != nil {
-			return nil, fmt.Errorf("run %s: %w", variants[i].Name, err)
-		}
-	}
-	for _, w := range writers {
-		if err := w.Flush(); err != nil {
-			return nil, timelines.fail(err)
-		}
-	}
-	if timelines != nil {
-		err := timelines.write(func(f *os.File) error {
-			for _, p := range parts {
-				if _, err := p.Seek(0, io.SeekStart); err != nil {
-					return err
-				}
-				if _, err := io.Copy(f, p); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return runs, nil
-}
-
-// printConfigs writes each variant's resolved configuration as a YAML
-// document: a complete scenario file to start from.
-func printConfigs(w io.Writer, variants []scenario.Variant) error {
-	for i, v := range variants {
-		s, err := v.Config.Resolve()
-		if err != nil {
-			return err
-		}
-		if i > 0 {
-			fmt.Fprintln(w, "---")
-		}
-		fmt.Fprintf(w, "# run %s: resolved by itlsim run --print-config\n", v.Name)
-		if s.Config.Cost.Model == "linear" {
-			fmt.Fprintln(w, "# cost.linear: coefficients not given are 0 once any is given; all five take the built-in values only when none is")
-		}
-		enc := yaml.NewEncoder(w)
-		enc.SetIndent(2)
-		if err := enc.Encode(s.Config); err != nil {
-			return err
-		}
-		if err := enc.Close(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func progressTo(tty bool, w io.Writer) io.Writer {
 	if tty {
 		return w
 	}
 	return nil
-}
-
-// showProgress rewrites one stderr line every quarter second with how many
-// requests each run has ended, until the returned stop is called. It is
-// for terminals only: the simulation itself never reads the wall clock.
-func showProgress(w io.Writer, variants []scenario.Variant, engines []*sim.Engine) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		tick := time.NewTicker(250 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				fmt.Fprint(w, "\r\033[K")
-				return
-			case <-tick.C:
-				var b strings.Builder
-				b.WriteString("\r\033[Ksimulating:")
-				for i, e := range engines {
-					fmt.Fprintf(&b, " %s %d", variants[i].Name, e.Progress())
-					if n := variants[i].Config.Workload.Requests; n > 0 && variants[i].Config.Workload.DrawsLengths() {
-						fmt.Fprintf(&b, "/%d", n)
-					}
-				}
-				b.WriteString(" requests")
-				fmt.Fprint(w, b.String())
-			}
-		}
-	}()
-	return func() { close(done); <-finished }
-}
-
-// offHint tells how to turn off a field that an empty value was meant to
-// clear.
-func offHint(path string) string {
-	switch path {
-	case "delivery.network.profile":
-		return " (none: no network profile)"
-	case "delivery.coalescing.preset":
-		return " (none: no coalescing)"
-	}
-	if strings.HasPrefix(path, "delivery.") && strings.HasSuffix(path, "_ms") {
-		return " (0: off)"
-	}
-	return ""
-}
-
-// durationsIn lets a flag in milliseconds or seconds (unit) take durations
-// with a unit, as people write them: for milliseconds "33ms", "1.5s" (and
-// lists of them) become "33", "1500"; for seconds "2m" becomes "120". Plain
-// numbers pass unchanged; anything else is left for the field's own check
-// to reject.
-func durationsIn(v string, unit time.Duration) string {
-	parts := strings.Split(v, ",")
-	for i, p := range parts {
-		p = strings.TrimSpace(p)
-		if d, err := time.ParseDuration(p); err == nil && strings.ContainsAny(p, "hmsµun") {
-			parts[i] = strconv.FormatFloat(float64(d)/float64(unit), 'g', -1, 64)
-		}
-	}
-	return strings.Join(parts, ",")
 }

@@ -100,7 +100,7 @@ func (s *saveResult) add(files *outputs, w *workloads.Config, opt record.Options
 	if s.dir != "" {
 		name = filepath.Join(s.dir, name)
 	}
-	return &savedResult{file: files.add("--save-result", name), head: h}
+	return &savedResult{file: files.Add("--save-result", name), head: h}
 }
 
 // write fills the result file from the recording and its summary (the
@@ -134,5 +134,5 @@ func (s *savedResult) write(res *record.Result, summary reports.VLLM) error {
 			q.Err = "no output"
 		}
 	}
-	return s.file.write(func(f *os.File) error { return ingest.WriteVLLMResult(f, r) })
+	return s.file.Write(func(f *os.File) error { return ingest.WriteVLLMResult(f, r) })
 }

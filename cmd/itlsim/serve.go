@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
-	"net"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,7 +14,6 @@ import (
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/ingest"
 	"github.com/itlsim/itlsim/sim"
-	"github.com/itlsim/itlsim/sim/delivery"
 )
 
 type serveOptions struct {
@@ -106,7 +102,7 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkTimeScale(o.timeScale); err != nil {
+	if err := serve.CheckTimeScale(o.timeScale); err != nil {
 		return err
 	}
 	if o.exitAfter < 0 {
@@ -124,17 +120,17 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 	if o.replay != "" && (perReplica || o.ports != "") {
 		return fmt.Errorf("--replay serves recorded streams on one port: the scenario has %d replicas (drop --replicas or the cluster section, or add --route)", n)
 	}
-	addrs, err := portAddrs(o.addr, o.ports, max(1, n), perReplica || o.ports != "")
+	addrs, err := serve.PortAddrs(o.addr, o.ports, max(1, n), perReplica || o.ports != "")
 	if err != nil {
 		return err
 	}
 	files := newOutputs(o.temps)
-	defer files.discard()
-	timelines := files.add("--timelines", o.timelinesPath)
-	files.reads("SCENARIO", args...)
-	files.reads("--replay", o.replay)
+	defer files.Discard()
+	timelines := files.Add("--timelines", o.timelinesPath)
+	files.Reads("SCENARIO", args...)
+	files.Reads("--replay", o.replay)
 	readsConfig(files, cfg)
-	if err := files.check(); err != nil {
+	if err := files.Check(); err != nil {
 		return err
 	}
 	opt := serve.Options{ModelName: o.modelName, TimeScale: o.timeScale, ExitAfter: o.exitAfter, PerReplica: perReplica}
@@ -157,26 +153,21 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	} else {
-		// The real network and client replace the simulated delivery path;
-		// the server's own flush window stays.
-		opt.FlushWindow = sim.FromMS(cfg.Delivery.Flush.WindowMS)
-		rest := cfg.Delivery
-		rest.Flush = delivery.Flush{}
-		if rest.Enabled() {
+		var dropped bool
+		if opt.FlushWindow, dropped = serve.LiveDelivery(&cfg); dropped {
 			fmt.Fprintln(stderr, "itlsim serve: the scenario's network, coalescing, smoothing, render and failover are not simulated: the real network and client take their place (the flush window is kept)")
 		}
-		cfg.Delivery = delivery.DefaultConfig()
 		if setup, err = cfg.Resolve(); err != nil {
 			return err
 		}
 		opt.MaxModelLen = setup.Config.MaxModelLen
 		var sink sim.TimelineSink
 		if timelines != nil {
-			if scratch, err = timelines.scratchFile(".itlsim-served-"); err != nil {
+			if scratch, err = timelines.ScratchFile(".itlsim-served-"); err != nil {
 				return err
 			}
-			defer timelines.removeScratch(scratch)
-			tw = reports.NewTimelineWriter(scratch, runName(setup.Config))
+			defer timelines.RemoveScratch(scratch)
+			tw = reports.NewTimelineWriter(scratch, serve.RunName(setup.Config))
 			sink = tw
 		}
 		if srv, err = serve.New(setup, opt, sink); err != nil {
@@ -190,9 +181,9 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 		return nil
 	}
 	if err := tw.Flush(); err != nil {
-		return timelines.fail(err)
+		return timelines.Fail(err)
 	}
-	err = timelines.write(func(f *os.File) error {
+	err = timelines.Write(func(f *os.File) error {
 		if _, err := scratch.Seek(0, io.SeekStart); err != nil {
 			return err
 		}
@@ -202,27 +193,19 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	return files.commit()
-}
-
-// runName names the served run in files: the scenario's name or "served".
-func runName(c sim.Config) string {
-	if c.Name != "" {
-		return c.Name
-	}
-	return "served"
+	return files.Commit()
 }
 
 // serveAndReport listens, serves until stopped, and prints the served
 // streams' summary (a simulation's; nothing for a replay).
 func (o *serveOptions) serveAndReport(cmd *cobra.Command, srv *serve.Server, addrs []string, setup *sim.Setup, format reports.Format, stderr io.Writer) error {
-	lns, err := listenAll(addrs, o.ports != "")
+	lns, err := serve.ListenAll(addrs, o.ports != "")
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
-	undo := o.temps.stopGracefully(cancel)
+	undo := o.temps.StopGracefully(cancel)
 	defer undo()
 	what := "simulating " + o.scenarioLabel(setup)
 	if o.replay != "" {
@@ -247,7 +230,7 @@ func (o *serveOptions) serveAndReport(cmd *cobra.Command, srv *serve.Server, add
 	if res == nil {
 		return nil
 	}
-	run := reports.NewRunOptions(runName(setup.Config), nil, setup.Config, res, format == reports.FormatJSON)
+	run := reports.NewRunOptions(serve.RunName(setup.Config), nil, setup.Config, res, format == reports.FormatJSON)
 	run.AddCluster(srv.Cluster())
 	fmt.Fprintf(stderr, "itlsim serve: stopped after %d requests (%d finished)\n", res.Requests, res.Finished)
 	return (runOutputs{files: newOutputs(o.temps), format: format}).write(cmd.OutOrStdout(), []reports.Run{run})
@@ -277,116 +260,16 @@ func (o *serveOptions) replayScripts(seed uint64) ([]serve.Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	recs, err := readRecordings([]string{o.replay}, in)
+	recs, err := ingest.ReadFiles([]string{o.replay}, in)
 	if err != nil {
 		return nil, err
 	}
-	var scripts []serve.Script
-	for ri := range recs {
-		rec := &recs[ri]
-		if err := rec.CheckReplayable(); err != nil {
-			return nil, err
-		}
-		r := ingest.Replay(rec, uint64(ri), plan, mits[0])
-		for si := range r.Streams {
-			s := &r.Streams[si]
-			sc := serve.Script{Prompt: s.InputTokens}
-			t := s.TTFT
-			for c := range s.Chunks {
-				if c > 0 {
-					t += s.Gaps[c-1]
-				}
-				sc.Offsets = append(sc.Offsets, sim.Time(math.Round(t)))
-				sc.Tokens = append(sc.Tokens, ingest.ChunkTokens(s, c, s.Chunks))
-			}
-			scripts = append(scripts, sc)
-		}
+	scripts, err := serve.Scripts(recs, plan, mits[0])
+	if err != nil {
+		return nil, err
 	}
 	if len(scripts) == 0 {
 		return nil, fmt.Errorf("--replay %s: no stream with output to serve", o.replay)
 	}
 	return scripts, nil
-}
-
-// portAddrs are the addresses to listen on: --addr alone, or with a port
-// per replica (perPort) the host of --addr with the --ports list (one per
-// replica) or --addr's port + the replica's index (port 0: any free port
-// for each).
-func portAddrs(addr, ports string, replicas int, perPort bool) ([]string, error) {
-	if !perPort {
-		return []string{addr}, nil
-	}
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("--addr %s: %w", addr, err)
-	}
-	if ports != "" {
-		list := strings.Split(ports, ",")
-		if len(list) != replicas {
-			return nil, fmt.Errorf("--ports %s: %d ports for %d replicas; give one per replica, in order", ports, len(list), replicas)
-		}
-		out := make([]string, len(list))
-		seen := map[int]bool{}
-		for i, p := range list {
-			n, err := strconv.Atoi(strings.TrimSpace(p))
-			if err != nil || n < 0 || n > 65535 {
-				return nil, fmt.Errorf("--ports %s: item %d: %q is not a port (0–65535)", ports, i+1, p)
-			}
-			if n != 0 && seen[n] {
-				return nil, fmt.Errorf("--ports %s: port %d is listed twice", ports, n)
-			}
-			seen[n] = true
-			out[i] = net.JoinHostPort(host, strconv.Itoa(n))
-		}
-		return out, nil
-	}
-	base, err := strconv.Atoi(port)
-	if err != nil || base < 0 || base > 65535 {
-		return nil, fmt.Errorf("--addr %s: port %q is not a number (0–65535)", addr, port)
-	}
-	if base != 0 && base+replicas-1 > 65535 {
-		return nil, fmt.Errorf("--addr %s: %d replicas need ports %d–%d, beyond 65535; give --ports", addr, replicas, base, base+replicas-1)
-	}
-	out := make([]string, replicas)
-	for i := range out {
-		p := base
-		if base != 0 {
-			p += i
-		}
-		out[i] = net.JoinHostPort(host, strconv.Itoa(p))
-	}
-	return out, nil
-}
-
-// listenAll listens on every address, or on none: one that fails closes
-// those already open and is named (the flag is --ports when it was given).
-func listenAll(addrs []string, fromPorts bool) ([]net.Listener, error) {
-	var lns []net.Listener
-	for i, a := range addrs {
-		ln, err := net.Listen("tcp", a)
-		if err != nil {
-			for _, l := range lns {
-				l.Close()
-			}
-			flag := "--addr"
-			if fromPorts {
-				flag = "--ports"
-			}
-			if len(addrs) > 1 {
-				return nil, fmt.Errorf("%s: replica %d's address %s: %w", flag, i, a, err)
-			}
-			return nil, fmt.Errorf("%s %s: %w", flag, a, err)
-		}
-		lns = append(lns, ln)
-	}
-	return lns, nil
-}
-
-// checkTimeScale checks --time-scale, simulated seconds per wall second
-// (serve and record).
-func checkTimeScale(v float64) error {
-	if !(v > 0) || v > 1e6 || math.IsInf(v, 0) {
-		return fmt.Errorf("--time-scale: must be in (0, 1e6] simulated seconds per second, got %g", v)
-	}
-	return nil
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/slo"
 	"github.com/itlsim/itlsim/sim"
 )
@@ -105,20 +104,6 @@ func (s *sloFlags) applyGoodput(cmd *cobra.Command, m *sim.MetricsConfig) error 
 	}
 	m.SLO.TTFTMS, m.SLO.TPOTMS, m.SLO.E2ELMS = l.TTFTMS, l.TPOTMS, l.E2ELMS
 	return nil
-}
-
-// judge attaches the terms' outcomes to every run (JSON runs[].slo,
-// runs[].slo_pass, and the tables' SLOs section).
-func judge(runs []reports.Run, terms []slo.Term) {
-	if len(terms) == 0 {
-		return
-	}
-	for i := range runs {
-		out := slo.Evaluate(terms, &runs[i].Summary)
-		pass := slo.Pass(out)
-		runs[i].SLO, runs[i].SLOPass = out, &pass
-		runs[i].Summary.SLO = out
-	}
 }
 
 // goodputArg matches one of vLLM's --goodput values (ttft:200).

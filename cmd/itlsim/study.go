@@ -9,9 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -205,48 +203,6 @@ func studyArgs(cmd *cobra.Command, args []string) []string {
 	return out
 }
 
-// progressETA reports points done and the time left on a terminal;
-// elsewhere nothing.
-func progressETA(w io.Writer, what string) (study.Progress, func()) {
-	f, ok := w.(*os.File)
-	if !ok || !isatty.IsTerminal(f.Fd()) {
-		return nil, func() {}
-	}
-	start := time.Now()
-	return func(done, total int) {
-			el := time.Since(start)
-			eta := time.Duration(float64(el) / float64(done) * float64(total-done)).Round(time.Second)
-			fmt.Fprintf(w, "\r\033[K%s: %d/%d done, %s elapsed, ETA %s", what, done, total, el.Round(time.Second), eta)
-		}, func() {
-			fmt.Fprintf(w, "\r\033[K%s: done in %.1f s wall time\n", what, time.Since(start).Seconds())
-		}
-}
-
-// computeShard computes the units of share not yet in dir, each written
-// as soon as it is done (a retried pod resumes), and says so on stderr.
-func computeShard[T any](stderr io.Writer, dir study.Dir, keys []string, share []int, workers int, fn func(i int) (T, error)) error {
-	var todo []int
-	for _, i := range share {
-		if !dir.Has(keys[i]) {
-			todo = append(todo, i)
-		}
-	}
-	progress, done := progressETA(stderr, "shard")
-	_, err := study.Map(len(todo), workers, func(k int) (struct{}, error) {
-		v, err := fn(todo[k])
-		if err != nil {
-			return struct{}{}, err
-		}
-		return struct{}{}, dir.Put(keys[todo[k]], v)
-	}, progress)
-	done()
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "itlsim: %d of this shard's %d unit(s) computed, %d already in %s\n", len(todo), len(share), len(share)-len(todo), dir.Path)
-	return nil
-}
-
 // runStudy runs a study command whose plan has one unit per key: it
 // writes the Kubernetes Job with --emit-k8s; with --dir it computes this
 // shard's units (one(i) for unit i) into the directory; else it computes
@@ -270,55 +226,18 @@ func runStudy[T any](cmd *cobra.Command, args []string, st *studyFlags, temps *t
 		if err := dir.PutPlan(study.Manifest{Command: command, Args: studyArgs(cmd, args), ShardCount: count}); err != nil {
 			return err
 		}
-		return computeShard(cmd.ErrOrStderr(), dir, keys, study.Shard(len(keys), index, count), workers, one)
+		return study.ComputeShard(cmd.ErrOrStderr(), dir, keys, study.Shard(len(keys), index, count), workers, one)
 	}
 	if err := checkOutputs(temps, st.out); err != nil {
 		return err
 	}
-	progress, done := progressETA(cmd.ErrOrStderr(), what)
+	progress, done := study.ProgressETA(cmd.ErrOrStderr(), what)
 	units, err := all(workers, progress)
 	done()
 	if err != nil {
 		return err
 	}
 	return render(units)
-}
-
-// loadAll reads every unit from dir in order; missing ones are named,
-// with the indexes of the shards (of count) that should have written them.
-func loadAll[T any](dir study.Dir, keys, labels []string, count int) ([]T, error) {
-	out := make([]T, len(keys))
-	var missing []string
-	shards := map[int]bool{}
-	for i, k := range keys {
-		if !dir.Has(k) {
-			missing = append(missing, labels[i]+" ("+k+".json)")
-			shards[i%max(count, 1)] = true
-			continue
-		}
-		if err := dir.Get(k, &out[i]); err != nil {
-			return nil, err
-		}
-	}
-	if len(missing) > 0 {
-		shown := missing
-		if len(shown) > 20 {
-			shown = shown[:20]
-		}
-		more := ""
-		if len(missing) > len(shown) {
-			more = fmt.Sprintf("\n  ... and %d more", len(missing)-len(shown))
-		}
-		idx := make([]string, 0, len(shards))
-		for i := range max(count, 1) {
-			if shards[i] {
-				idx = append(idx, strconv.Itoa(i))
-			}
-		}
-		return nil, fmt.Errorf("%s: %d of %d point(s) missing: shard index(es) %s of %d have not finished or failed (rerun them with --shard-index I, or the Job's failed indexes):\n  %s%s",
-			dir.Path, len(missing), len(keys), strings.Join(idx, ", "), max(count, 1), strings.Join(shown, "\n  "), more)
-	}
-	return out, nil
 }
 
 // writeStudy writes a study's outputs: the files (all or nothing), then
@@ -330,34 +249,34 @@ func writeStudy(temps *tempFiles, stdout io.Writer, o outputFlags, doc any, tabl
 		return err
 	}
 	files := newOutputs(temps)
-	defer files.discard()
-	js, cs := files.add("--json", o.jsonPath), files.add("--csv", o.csvPath)
+	defer files.Discard()
+	js, cs := files.Add("--json", o.jsonPath), files.Add("--csv", o.csvPath)
 	var h *htmlOutput
-	if hf := files.add("--html", o.htmlPath); hf != nil {
+	if hf := files.Add("--html", o.htmlPath); hf != nil {
 		if h, err = newHTMLOutput(hf, o.echartsJS); err != nil {
 			return err
 		}
 	}
-	files.reads("--echarts-js", o.echartsJS)
-	if err := files.check(); err != nil {
+	files.Reads("--echarts-js", o.echartsJS)
+	if err := files.Check(); err != nil {
 		return err
 	}
 	if js != nil {
-		if err := js.write(func(f *os.File) error { return study.WriteJSON(f, doc) }); err != nil {
+		if err := js.Write(func(f *os.File) error { return study.WriteJSON(f, doc) }); err != nil {
 			return err
 		}
 	}
 	if cs != nil {
-		if err := cs.write(func(f *os.File) error { return csvOut(f) }); err != nil {
+		if err := cs.Write(func(f *os.File) error { return csvOut(f) }); err != nil {
 			return err
 		}
 	}
 	if h != nil {
-		if err := h.out.write(func(f *os.File) error { return htmlOut(f, h) }); err != nil {
+		if err := h.out.Write(func(f *os.File) error { return htmlOut(f, h) }); err != nil {
 			return err
 		}
 	}
-	if err := files.commit(); err != nil {
+	if err := files.Commit(); err != nil {
 		return err
 	}
 	if format == reports.FormatJSON {
@@ -369,14 +288,14 @@ func writeStudy(temps *tempFiles, stdout io.Writer, o outputFlags, doc any, tabl
 // checkOutputs checks the output paths before a long study.
 func checkOutputs(temps *tempFiles, o outputFlags) error {
 	files := newOutputs(temps)
-	defer files.discard()
-	files.add("--json", o.jsonPath)
-	files.add("--csv", o.csvPath)
-	if hf := files.add("--html", o.htmlPath); hf != nil {
+	defer files.Discard()
+	files.Add("--json", o.jsonPath)
+	files.Add("--csv", o.csvPath)
+	if hf := files.Add("--html", o.htmlPath); hf != nil {
 		if _, err := newHTMLOutput(hf, o.echartsJS); err != nil {
 			return err
 		}
 	}
-	files.reads("--echarts-js", o.echartsJS)
-	return files.check()
+	files.Reads("--echarts-js", o.echartsJS)
+	return files.Check()
 }

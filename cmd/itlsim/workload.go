@@ -195,15 +195,15 @@ run leaves no partial file.
 				return fmt.Errorf("-o FILE: required")
 			}
 			files := newOutputs(temps)
-			defer files.discard()
-			file := files.add("-o", out)
+			defer files.Discard()
+			file := files.Add("-o", out)
 			cfg, err := o.config(cmd, args[0])
 			if err != nil {
 				return err
 			}
-			files.reads("SOURCE", args[0])
+			files.Reads("SOURCE", args[0])
 			readsConfig(files, cfg)
-			if err := files.check(); err != nil {
+			if err := files.Check(); err != nil {
 				return err
 			}
 			src, err := workloads.New(cfg.Workload, seed.Derive(cfg.Seed, "workload"))
@@ -211,7 +211,7 @@ run leaves no partial file.
 				return err
 			}
 			var n int
-			err = file.write(func(f *os.File) error {
+			err = file.Write(func(f *os.File) error {
 				var werr error
 				n, werr = workloads.WriteRequests(workloads.NewRequestWriterFor(f, out), src)
 				return werr
@@ -219,7 +219,7 @@ run leaves no partial file.
 			if err != nil {
 				return err
 			}
-			if err := files.commit(); err != nil {
+			if err := files.Commit(); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d requests to %s\n", n, out)
