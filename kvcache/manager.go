@@ -60,7 +60,13 @@ type Manager struct {
 	tiers      []tier       // offload tiers, top first (tier.go)
 	tierLoads  [MaxTiers]int
 	acqTier    [MaxTiers]int // blocks the last AcquirePrefix loaded from each tier
+	reference  bool          // no prefetch (SetReference)
 }
+
+// SetReference turns the manager's prefetches off (an eviction then asks
+// the CPU for nothing ahead); nothing else changes. The engine's reference
+// step sets it (sim.Config.Reference).
+func (m *Manager) SetReference(on bool) { m.reference = on }
 
 // New returns a manager of total GPU blocks of blockSize tokens and
 // swapBlocks CPU swap blocks.

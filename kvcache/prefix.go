@@ -554,14 +554,16 @@ func (m *Manager) evict(need int) {
 		// CPU's cache instead of missing twice. A place whose entry left
 		// the list only wastes its request.
 		c.head++ // i's place
-		if p := c.head + 3; p < c.tail {
-			if j := c.ring[p&int32(len(c.ring)-1)]; j >= 0 {
-				prefetch(unsafe.Pointer(&c.entries[j]))
+		if !m.reference {
+			if p := c.head + 3; p < c.tail {
+				if j := c.ring[p&int32(len(c.ring)-1)]; j >= 0 {
+					prefetch(unsafe.Pointer(&c.entries[j]))
+				}
 			}
-		}
-		if p := c.head + 1; p < c.tail {
-			if j := c.ring[p&int32(len(c.ring)-1)]; j >= 0 {
-				prefetch(unsafe.Pointer(&c.index.slots[c.entries[j].id&c.index.mask]))
+			if p := c.head + 1; p < c.tail {
+				if j := c.ring[p&int32(len(c.ring)-1)]; j >= 0 {
+					prefetch(unsafe.Pointer(&c.index.slots[c.entries[j].id&c.index.mask]))
+				}
 			}
 		}
 		if len(m.tiers) > 0 {

@@ -51,6 +51,9 @@ type Scheduler struct {
 	runSpare   []*Seq
 	cand       []*Seq // scratch: preemption candidates
 	view       View
+	// reference plans every decode through the general case
+	// (SetReference).
+	reference bool
 }
 
 // New builds a scheduler over kv for a model of maxModelLen tokens of context.
@@ -79,6 +82,12 @@ func New(cfg Config, kv *kvcache.Manager, maxModelLen int) (*Scheduler, error) {
 	s.view.KV = kv
 	return s, nil
 }
+
+// SetReference makes the scheduler plan every decode through its general
+// case, entry by entry, instead of its specialised loops; the plans are
+// the same. The engine's reference step sets it (sim.Config.Reference),
+// and tests hold the two equal.
+func (s *Scheduler) SetReference(on bool) { s.reference = on }
 
 // Config returns the scheduler's resolved configuration.
 func (s *Scheduler) Config() Config { return s.cfg }
@@ -308,6 +317,10 @@ func (s *Scheduler) addDecode(r *Seq, n int) {
 // it with wide loads that wait for the narrow stores before them, and
 // barriers the whole entry.)
 func (s *Scheduler) entry(r *Seq, n int, dec bool) {
+	if s.reference {
+		s.plan.Entries = append(s.plan.Entries, Entry{Seq: r, Start: r.Computed, Tokens: n, Decode: dec, Slot: int32(r.Slot)})
+		return
+	}
 	if k := len(s.plan.Entries); k < cap(s.plan.Entries) {
 		s.plan.Entries = s.plan.Entries[:k+1]
 	} else {

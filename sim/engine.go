@@ -94,7 +94,7 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 	}
 	src = newFrontEnd(src, c.Server, stages)
 	e := &Engine{setup: s, src: src, classIndex: map[string]int16{}}
-	e.rec = &recording{stall: FromMS(c.Metrics.StallThresholdMS), worstK: c.Metrics.WorstStreams}
+	e.rec = &recording{stall: FromMS(c.Metrics.StallThresholdMS), worstK: c.Metrics.WorstStreams, reference: c.Reference}
 	if stages > 1 {
 		delivery := false
 		for _, p := range pools {
@@ -129,6 +129,10 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 					r.handoff = func(q *request) { e.handoff(r, q) }
 				}
 			}
+			if c.Reference {
+				r.sched.SetReference(true)
+				r.kv.SetReference(true)
+			}
 			r.ended = func(id int) {
 				e.inflight[i]--
 				if o := e.rec.observer; o != nil { // the stream's summary was appended last
@@ -145,7 +149,7 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 		// each step prefetches the index slots it will register (one
 		// replica's fit, and the extra pass would only cost).
 		for _, r := range e.reps {
-			r.prefetch = r.kv.PrefixCaching()
+			r.prefetch = r.kv.PrefixCaching() && !c.Reference
 		}
 	}
 	e.inflight = make([]int, len(e.reps))

@@ -109,6 +109,9 @@ type recording struct {
 	observer Observer     // sees chunks and ends as they happen (live.go); nil off
 	fin      *finisher    // reduces ended streams on its own goroutine during Engine.Run; nil: at once
 	scratch  ended        // the ended stream reduced at once when fin is nil
+	// reference runs the straightforward step (Config.Reference): no
+	// gap is counted per step or kept as a run of the step log.
+	reference bool
 }
 
 // result is the recorder's view of the run: the client's with a delivery

@@ -334,15 +334,28 @@ func (r *Replica) startStep(now Time) (dur Time, ok bool) {
 func (r *Replica) priceStep(plan *scheduler.Plan) Time {
 	b := &r.batch
 	b.Reset()
-	// The decodes' terms are the plan's sums (AddVerify's, entry by entry);
-	// only prefill chunks are read one by one.
-	b.DecodeSeqs, b.DecodeContext = plan.DecodeSeqs, plan.DecodeContext
-	b.DecodeExtraTokens, b.DecodeExtraPairs = plan.DecodeDrafts, plan.DraftContext
 	maxK := plan.MaxDrafts
-	if plan.PrefillTokens > 0 {
+	if r.rec.reference {
+		// Every entry read one by one.
+		maxK = 0
 		for i := range plan.Entries {
-			if en := &plan.Entries[i]; !en.Decode {
+			if en := &plan.Entries[i]; en.Decode {
+				b.AddVerify(en.Start+1, en.Tokens)
+				maxK = max(maxK, en.Tokens-1)
+			} else {
 				b.AddPrefill(en.Start, en.Tokens)
+			}
+		}
+	} else {
+		// The decodes' terms are the plan's sums (AddVerify's, entry by
+		// entry); only prefill chunks are read one by one.
+		b.DecodeSeqs, b.DecodeContext = plan.DecodeSeqs, plan.DecodeContext
+		b.DecodeExtraTokens, b.DecodeExtraPairs = plan.DecodeDrafts, plan.DraftContext
+		if plan.PrefillTokens > 0 {
+			for i := range plan.Entries {
+				if en := &plan.Entries[i]; !en.Decode {
+					b.AddPrefill(en.Start, en.Tokens)
+				}
 			}
 		}
 	}
@@ -488,6 +501,13 @@ func (r *Replica) endStep(now Time) {
 	if t := r.common.sum(); t != dur {
 		panic(fmt.Sprintf("sim: %s: a step of %d ns whose parts sum to %d ns (%v)", r.name, dur, t, r.common))
 	}
+	if r.rec.reference {
+		// The straightforward step: every stream's share of the step is
+		// added to its gap's parts and every token recorded by itself.
+		r.endEntries(plan, now, false, false, drafted, rejected)
+		r.chargeLeftOut(plan)
+		return
+	}
 	r.logStep(dur)
 	fastOK := r.watchNS == 0
 	// A whole-step token needs recorder.chunk only to see a stall (the
@@ -515,6 +535,12 @@ func (r *Replica) endStep(now Time) {
 	if r.allIn {
 		return
 	}
+	r.chargeLeftOut(plan)
+}
+
+// chargeLeftOut charges every running stream the step left out its share
+// of the step: a paused one's compute share is kv-pause.
+func (r *Replica) chargeLeftOut(plan *scheduler.Plan) {
 	var paused parts
 	if len(plan.Paused) > 0 {
 		// A stream that could not grow waited for blocks, whatever the
