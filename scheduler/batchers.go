@@ -80,7 +80,11 @@ func planDecodes(s *Scheduler) (prefills int) {
 }
 
 // planDecodesFast is planDecodes with the plain decode whose blocks have
-// room (most of them) planned in an inner loop without a call.
+// room (most of them) planned in an inner loop without a call. With
+// planDecodes instead, the engine's CPU time was 1.13x (the geometric mean
+// of the medians of six rounds on the five benchmarks of package sim;
+// docs/benchmarks-log.md, 2026-12-03): 1.15x on BenchmarkChatWorkload
+// (1.03-1.21), 1.17x on BenchmarkStep (1.10-1.28).
 func planDecodesFast(s *Scheduler) (prefills int) {
 	kv := s.kv
 	// A plain decode whose blocks have room (most of them) is planned in
@@ -112,7 +116,12 @@ decodes:
 				break
 			}
 			r.Sched = 1
-			es = es[:len(es)+1] // as Scheduler.entry
+			// The entry is written in place, over the one the plan before
+			// had there (reset keeps them): in a steady batch that was the
+			// same sequence, whose pointer is then not stored again (no
+			// write barrier while the collector runs). Appending a
+			// composite literal instead doubled this loop's time.
+			es = es[:len(es)+1]
 			es[len(es)-1].set(r, 1, true)
 			budget--
 			decodes++

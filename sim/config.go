@@ -74,11 +74,11 @@ type Config struct {
 	Files fs.FS `yaml:"-" json:"-"`
 
 	// Reference runs the engine's straightforward step instead of its
-	// specialised one: every gap is split and recorded as it closes, every
-	// entry goes through the general path, the scheduler plans every
-	// decode through its general case and nothing is prefetched. The
-	// results are byte-identical; tests set it to hold the two equal
-	// (see docs/architecture.md). Not part of a scenario.
+	// specialised one: every gap accumulates its split and is recorded as
+	// it closes, every entry goes through the general case and the
+	// scheduler plans every decode through scheduleRunning. The results
+	// are byte-identical; tests set it to hold the two equal (see
+	// docs/architecture.md). Not part of a scenario, and no flag sets it.
 	Reference bool `yaml:"-" json:"-"`
 }
 

@@ -131,7 +131,6 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 			}
 			if c.Reference {
 				r.sched.SetReference(true)
-				r.kv.SetReference(true)
 			}
 			r.ended = func(id int) {
 				e.inflight[i]--
@@ -142,14 +141,6 @@ func NewFromSetup(s *Setup, src workloads.Source) (*Engine, error) {
 			}
 			e.reps = append(e.reps, r)
 			infos = append(infos, router.Replica{KVTokens: p.Setup.Blocks * p.Setup.Config.KVCache.BlockSize})
-		}
-	}
-	if len(e.reps) > 1 {
-		// Many replicas' prefix caches together outgrow the CPU's caches:
-		// each step prefetches the index slots it will register (one
-		// replica's fit, and the extra pass would only cost).
-		for _, r := range e.reps {
-			r.prefetch = r.kv.PrefixCaching() && !c.Reference
 		}
 	}
 	e.inflight = make([]int, len(e.reps))
