@@ -48,18 +48,16 @@ func (a *Alloc) privateFrom(content *Content, bs int) int {
 // Manager hands out GPU blocks and swap blocks. It is a plain value owned by
 // one replica; it is not safe for concurrent use.
 type Manager struct {
-	blockSize  int
-	total      int // GPU blocks
-	free       int
-	swapTotal  int // CPU swap blocks
-	swapFree   int
-	prefixOn   bool
-	prefetched int          // blocks Prefetch has asked for this step, for the spare entries they will take
-	indexed    uint64       // registrations that went through the index (Indexed)
-	prefix     *prefixCache // nil while prefix caching is off
-	tiers      []tier       // offload tiers, top first (tier.go)
-	tierLoads  [MaxTiers]int
-	acqTier    [MaxTiers]int // blocks the last AcquirePrefix loaded from each tier
+	blockSize int
+	total     int // GPU blocks
+	free      int
+	swapTotal int // CPU swap blocks
+	swapFree  int
+	prefixOn  bool
+	prefix    *prefixCache // nil while prefix caching is off
+	tiers     []tier       // offload tiers, top first (tier.go)
+	tierLoads [MaxTiers]int
+	acqTier   [MaxTiers]int // blocks the last AcquirePrefix loaded from each tier
 }
 
 // New returns a manager of total GPU blocks of blockSize tokens and

@@ -1,9 +1,6 @@
 package kvcache
 
-import (
-	"fmt"
-	"unsafe"
-)
+import "fmt"
 
 // Automatic prefix caching as vLLM V1 does it: every full block a sequence
 // computes — prompt and generated tokens — is registered in the cache under
@@ -59,9 +56,7 @@ type prefixCache struct {
 	index   index
 	// The eviction list, least recently freed first, as a ring of entry
 	// indexes at places [head, tail): an entry taken off the list keeps
-	// its old place, which its pos no longer names (first skips it), so
-	// the next evictions' entries are known places ahead, not links to
-	// follow, and an eviction can ask for them several evictions early.
+	// its old place, which its pos no longer names (first skips it).
 	ring       []int32
 	head, tail int32
 	evictable  int // unreferenced cached blocks
@@ -308,46 +303,6 @@ func (m *Manager) CountPrefixLookup(queried, hit int) {
 	}
 }
 
-// PrefetchStart begins a step's prefetches (Prefetch).
-func (m *Manager) PrefetchStart() { m.prefetched = 0 }
-
-// Indexed counts the registrations so far that went through the index
-// (blocks other sequences could share): a caller prefetches only while it
-// grows, since a private block's registration touches no index slot.
-func (m *Manager) Indexed() uint64 { return m.indexed }
-
-// Prefetch asks the CPU for the index slots and spare entries that
-// RegisterPrefix(a, content, computed) will touch, and changes nothing. A
-// step registers blocks of many sequences, each a cache miss in a large
-// index (a cluster keeps one per replica, far more than the CPU caches
-// hold); the engine prefetches a step's registrations before it ends the
-// step's sequences, so the misses overlap instead of coming one by one.
-func (m *Manager) Prefetch(a *Alloc, content *Content, computed int) {
-	if m.prefixOn && (a.SharedBlocks+1)*m.blockSize <= computed && a.Blocks > 0 {
-		m.prefetch(a, content, computed)
-	}
-}
-
-func (m *Manager) prefetch(a *Alloc, content *Content, computed int) {
-	c := m.prefix
-	x := &c.index
-	end := a.SharedBlocks + a.Blocks
-	if len(m.tiers) == 0 {
-		end = min(end, a.privateFrom(content, m.blockSize)) // no index slot, no entry beyond
-	}
-	for j := a.SharedBlocks; (j+1)*m.blockSize <= computed && j < end; j++ {
-		id, private := content.name(j, m.blockSize)
-		if private && len(m.tiers) == 0 {
-			continue // no index slot, no entry (unless a restart finds one it had)
-		}
-		prefetch(unsafe.Pointer(&x.slots[id&x.mask]))
-		if k := len(c.spare) - 1 - m.prefetched; k >= 0 {
-			prefetch(unsafe.Pointer(&c.entries[c.spare[k]]))
-		}
-		m.prefetched++
-	}
-}
-
 // RegisterPrefix caches every full block of the first computed tokens
 // beyond those the sequence already shares, moving each from the
 // sequence's private blocks to the cache (or, when another sequence cached
@@ -390,7 +345,6 @@ func (m *Manager) registerPrefix(a *Alloc, content *Content, computed int) {
 			i, ok = c.past(a, j, id)
 		} else {
 			i, ok = c.index.get(id, c.entries)
-			m.indexed++
 		}
 		switch {
 		case ok:
@@ -547,23 +501,7 @@ func (m *Manager) evict(need int) {
 		}
 		*e = entry{pos: unused}
 		c.spare = append(c.spare, i)
-		// The eviction list is in the order blocks were freed, random in
-		// both tables: ask for the entry four places ahead, and for the
-		// index slot of the one two places ahead (whose entry was asked
-		// for two evictions ago), so that an eviction finds both in the
-		// CPU's cache instead of missing twice. A place whose entry left
-		// the list only wastes its request.
 		c.head++ // i's place
-		if p := c.head + 3; p < c.tail {
-			if j := c.ring[p&int32(len(c.ring)-1)]; j >= 0 {
-				prefetch(unsafe.Pointer(&c.entries[j]))
-			}
-		}
-		if p := c.head + 1; p < c.tail {
-			if j := c.ring[p&int32(len(c.ring)-1)]; j >= 0 {
-				prefetch(unsafe.Pointer(&c.index.slots[c.entries[j].id&c.index.mask]))
-			}
-		}
 		if len(m.tiers) > 0 {
 			m.demote(0, id)
 		}

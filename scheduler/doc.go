@@ -24,9 +24,10 @@
 // pointers to the waiting and running ones and never allocates per step.
 // The hot path is chunked's decode loop (batchers.go): a plain decode whose
 // blocks have room is planned in a loop without calls, its entry written
-// over the last plan's; the plan sums its decodes' context as it forms
-// (Plan.DecodeContext) so that pricing a step reads only prefill entries.
-// The batchers walk the running set itself (Scheduler.snap) until a
+// over the last plan's (planDecodesFast; Scheduler.SetReference plans
+// every decode through scheduleRunning instead, with the same plans); the
+// plan sums its decodes' context as it forms (Plan.DecodeContext) so that
+// pricing a step reads only prefill entries. The batchers walk the running set itself (Scheduler.snap) until a
 // preemption moves it (TestPlanUnderPreemption). The
 // package knows nothing of time beyond the "now" it is handed and nothing of
 // step durations: the engine in package sim prices the plan and applies it.

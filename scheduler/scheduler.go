@@ -51,6 +51,9 @@ type Scheduler struct {
 	runSpare   []*Seq
 	cand       []*Seq // scratch: preemption candidates
 	view       View
+	// reference plans every decode through the general case
+	// (SetReference).
+	reference bool
 }
 
 // New builds a scheduler over kv for a model of maxModelLen tokens of context.
@@ -79,6 +82,12 @@ func New(cfg Config, kv *kvcache.Manager, maxModelLen int) (*Scheduler, error) {
 	s.view.KV = kv
 	return s, nil
 }
+
+// SetReference makes the scheduler plan every decode through its general
+// case (scheduleRunning) instead of chunked's inlined decode loop; the
+// plans are the same. The engine's reference step sets it (sim.Config.Reference),
+// and tests hold the two equal.
+func (s *Scheduler) SetReference(on bool) { s.reference = on }
 
 // Config returns the scheduler's resolved configuration.
 func (s *Scheduler) Config() Config { return s.cfg }
@@ -300,24 +309,13 @@ func (s *Scheduler) addDecode(r *Seq, n int) {
 	}
 }
 
-// entry appends r's entry to the plan. It is written in place, over the
-// one the plan before had there (reset keeps them): in a steady batch
-// that was the same sequence, and not storing its pointer again spares
-// the collector's write barrier, which is on for a tenth of the run.
-// (Appending a composite literal instead builds it on the stack, copies
-// it with wide loads that wait for the narrow stores before them, and
-// barriers the whole entry.)
+// entry appends r's entry of n tokens to the plan.
 func (s *Scheduler) entry(r *Seq, n int, dec bool) {
-	if k := len(s.plan.Entries); k < cap(s.plan.Entries) {
-		s.plan.Entries = s.plan.Entries[:k+1]
-	} else {
-		s.plan.Entries = append(s.plan.Entries, Entry{})
-	}
-	s.plan.Entries[len(s.plan.Entries)-1].set(r, n, dec)
+	s.plan.Entries = append(s.plan.Entries, Entry{Seq: r, Start: r.Computed, Tokens: n, Decode: dec, Slot: int32(r.Slot)})
 }
 
 // set makes e r's entry of n tokens, storing r only if e held another
-// sequence (see entry).
+// sequence (planDecodesFast).
 func (e *Entry) set(r *Seq, n int, dec bool) {
 	if e.Seq != r {
 		e.Seq = r

@@ -306,3 +306,16 @@ func TestStepAllocsUnderPausesAndTiers(t *testing.T) {
 		t.Errorf("%.3f allocations per event under pauses and tiers (%g per %d events), want < 0.05", per, perRun, steps)
 	}
 }
+
+// BenchmarkSharedPrefixCluster16 is BenchmarkChatCluster16 with a system
+// prompt shared within eight groups by half the requests: the blocks those
+// register and evict go through the prefix cache's index, which the
+// private blocks of the chat workload never touch.
+func BenchmarkSharedPrefixCluster16(b *testing.B) {
+	cfg := chatConfig(20_000)
+	cfg.Workload.Rate *= 16
+	cfg.Workload.SharedPrefix = workloads.SharedPrefix{Groups: 8, Tokens: 512, Share: 0.5}
+	cfg.Cluster.Replicas = 16
+	cfg.Cluster.Router.Policy = "round-robin"
+	benchmarkChat(b, cfg)
+}

@@ -82,6 +82,14 @@ type Config struct {
 	// the caller supplies it (cmd/itlsim reads the host's files). Nil: only
 	// presets resolve.
 	Files fs.FS `yaml:"-" json:"-"`
+
+	// Reference runs the engine's straightforward step instead of its
+	// specialised one: every gap accumulates its split and is recorded as
+	// it closes, every entry goes through the general case and the
+	// scheduler plans every decode through scheduleRunning. The results
+	// are byte-identical; tests set it to hold the two equal (see
+	// docs/architecture.md). Not part of a scenario, and no flag sets it.
+	Reference bool `yaml:"-" json:"-"`
 }
 
 // CostConfig selects the step cost model and the server-side jitter sources.

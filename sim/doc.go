@@ -31,22 +31,27 @@
 // seed, so every policy compared on a workload sees the same requests with
 // the same luck.
 //
-// The hot path is Replica.endStep (endPlain for a step without a watchdog
-// or speculation, endEntries otherwise) and recorder.chunk. Most tokens close a
-// gap that is exactly the step just ended (the stream was in the previous
-// step too); such a gap takes the step's split by cause (checked once per
-// step), extends the stream's run of indexes into the replica's step log
-// instead of a gap list of its own, and is counted per step by position,
-// class and chunk size, the histograms taking each step's counts in a few
-// records (flushStep). endPlain does this itself, in a loop without calls,
-// for a one-token chunk that does not end its stream and fills no KV block
-// on a replica with nothing else to tell (recorder.extendRun and
-// stepCounts.countOne inline; TestPlainLoopIsGeneral holds it to the
-// general path); recorder.chunk takes every other chunk. Other gaps (a stream left out, paused, swapped,
-// recomputed, handed over, or watched for failover) accumulate their split
-// in request.acc and are recorded one by one. A request's per-token fields
-// share its first cache line, its scheduler fields the next
-// (TestRequestHotLayout).
+// The hot path is Replica.endStep (endEntries) and recorder.chunk. Most
+// tokens close a gap that is exactly the step just ended (the stream was
+// in the previous step too); such a gap takes the step's split by cause
+// (checked once per step), extends the stream's run of indexes into the
+// replica's step log instead of a gap list of its own, and is counted per
+// step by position, class and chunk size, the histograms taking each
+// step's counts in a few records (flushStep). wholeSteps does this itself,
+// in a loop without calls, for a one-token chunk that does not end its
+// stream and fills no KV block on a replica with nothing else to tell;
+// recorder.chunk takes every other chunk. Other gaps (a stream left out,
+// paused, swapped, recomputed, handed over, or watched for failover)
+// accumulate their split in request.acc and are recorded one by one. A
+// request's per-token fields share its first cache line, its scheduler
+// fields the next (TestRequestHotLayout).
+//
+// Config.Reference runs the straightforward step instead: every gap
+// accumulates its split and is recorded as it closes, the batch is priced
+// entry by entry and the scheduler plans every decode through its general
+// case. Its results are byte-identical (reports/study's TestReferencePath,
+// TestWholeStepsIsTheReference); each specialisation the other step keeps
+// says beside it what it buys.
 //
 // A stream that ends leaves its request slot as an ended value (finisher.go)
 // that reduce turns into its summary, timeline and worst-stream entry.

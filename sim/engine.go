@@ -109,7 +109,7 @@ func newFromSetup(s *Setup, src workloads.Source, sp *Spares) (*Engine, error) {
 	}
 	src = newFrontEnd(src, c.Server, stages)
 	e := &Engine{setup: s, src: src, classIndex: map[string]int16{}, spares: sp}
-	e.rec = &recording{stall: FromMS(c.Metrics.StallThresholdMS), worstK: c.Metrics.WorstStreams}
+	e.rec = &recording{stall: FromMS(c.Metrics.StallThresholdMS), worstK: c.Metrics.WorstStreams, reference: c.Reference}
 	if stages > 1 {
 		delivery := false
 		for _, p := range pools {
@@ -144,6 +144,9 @@ func newFromSetup(s *Setup, src workloads.Source, sp *Spares) (*Engine, error) {
 					r.handoff = func(q *request) { e.handoff(r, q) }
 				}
 			}
+			if c.Reference {
+				r.sched.SetReference(true)
+			}
 			r.ended = func(id int) {
 				e.inflight[i]--
 				if o := e.rec.observer; o != nil { // the stream's summary was appended last
@@ -153,14 +156,6 @@ func newFromSetup(s *Setup, src workloads.Source, sp *Spares) (*Engine, error) {
 			}
 			e.reps = append(e.reps, r)
 			infos = append(infos, router.Replica{KVTokens: p.Setup.Blocks * p.Setup.Config.KVCache.BlockSize})
-		}
-	}
-	if len(e.reps) > 1 {
-		// Many replicas' prefix caches together outgrow the CPU's caches:
-		// each step prefetches the index slots it will register (one
-		// replica's fit, and the extra pass would only cost).
-		for _, r := range e.reps {
-			r.prefetch = r.kv.PrefixCaching()
 		}
 	}
 	e.inflight = make([]int, len(e.reps))

@@ -4,15 +4,7 @@ package sim
 // finisher's goroutine (for TestFinisherIsTheSteppedRun).
 func (e *Engine) ReducedAsync() bool { return e.finished }
 
-// SetPlainLoop turns endPlain's loop for the whole-step token on or off
-// and returns a func that restores it (for TestPlainLoopIsGeneral).
-func SetPlainLoop(on bool) (restore func()) {
-	was := plainLoop
-	plainLoop = on
-	return func() { plainLoop = was }
-}
-
-// PlainRun is the tokens endPlain's loop took, over the replicas.
+// PlainRun is the tokens wholeSteps' loop took, over the replicas.
 func (e *Engine) PlainRun() (n int64) {
 	for _, r := range e.reps {
 		n += r.plainRun

@@ -111,6 +111,9 @@ type recording struct {
 	stepScratch []PrefillChunk // reused for each step's report
 	fin         *finisher      // reduces ended streams on its own goroutine during Engine.Run; nil: at once
 	scratch     ended          // the ended stream reduced at once when fin is nil
+	// reference runs the straightforward step (Config.Reference): no
+	// gap is counted per step or kept as a run of the step log.
+	reference bool
 }
 
 // result is the recorder's view of the run: the client's with a delivery
@@ -150,6 +153,10 @@ func (rc *recorder) chunk(now Time, q *request, n int, split *parts) (done bool)
 				panic(fmt.Sprintf("sim: request %d: gap %d ns but its parts sum to %d ns (%v)", q.seq.ID, gap, s, q.acc))
 			}
 		}
+		// Counted per step and kept as a run of the step log rather than
+		// recorded by itself: with each gap recorded as it closes (and
+		// wholeSteps off), CPU time was 1.6-2.5x on the five benchmarks of
+		// docs/benchmarks-log.md (2026-12-03; 1.95x geometric mean).
 		if split != nil && n <= maxStepChunk {
 			rc.wholeStep(q, n)
 		} else {
@@ -193,7 +200,7 @@ func (rc *recorder) wholeStep(q *request, n int) {
 
 // extendRun adds the step that just ended to q's open run of whole-step
 // gaps (opening one, after flushing a run that broke, when it does not
-// end at the step before). Small enough to inline into the step loop.
+// end at the step before).
 func (rc *recorder) extendRun(q *request) {
 	if cur := rc.logBase + int64(len(rc.log)) - 1; q.runLen == 0 || q.runFrom+int64(q.runLen) != cur {
 		rc.openRun(q, cur)
@@ -256,14 +263,6 @@ type stepCounts struct {
 // maxStepChunk bounds the chunks counted per step; a larger one is
 // recorded by itself.
 const maxStepChunk = 16
-
-// countOne is count(q, 1, true) for a stream without a class, small
-// enough to inline into the step loop.
-func (st *stepCounts) countOne(q *request) {
-	st.total++
-	st.tokens++
-	st.pos[positionOf(q.seq.Generated-1)]++
-}
 
 func (st *stepCounts) count(q *request, n int, positions bool) {
 	st.total++

@@ -107,10 +107,7 @@ type Replica struct {
 	common     parts      // inStep with the decode share of a stream that did not speculate in a step without speculation
 	own        parts      // a speculating step's split for one stream (scratch)
 	leftOut    parts      // a step's split for a running stream left out of it
-	allIn      bool       // the plan holds every running sequence: none is left out
-	prefetch   bool       // prefetch each step's prefix-cache registrations (a cluster: engine.go)
-	indexed    uint64     // the KV cache's indexed registrations when a step last ended (kvcache.Manager.Indexed)
-	plainRun   int64      // tokens endPlain's loop took (tests hold it to the general path)
+	plainRun   int64      // tokens wholeSteps took (tests hold it to the reference step)
 	speculates bool       // some request may speculate (Setup.Spec or a class's): else no token reads request.specModel, off the request's hot line
 }
 
@@ -317,7 +314,6 @@ func (r *Replica) startStep(now Time) (dur Time, ok bool) {
 		return 0, false
 	}
 	r.plan = plan
-	r.allIn = len(plan.Entries) == len(r.sched.Running())
 	dur = r.priceStep(plan)
 	res := r.rec.res
 	r.notePreemptions(plan, res.Series.bucket(now))
@@ -339,15 +335,33 @@ func (r *Replica) startStep(now Time) (dur Time, ok bool) {
 func (r *Replica) priceStep(plan *scheduler.Plan) Time {
 	b := &r.batch
 	b.Reset()
-	// The decodes' terms are the plan's sums (AddVerify's, entry by entry);
-	// only prefill chunks are read one by one.
-	b.DecodeSeqs, b.DecodeContext = plan.DecodeSeqs, plan.DecodeContext
-	b.DecodeExtraTokens, b.DecodeExtraPairs = plan.DecodeDrafts, plan.DraftContext
 	maxK := plan.MaxDrafts
-	if plan.PrefillTokens > 0 {
+	if r.rec.reference {
+		// Every entry read one by one.
+		maxK = 0
 		for i := range plan.Entries {
-			if en := &plan.Entries[i]; !en.Decode {
+			if en := &plan.Entries[i]; en.Decode {
+				b.AddVerify(en.Start+1, en.Tokens)
+				maxK = max(maxK, en.Tokens-1)
+			} else {
 				b.AddPrefill(en.Start, en.Tokens)
+			}
+		}
+	} else {
+		// The decodes' terms are the plan's sums (AddVerify's, entry by
+		// entry); only prefill chunks are read one by one. Reading every
+		// entry instead took about 5 % of BenchmarkChatWorkload's CPU time
+		// (startStep's share of its profile, 0.51 s of 1.49 s against
+		// 0.59 s of 1.59 s), and 1.06x and 1.05x its medians on
+		// BenchmarkChatWorkload and BenchmarkStep in six paired rounds
+		// (docs/benchmarks-log.md, 2026-12-03).
+		b.DecodeSeqs, b.DecodeContext = plan.DecodeSeqs, plan.DecodeContext
+		b.DecodeExtraTokens, b.DecodeExtraPairs = plan.DecodeDrafts, plan.DraftContext
+		if plan.PrefillTokens > 0 {
+			for i := range plan.Entries {
+				if en := &plan.Entries[i]; !en.Decode {
+					b.AddPrefill(en.Start, en.Tokens)
+				}
 			}
 		}
 	}
@@ -496,33 +510,20 @@ func (r *Replica) endStep(now Time) {
 	if t := r.common.sum(); t != dur {
 		panic(fmt.Sprintf("sim: %s: a step of %d ns whose parts sum to %d ns (%v)", r.name, dur, t, r.common))
 	}
-	r.logStep(dur)
-	fastOK := r.watchNS == 0
-	// A whole-step token needs recorder.chunk only to see a stall (the
-	// step was one), speculation, a handoff, an observer or a client view.
-	plain := dur <= r.rec.stall && !r.speculates && r.handoff == nil && r.rec.observer == nil && r.rec.client == nil
-	// Only while the replica's registrations go through the index (blocks
-	// others can share) does the prefetch pass pay for itself: a private
-	// block's registration touches no index slot: with the pass off, a
-	// cluster of chat streams ran 1.08-1.34x as fast (four runs of
-	// BenchmarkChatCluster16Steady/round-robin).
-	if n := r.kv.Indexed(); r.prefetch && n != r.indexed {
-		r.indexed = n
-		r.kv.PrefetchStart()
-		for i := range plan.Entries {
-			en := &plan.Entries[i]
-			r.kv.Prefetch(&en.Seq.KV, &en.Seq.Content, en.Start+en.Tokens)
-		}
-	}
-	if fastOK && r.extraNS == 0 && plan.MaxDrafts == 0 {
-		r.endPlain(plan, now, plain)
+	if r.rec.reference {
+		// The straightforward step: every stream's share of the step is
+		// added to its gap's parts and every gap recorded as it closes.
+		r.endEntries(plan, now, false, false, drafted, rejected)
 	} else {
-		r.endEntries(plan, now, fastOK, plain, drafted, rejected)
+		r.logStep(dur)
+		fastOK := r.watchNS == 0
+		// A whole-step token needs recorder.chunk only to see a stall (the
+		// step was one), speculation, a handoff, an observer or a client view.
+		whole := fastOK && dur <= r.rec.stall && !r.speculates && r.handoff == nil && r.rec.observer == nil && r.rec.client == nil
+		r.endEntries(plan, now, fastOK, whole, drafted, rejected)
+		r.rec.flushStep(now, dur)
 	}
-	r.rec.flushStep(now, dur)
-	if r.allIn {
-		return
-	}
+	// Every running stream the step left out is charged its share.
 	var paused parts
 	if len(plan.Paused) > 0 {
 		// A stream that could not grow waited for blocks, whatever the
@@ -545,96 +546,63 @@ func (r *Replica) endStep(now Time) {
 	}
 }
 
-// plainLoop turns endPlain's loop for the whole-step token on; tests turn
-// it off to hold it to the general path (TestPlainLoopIsGeneral).
-var plainLoop = true
-
-// endPlain is endEntries for the step most of a run is made of: no
-// watchdog, no speculation (no entry verifies drafts, no step time is
-// speculative), so every running stream's share of the step is r.common.
-// It does endEntries' work in its order with those branches gone and the
-// replica's fields it reads held in locals (the loop's stores through
-// pointers would otherwise make the compiler load them again for every
-// entry).
-func (r *Replica) endPlain(plan *scheduler.Plan, now Time, plain bool) {
-	slots, common, stepAt, kv, rec := r.slots, &r.common, r.stepAt, r.kv, &r.rec
-	entries, pos := plan.Entries, &rec.step.pos
-	cur := rec.logBase + int64(len(rec.log)) - 1 // the step just logged: the whole-step tokens' runs end at it
-	ones := uint64(0)                            // whole-step tokens, counted for the step at the end
-	for i := 0; i < len(entries); i++ {
-		if plain && plainLoop {
-			// The token most of a run is made of, in a loop without a
-			// call (each would have the compiler keep the loop's values
-			// in memory): a decode of a stream that was in the step
-			// before and has nothing to account but the step, whose
-			// token is not its last and fills no KV block, and whose
-			// run of whole-step gaps ends at the step before. It does
-			// what the general case below does for such an entry; any
-			// other entry leaves the loop for it.
-			from := i
-			for ; uint(i) < uint(len(entries)); i++ { // unsigned: the compiler then drops entries[i]'s bounds check
-				en := &entries[i]
-				q := slots[en.Slot]
-				seq := en.Seq
-				c, g := seq.Computed+1, seq.Generated
-				if q.paused || !en.Decode || en.Tokens != 1 || q.dirty || q.chunks <= 0 || q.last != stepAt ||
-					c != seq.Prompt+g || g+1 >= seq.Output || q.multi || q.class >= 0 ||
-					q.runLen == 0 || q.runFrom+int64(q.runLen) != cur || kv.Registers(&seq.KV, c) {
-					break
-				}
-				seq.Computed, seq.Generated = c, g+1 // Advance(1), which sampled
-				q.chunks++
-				q.runLen++
-				pos[positionOf(g)]++
-				ones++
-				q.last = now
-			}
-			r.plainRun += int64(i - from)
-			if i == len(entries) {
-				break
-			}
-		}
+// wholeSteps makes visible, from entries[i] on, the tokens most of a run
+// is made of, and returns the index of the first entry it leaves
+// (len(entries) when none): a decode of a stream that was in the step
+// before and has nothing to account but the step, whose token is not its
+// last and fills no KV block, and whose run of whole-step gaps ends at the
+// step before. It does what endEntries' general case and recorder.chunk
+// do for such a token, in a loop without a call and with the fields it
+// reads in locals (a call, or a store through a pointer, would have the
+// compiler load them again for every entry); endEntries takes every other
+// entry. With the loop off, CPU time was 1.06x (the geometric mean of
+// the medians of six rounds; docs/benchmarks-log.md, 2026-12-03):
+// 1.04x on BenchmarkChatWorkload (1.00-1.07), 1.06x on
+// BenchmarkChatCluster16/round-robin (0.98-1.12), 1.10x on
+// BenchmarkSharedPrefixCluster16 (0.95-1.14), 1.06x on
+// BenchmarkChatDisagg16 (0.94-1.09), 1.05x on BenchmarkStep (0.99-1.13).
+func (r *Replica) wholeSteps(entries []scheduler.Entry, i int, now Time) int {
+	slots, stepAt, kv, st := r.slots, r.stepAt, r.kv, &r.rec.step
+	pos := &st.pos
+	cur := r.rec.logBase + int64(len(r.rec.log)) - 1 // the step just logged: the runs end at it
+	from := i
+	for ; uint(i) < uint(len(entries)); i++ { // unsigned: the compiler then drops entries[i]'s bounds check
 		en := &entries[i]
 		q := slots[en.Slot]
-		if q.paused && q.pauseCause == CauseKVTransfer { // its first step here ends the handoff
-			q.acc[CauseKVTransfer] += stepAt - q.pauseStart
-			q.paused, q.dirty = false, true
-		}
-		var split *parts // the gap's parts when this step is the whole gap
-		if !q.paused {
-			if en.Decode && !q.dirty && q.chunks > 0 && q.last == stepAt {
-				split = common
-			} else {
-				q.acc.add(common)
-				q.dirty = true
-			}
-		}
 		seq := en.Seq
-		sampled := seq.Advance(en.Tokens)
-		kv.RegisterPrefix(&seq.KV, &seq.Content, seq.Computed) // before a finish frees the blocks
-		switch {
-		case !sampled:
-		case split != nil && plain && !q.multi && q.class < 0 && !seq.Done():
-			// recorder.chunk's whole-step case for a token the loop above
-			// left (its run opens, or its block filled).
-			q.chunks++
-			rec.extendRun(q)
-			rec.step.countOne(q)
-			q.last = now
-		default:
-			r.sampled(q, en, split)
+		c, g := seq.Computed+1, seq.Generated
+		if q.paused || !en.Decode || en.Tokens != 1 || q.dirty || q.chunks <= 0 || q.last != stepAt ||
+			c != seq.Prompt+g || g+1 >= seq.Output || q.multi || q.class >= 0 ||
+			q.runLen == 0 || q.runFrom+int64(q.runLen) != cur || kv.Registers(&seq.KV, c) {
+			break
 		}
+		seq.Computed, seq.Generated = c, g+1 // Advance(1), which sampled
+		q.chunks++
+		q.runLen++
+		pos[positionOf(g)]++
+		q.last = now
 	}
-	rec.step.total += ones
-	rec.step.tokens += ones
+	n := uint64(i - from)
+	st.total += n
+	st.tokens += n
+	r.plainRun += int64(n)
+	return i
 }
 
 // endEntries makes each entry's tokens visible and charges its stream its
 // share of the step (endStep); drafted and rejected are the step's
-// verified and rejected drafts.
-func (r *Replica) endEntries(plan *scheduler.Plan, now Time, fastOK, plain bool, drafted, rejected int) {
-	for i := range plan.Entries {
-		en := &plan.Entries[i]
+// verified and rejected drafts. With fastOK (no watchdog), a gap that is
+// exactly the step takes the step's split instead of accumulating its
+// own; with whole, wholeSteps takes the tokens it can.
+func (r *Replica) endEntries(plan *scheduler.Plan, now Time, fastOK, whole bool, drafted, rejected int) {
+	entries := plan.Entries
+	for i := 0; i < len(entries); i++ {
+		if whole {
+			if i = r.wholeSteps(entries, i, now); i == len(entries) {
+				break
+			}
+		}
+		en := &entries[i]
 		q := r.slots[en.Slot]
 		k := 0
 		if en.Decode {
@@ -660,6 +628,10 @@ func (r *Replica) endEntries(plan *scheduler.Plan, now Time, fastOK, plain bool,
 				p[CauseDecode] = r.plainNS + r.extraNS - rej
 				p[CauseSpecRejection] = rej
 			}
+			// A gap that is the step takes the step's split, and its chunk
+			// is counted per step (recorder.chunk): with every gap
+			// accumulating its own instead, CPU time was 2.8-4.3x on the
+			// five benchmarks of docs/benchmarks-log.md (2026-12-03).
 			if fastOK && en.Decode && !q.dirty && q.chunks > 0 && q.last == r.stepAt {
 				split = p
 			} else {
@@ -705,18 +677,8 @@ func (r *Replica) endEntries(plan *scheduler.Plan, now Time, fastOK, plain bool,
 			r.emit(q, n, split)
 		} else {
 			sampled := en.Seq.Advance(en.Tokens)
-			r.kv.RegisterPrefix(&en.Seq.KV, &en.Seq.Content, en.Seq.Computed) // before a finish frees the blocks; inlined: a call only when a block filled
-			switch {
-			case !sampled:
-			case split != nil && plain && !q.multi && q.class < 0 && !en.Seq.Done():
-				// A token whose gap is the step, not the stream's last, on a
-				// replica with nothing else to tell (recorder.chunk's
-				// whole-step case, inlined).
-				q.chunks++
-				r.rec.extendRun(q)
-				r.rec.step.countOne(q)
-				q.last = now
-			default:
+			r.kv.RegisterPrefix(&en.Seq.KV, &en.Seq.Content, en.Seq.Computed) // before a finish frees the blocks
+			if sampled {
 				r.sampled(q, en, split)
 			}
 		}
