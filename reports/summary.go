@@ -152,9 +152,11 @@ type Summary struct {
 	// UtilizationOf); absent for measured runs and class summaries.
 	Utilization *Utilization `json:"utilization,omitempty"`
 
-	// Measured runs only (`itlsim analyze`); absent for simulations.
 	// Failed counts requests that ended in an error (in Requests, never
-	// streams), by the error's kind. GapsUnavailable is set when the source
+	// streams), by the error's kind: a measured run's, a delivery path's
+	// dropped connections and the streams serve aborted (its client went
+	// away: cancelled; the server cut it: write-timeout, drain).
+	// The rest are measured runs' only (`itlsim analyze`). GapsUnavailable is set when the source
 	// recorded only first and last token times: every per-gap figure
 	// (pooled ITL, per-stream gaps, jitter, ITL goodput, stalls) is then 0
 	// and means nothing. Measured is set on every measured run: a client
@@ -447,6 +449,15 @@ func summarize(r *sim.Result, set streamSet, m sim.MetricsConfig, o Options) Sum
 		}
 		s.GapsUnavailable = r.Measured.NoGaps
 		s.Measured = true
+	}
+	for why, n := range r.Aborted {
+		// Streams a live engine aborted (serve: the client went away, or the
+		// server cut them): failed requests, as the timelines file has them.
+		s.Failed += n
+		if s.FailedByReason == nil {
+			s.FailedByReason = map[string]int{}
+		}
+		s.FailedByReason[why] += n
 	}
 	gapless := noGaps(r)
 

@@ -62,9 +62,11 @@ func WorstStreams(r *sim.Result) []WorstStream {
 //
 // Times are seconds from the start of the run; chunk_tokens gives the tokens
 // each chunk made visible. A stream whose connection failed for good ends
-// with "error":"connection" after the chunks it saw, one the server aborted
-// (serve's client went away, or the drain ran out) with "error":"cancelled"
-// after the chunks it had sent; a rejected request has
+// with "error":"connection" after the chunks it saw; one serve aborted with
+// the reason after the chunks it had sent: "error":"cancelled" when its
+// client went away, "write-timeout" when the client stopped reading and
+// the server cut it, "drain" when the server stopped and --drain ran out;
+// a rejected request has
 // no chunks and says why, "rejected":"queue-full" (a scheduler reason).
 // Analyzing the file counts them as the run did. It implements
 // sim.TimelineSink and allocates nothing per stream once its buffer has
@@ -122,7 +124,12 @@ func (t *TimelineWriter) Stream(s *sim.Timeline) {
 	b = append(b, ']')
 	switch s.Status {
 	case sim.StatusFailed:
-		b = append(b, `,"error":"connection"`...)
+		if s.Abort != "" { // serve aborted it: cancelled (the client went away), write-timeout or drain
+			b = append(b, `,"error":`...)
+			b = strconv.AppendQuote(b, s.Abort)
+		} else {
+			b = append(b, `,"error":"connection"`...)
+		}
 	case sim.StatusCancelled:
 		b = append(b, `,"error":"cancelled"`...)
 	}

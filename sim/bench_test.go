@@ -175,6 +175,9 @@ func TestStepSteadyStateAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long warm-up")
 	}
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own, and slows the warm-up 5–10×")
+	}
 	checkSteadyAllocs(t, steadyEngine(t, 200_000))
 }
 
@@ -184,6 +187,9 @@ func TestStepSteadyStateAllocs(t *testing.T) {
 func TestDisaggStepSteadyStateAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long warm-up")
+	}
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own, and slows the warm-up 5–10×")
 	}
 	checkSteadyAllocs(t, steadyEngineOf(t, disaggChat(1<<30), 400_000))
 }
@@ -272,6 +278,9 @@ func TestMemoryBoundedByActiveStreams(t *testing.T) {
 func TestStepAllocsUnderPausesAndTiers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long warm-up")
+	}
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own, and slows the warm-up 5–10×")
 	}
 	cfg := chatConfig(1 << 30)
 	cfg.Workload.Rate = 12

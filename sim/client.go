@@ -83,7 +83,7 @@ func (rc *recorder) deliver(q *request, cancelAt Time) {
 	if len(o.Client) == 0 {
 		res.Streams.Append(s)
 		if rc.sink != nil {
-			rc.sinkNoChunks(q.seq.ID, q.arrival, q.seq.Prompt, s.Status, 0)
+			rc.sinkNoChunks(q.seq.ID, q.arrival, q.seq.Prompt, s.Status, 0, "")
 		}
 		return
 	}

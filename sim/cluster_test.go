@@ -45,7 +45,10 @@ func randomCluster(seed uint64) (sim.Config, string) {
 // the cluster's.
 func TestClusterProperties(t *testing.T) {
 	seeds := clusterSeeds
-	if testing.Short() {
+	switch {
+	case raceEnabled: // 5–10× slower
+		seeds = 4
+	case testing.Short():
 		seeds = 20
 	}
 	for seed := range uint64(seeds) {
@@ -194,7 +197,10 @@ func randomDisagg(seed uint64) (sim.Config, string) {
 // starts before its prefill ends, and every KV block is freed.
 func TestDisaggProperties(t *testing.T) {
 	seeds := clusterSeeds
-	if testing.Short() {
+	switch {
+	case raceEnabled: // 5–10× slower
+		seeds = 4
+	case testing.Short():
 		seeds = 20
 	}
 	for seed := range uint64(seeds) {
@@ -224,7 +230,11 @@ func TestDisaggDeterministic(t *testing.T) {
 // TestOneReplicaClusterIsThePlainRun: a cluster of one replica, whatever
 // its router, gives exactly the result of the same scenario without one.
 func TestOneReplicaClusterIsThePlainRun(t *testing.T) {
-	for seed := range uint64(8) {
+	seeds := uint64(8)
+	if raceEnabled { // 5–10× slower
+		seeds = 2
+	}
+	for seed := range seeds {
 		cfg, desc := randomScenario(seed + 500)
 		t.Run(desc, func(t *testing.T) {
 			t.Parallel()

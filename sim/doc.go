@@ -89,8 +89,9 @@
 //
 // A real-time driver (itlsim serve) uses live.go: it feeds requests through
 // a workloads.Queue and [Engine.Wake], sleeps until [Engine.NextEventAt],
-// sees chunks and ends through an [Observer], and cancels requests whose
-// client left with [Engine.Abort]. The engine itself never reads a clock.
+// sees chunks and ends through an [Observer], and aborts requests whose
+// client left (or that it cuts) with [Engine.Abort], which end failed with
+// the reason given. The engine itself never reads a clock.
 //
 // Sub-packages: cost prices a step (roofline or linear) and holds the model
 // and GPU presets; quantile holds numpy-style percentiles and the mergeable

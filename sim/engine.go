@@ -28,7 +28,7 @@ type Engine struct {
 	done    bool
 	err     error       // the run stopped at the Horizon (overrun)
 	workAt  Time        // the last event that was not a snapshot: the run's end
-	aborts  []int       // request ids to cancel at a replica's next step start (live.go)
+	aborts  []abortAsk  // requests to abort at a replica's next step start (live.go)
 	pins    map[int]int // request id → the replica it goes to, bypassing the router (live.go)
 
 	// Routing (clusters of more than one replica; see route.go).

@@ -12,6 +12,7 @@ type ended struct {
 	rc     *recorder
 	s      StreamSummary // all but the gap statistics reduce adds
 	reject bool          // rejected: no chunks, s says why
+	abort  string        // why Engine.Abort ended it ("": it was not aborted)
 	offer  bool          // hand the timeline to the sink and the worst list (server view)
 	first  Time          // the first chunk's time
 	chunks int           // chunks the timeline shows
@@ -38,14 +39,14 @@ func (x *ended) reduce(t *Timeline) {
 	if x.reject {
 		rc.res.Streams.Append(*s)
 		if rc.sink != nil {
-			rc.sinkNoChunks(s.ID, s.Arrival, s.InputTokens, s.Status, s.Reject)
+			rc.sinkNoChunks(s.ID, s.Arrival, s.InputTokens, s.Status, s.Reject, "")
 		}
 		return
 	}
 	if x.offer {
-		if x.chunks == 0 && s.Status == StatusCancelled && rc.sink != nil {
+		if x.chunks == 0 && (s.Status == StatusCancelled || x.abort != "") && rc.sink != nil {
 			// Aborted before its first chunk: the sink still hears of it.
-			rc.sinkNoChunks(s.ID, s.Arrival, s.InputTokens, s.Status, 0)
+			rc.sinkNoChunks(s.ID, s.Arrival, s.InputTokens, s.Status, 0, x.abort)
 		}
 		rc.offerTimeline(x, t)
 	}

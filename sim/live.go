@@ -28,7 +28,7 @@ type Observer interface {
 	// Replicas), made tokens tokens visible at time at; last is set for
 	// the chunk that completes its output.
 	Chunk(replica, id int, at Time, tokens int, last bool)
-	// Ended reports a stream's end (finished, rejected or cancelled) on
+	// Ended reports a stream's end (finished, rejected, or failed: aborted) on
 	// replica replica with its summary; the pointer is valid only during
 	// the call.
 	Ended(replica int, s *StreamSummary)
@@ -165,37 +165,61 @@ func (e *Engine) pinned(id int) (int, bool) {
 	return i, true
 }
 
-// Abort asks the engine to cancel request id, as vLLM aborts a request
+// Abort asks the engine to end request id, as vLLM aborts a request
 // whose client disconnected: at the replica's next step start (between
 // steps, where every running stream's time is accounted for) the request
-// leaves the queue or the batch, its blocks are freed, and it ends with
-// StatusCancelled, counted in Result.Cancelled; the silence it ended in
-// counts as its last gap, as for a cancellation by the failover watchdog.
-// A request that has not arrived, has already ended, or ends before then
-// is left alone.
-func (e *Engine) Abort(id int) { e.aborts = append(e.aborts, id) }
+// leaves the queue or the batch and its blocks are freed. It ends failed
+// (StatusFailed) with the chunks it made visible before, as the client
+// saw it: the silence it ended in is no gap of its stream, and it counts
+// in no per-stream figure. why says why (serve: "cancelled" when the
+// client went away, "write-timeout" or "drain" when the server cut it);
+// Result.Aborted counts the aborts by it, and the timeline sink hears it
+// (Timeline.Abort). A request that has not arrived, has already ended, or
+// ends before then is left alone. An engine driven live has no delivery
+// path (serve's real network replaces it).
+func (e *Engine) Abort(id int, why string) { e.aborts = append(e.aborts, abortAsk{id, why}) }
 
-// applyAborts cancels, at r's step start, the requested aborts of
-// requests r holds; an abort of a request no replica holds (not arrived,
-// ended) is dropped, one another replica holds waits for that replica's
-// next step start. Each id is looked up among the active requests: once
-// per abort and step start, not per token.
+// abortAsk is one Abort not yet applied.
+type abortAsk struct {
+	id  int
+	why string
+}
+
+// applyAborts ends, at r's step start, the requested aborts of requests r
+// holds; an abort of a request no replica holds (not arrived, ended) is
+// dropped, one another replica holds waits for that replica's next step
+// start. Each id is looked up among the active requests: once per abort
+// and step start, not per token.
 func (e *Engine) applyAborts(r *Replica) {
 	r.now = e.now
 	keep := e.aborts[:0]
-	for _, id := range e.aborts {
-		if q := liveRequest(r, id); q != nil {
-			r.cancel(q, max(e.now, 1)) // a cancel time of 0 would read as none
+	for _, a := range e.aborts {
+		if q := liveRequest(r, a.id); q != nil {
+			r.abort(q, a.why)
 			continue
 		}
 		for _, o := range e.reps {
-			if o != r && liveRequest(o, id) != nil {
-				keep = append(keep, id)
+			if o != r && liveRequest(o, a.id) != nil {
+				keep = append(keep, a)
 				break
 			}
 		}
 	}
 	e.aborts = keep
+}
+
+// abort ends q as Engine.Abort asked, for why: it leaves the scheduler and
+// ends failed with the chunks it showed (recorder.abort).
+func (r *Replica) abort(q *request, why string) {
+	r.sched.Abort(&q.seq)
+	q.paused = false
+	if r.rec.res.Aborted == nil {
+		r.rec.res.Aborted = map[string]int{}
+	}
+	r.rec.res.Aborted[why]++
+	defer r.ended(q.seq.ID)
+	r.rec.endAs(r.now, q, 0, why)
+	r.release(q)
 }
 
 func liveRequest(r *Replica, id int) *request {

@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -125,9 +126,11 @@ func TestLiveDrivingMatchesARun(t *testing.T) {
 	}
 }
 
-// Abort cancels a request at the next step start wherever it is — running
+// Abort ends a request at the next step start wherever it is — running
 // mid-stream or waiting in the queue — frees its blocks and reports it
-// ended as cancelled; the rest of the run is unaffected in kind.
+// ended failed, as its client saw it: the chunks it showed, no gap for the
+// silence it ended in, and the reason given, in the result and the
+// timeline sink; the rest of the run is unaffected in kind.
 func TestLiveAbort(t *testing.T) {
 	cfg := sim.DefaultConfig()
 	cfg.Scheduler.MaxNumSeqs = 2
@@ -142,6 +145,8 @@ func TestLiveAbort(t *testing.T) {
 	}
 	log := &liveLog{chunks: map[int][]sim.Chunk{}, last: map[int]bool{}}
 	e.SetObserver(log)
+	sink := &abortLog{}
+	e.SetTimelineSink(sink)
 	for id := range 4 { // 0 and 1 run, 2 and 3 wait
 		q.Push(workloads.Request{ID: id, Arrival: 1, InputTokens: 32, OutputTokens: 50, Seed: uint64(id)})
 	}
@@ -156,22 +161,37 @@ func TestLiveAbort(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !aborted && len(log.chunks[0]) == 10 {
-			e.Abort(0) // running, mid-stream
-			e.Abort(3) // still waiting
-			e.Abort(99)
+			e.Abort(0, "cancelled") // running, mid-stream
+			e.Abort(3, "drain")     // still waiting
+			e.Abort(99, "cancelled")
 			aborted = true
 		}
 	}
 	res := e.ServerResult()
-	if res.Cancelled != 2 || res.Finished != 2 {
-		t.Fatalf("%d cancelled, %d finished; want 2 and 2", res.Cancelled, res.Finished)
+	if res.Cancelled != 0 || res.Finished != 2 || res.Aborted["cancelled"] != 1 || res.Aborted["drain"] != 1 || len(res.Aborted) != 2 {
+		t.Fatalf("%d cancelled, %d finished, aborted %v; want 0, 2 and one cancelled, one drain", res.Cancelled, res.Finished, res.Aborted)
 	}
 	status := map[int]sim.Status{}
 	for _, s := range log.ended {
 		status[s.ID] = s.Status
+		if s.ID == 0 && (s.Chunks != 10 || s.E2EL != log.chunks[0][9].At-1) {
+			t.Fatalf("aborted stream: %d chunks, E2EL %d; want 10 and its last chunk's %d", s.Chunks, s.E2EL, log.chunks[0][9].At-1)
+		}
 	}
-	if status[0] != sim.StatusCancelled || status[3] != sim.StatusCancelled || status[1] != sim.StatusFinished || status[2] != sim.StatusFinished {
+	if status[0] != sim.StatusFailed || status[3] != sim.StatusFailed || status[1] != sim.StatusFinished || status[2] != sim.StatusFinished {
 		t.Fatalf("statuses %v", status)
+	}
+	why := map[int]string{}
+	for _, tl := range sink.lines {
+		why[tl.ID] = fmt.Sprintf("%v %s %d", tl.Status, tl.Abort, tl.Chunks)
+	}
+	if len(why) != 4 || why[0] != "failed cancelled 10" || why[3] != "failed drain 0" || why[1] != "finished  50" {
+		t.Fatalf("timelines %v", why)
+	}
+	for _, w := range res.Worst {
+		if w.ID == 0 {
+			t.Fatal("the aborted stream is among the worst streams")
+		}
 	}
 	if n := len(log.chunks[0]); n != 10 || log.last[0] {
 		t.Fatalf("aborted stream: %d chunks after the abort at 10 (last %v)", n, log.last[0])
@@ -179,6 +199,26 @@ func TestLiveAbort(t *testing.T) {
 	if kv := e.Replica().KV(); kv.Free() != kv.Total() {
 		t.Fatalf("%d of %d KV blocks free after the run", kv.Free(), kv.Total())
 	}
+}
+
+// abortLog keeps what a timeline sink was handed: the status, the abort
+// reason and the chunk count of each.
+type abortLog struct {
+	lines []struct {
+		ID     int
+		Status sim.Status
+		Abort  string
+		Chunks int
+	}
+}
+
+func (l *abortLog) Stream(t *sim.Timeline) {
+	l.lines = append(l.lines, struct {
+		ID     int
+		Status sim.Status
+		Abort  string
+		Chunks int
+	}{t.ID, t.Status, t.Abort, len(t.Chunks)})
 }
 
 // Pin sends a request to the replica it names, past the router: of two

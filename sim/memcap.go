@@ -28,8 +28,9 @@ const (
 )
 
 // MemoryEstimate is an engine's estimated peak memory in bytes for s with
-// the given number of requests (negative: the workload's own count, from
-// Requests or Rate × DurationS; 0 when unknown, as for a trace).
+// the given number of requests (negative: the workload's own count,
+// workloads.RequestEstimate: Requests or Rate × DurationS, a closed loop's
+// bound, a trace's rows).
 func MemoryEstimate(s *Setup, requests int64) float64 {
 	est := float64(memBase)
 	if requests < 0 {
@@ -51,17 +52,10 @@ func MemoryEstimate(s *Setup, requests int64) float64 {
 	return est
 }
 
-// workloadRequests is how many requests a generated workload makes: its
-// Requests, or its mean rate over DurationS.
-func workloadRequests(w workloads.Config) float64 {
-	if w.Requests > 0 {
-		return float64(w.Requests)
-	}
-	if w.Users > 0 || !(w.Rate > 0) || !(w.DurationS > 0) {
-		return 0
-	}
-	return w.Rate * w.DurationS
-}
+// workloadRequests is how many requests a workload makes, as estimated
+// before it runs (workloads.RequestEstimate): a generated one's Requests or
+// rate over DurationS, a closed loop's request bound, a trace's rows.
+func workloadRequests(w workloads.Config) float64 { return workloads.RequestEstimate(w) }
 
 // checkMemory refuses a setup whose estimate is over its cap.
 func checkMemory(s *Setup, requests int64) error {

@@ -412,7 +412,8 @@ func (rc *recorder) offerTimeline(x *ended, t *Timeline) {
 		return
 	}
 	t.ID, t.Arrival, t.InputTokens, t.OutputTokens = x.s.ID, x.s.Arrival, x.s.InputTokens, x.s.OutputTokens
-	t.Status = x.s.Status // finished, or cancelled (aborted: serve's client went away)
+	t.Status = x.s.Status // finished, cancelled (the watchdog), or failed (aborted: serve's client went away)
+	t.Abort = x.abort
 	// The chunks are written in place (a sized slice, no append per
 	// chunk), one token each unless some chunk had more.
 	t.Chunks = slices.Grow(t.Chunks[:0], len(gaps)+1)[:len(gaps)+1]
@@ -434,7 +435,9 @@ func (rc *recorder) offerTimeline(x *ended, t *Timeline) {
 	if rc.sink != nil {
 		rc.sink.Stream(t)
 	}
-	res.Worst = offerWorst(res.Worst, rc.worstK, t, maxGap)
+	if x.abort == "" { // an aborted stream is a failed request: no worst stream
+		res.Worst = offerWorst(res.Worst, rc.worstK, t, maxGap)
+	}
 }
 
 // ending is the entry for the next ended stream: the finisher's during
@@ -457,11 +460,18 @@ func (rc *recorder) reduce(x *ended) {
 
 // end reduces, at now, a stream that finished, or was cancelled at
 // cancelAt (the watchdog aborted it), to its summary.
-func (rc *recorder) end(now Time, q *request, cancelAt Time) {
+func (rc *recorder) end(now Time, q *request, cancelAt Time) { rc.endAs(now, q, cancelAt, "") }
+
+// endAs is end, or with abort set the end of a stream Engine.Abort ended
+// for that reason: failed, as its client saw it (the chunks it made
+// visible, no gap for the silence it ended in, its prompt not counted as
+// served), handed to the sink and to no worst-stream list.
+func (rc *recorder) endAs(now Time, q *request, cancelAt Time, abort string) {
 	res := rc.res
 	rc.flushRun(q)
 	x := rc.ending()
 	x.rc, x.reject, x.offer = rc, false, rc.client == nil
+	x.abort = abort
 	x.s = StreamSummary{
 		ID: q.seq.ID, Arrival: q.arrival, InputTokens: q.seq.Prompt, OutputTokens: q.seq.Generated,
 		Status: StatusFinished, Chunks: q.chunks,
@@ -472,11 +482,17 @@ func (rc *recorder) end(now Time, q *request, cancelAt Time) {
 	if q.chunks > 0 {
 		s.TTFT, s.E2EL = q.first-q.arrival, q.last-q.arrival
 	}
+	if abort != "" {
+		s.Status = StatusFailed
+		if rc.client != nil { // not driven live: the client view takes it as a cancel now
+			cancelAt = max(now, 1)
+		}
+	}
 	if rc.client != nil {
 		rc.deliver(q, cancelAt) // the client's view holds the timelines and worst streams
 	}
 	x.first, x.chunks, x.shown, x.multi = q.first, q.chunks, len(q.gaps), q.multi
-	if cancelAt != 0 {
+	if cancelAt != 0 && abort == "" {
 		// The server's figures count the silence a cancelled stream ended
 		// in, up to the abort, as if its next token had come then: the wait
 		// was at least that long. Leaving it out would keep exactly the
@@ -507,7 +523,7 @@ func (rc *recorder) end(now Time, q *request, cancelAt Time) {
 	}
 	rc.reduce(x)
 	rc.progress.Add(1)
-	if cancelAt == 0 {
+	if cancelAt == 0 && abort == "" {
 		res.InputTokens += int64(q.seq.Prompt)
 	}
 	res.OutputTokens += int64(q.seq.Generated)

@@ -30,7 +30,10 @@ const (
 	StatusFinished Status = iota
 	StatusRejected
 	// StatusFailed: the server finished the stream but the connection
-	// dropped and could not be restored (client view only).
+	// dropped and could not be restored (client view only); or, in an
+	// engine driven live, Engine.Abort ended it (serve: its client went
+	// away, or the server cut it), with the chunks sent before and the
+	// reason counted in Result.Aborted.
 	StatusFailed
 	// StatusCancelled: the failover watchdog gave up on the stream and the
 	// server aborted it; a backup finished it (server view only: the
@@ -168,9 +171,12 @@ type Result struct {
 	PreemptPause int
 	SwapBytes    int64 // bytes copied GPU→CPU and back
 
-	Requests     int
-	Finished     int
-	Cancelled    int   // aborted on the server when the failover watchdog fired (server view)
+	Requests  int
+	Finished  int
+	Cancelled int // aborted on the server when the failover watchdog fired (server view)
+	// Aborted counts the streams Engine.Abort ended (StatusFailed), by the
+	// reason its caller gave; nil when none was.
+	Aborted      map[string]int
 	InputTokens  int64 // prompt tokens of finished requests
 	OutputTokens int64
 	Steps        int
@@ -509,6 +515,12 @@ func (r *Result) Merge(o *Result) {
 	r.Requests += o.Requests
 	r.Finished += o.Finished
 	r.Cancelled += o.Cancelled
+	for why, n := range o.Aborted {
+		if r.Aborted == nil {
+			r.Aborted = map[string]int{}
+		}
+		r.Aborted[why] += n
+	}
 	r.InputTokens += o.InputTokens
 	r.OutputTokens += o.OutputTokens
 	r.Steps += o.Steps

@@ -31,11 +31,12 @@ type Timeline struct {
 	OutputTokens int
 	// Status is how the request ended, as the run's figures count it:
 	// finished, failed (the client's connection dropped for good; its
-	// chunks are those it saw), cancelled (aborted on the server, as when
-	// serve's client goes away; its chunks are those sent before) or
-	// rejected (no chunks; Reject says why).
+	// chunks are those it saw; or Engine.Abort ended it, its chunks those
+	// sent before, and Abort says why), cancelled (aborted on the server
+	// by the failover watchdog) or rejected (no chunks; Reject says why).
 	Status Status
 	Reject scheduler.Reason
+	Abort  string // why Engine.Abort ended it (serve: "cancelled", "write-timeout", "drain"); "" when it did not
 	Chunks []Chunk
 	Stalls []Stall
 }
@@ -49,11 +50,12 @@ type TimelineSink interface {
 }
 
 // sinkNoChunks hands the sink a request that ended without a visible
-// chunk: rejected (why), or failed before its first chunk reached the
-// client. It is called once per such request, never per token.
-func (rc *recorder) sinkNoChunks(id int, arrival Time, prompt int, status Status, why scheduler.Reason) {
+// chunk: rejected (why), failed before its first chunk reached the
+// client, or aborted before its first chunk (abort says why). It is called
+// once per such request, never per token.
+func (rc *recorder) sinkNoChunks(id int, arrival Time, prompt int, status Status, why scheduler.Reason, abort string) {
 	rc.sink.Stream(&Timeline{ID: id, Arrival: arrival, InputTokens: prompt,
-		Status: status, Reject: why})
+		Status: status, Reject: why, Abort: abort})
 }
 
 // SetTimelineSink makes the engine hand every finished stream's timeline to s.

@@ -247,6 +247,14 @@ func badInputs() []badCall {
 	} {
 		add("", nil, a...)
 	}
+	// The memory estimate counts a trace's rows and a closed loop's request
+	// bound (about 4 KiB each), refused up front under a small --max-memory.
+	add("--max-memory", map[string]string{"s.yaml": "workload:\n  arrival: closed\n  users: 10\n  requests: 100000\n"},
+		"run", "{dir}/s.yaml", "--max-memory", "256MiB", "--json", "{dir}/out.json")
+	add("--max-memory", map[string]string{"t.jsonl": strings.Repeat(`{"arrival_s":0,"input_tokens":8,"output_tokens":4}`+"\n", 20000)},
+		"run", "--workload", "{dir}/t.jsonl", "--max-memory", "128MiB", "--json", "{dir}/out.json")
+	add("--max-memory", map[string]string{"t.csv": "TIMESTAMP,ContextTokens,GeneratedTokens\n" + strings.Repeat("2023-11-16 18:15:46.6805900,374,44\n", 20000)},
+		"run", "--workload", "{dir}/t.csv", "--max-memory", "128MiB", "--json", "{dir}/out.json")
 	add("", nil, "cost", "check", "--data", "{dir}/missing")
 	add("", nil, "presets", "extra")
 	add("", nil, "version", "extra")

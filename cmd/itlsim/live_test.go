@@ -320,8 +320,9 @@ func TestRecordStopsCleanlyOnInterrupt(t *testing.T) {
 		done <- Main([]string{"record", "http://" + ln.Addr().String(), "--requests", "200", "--rate", "20",
 			"--input-len", "fixed:32", "--output-len", "fixed:2000", "-o", recPath}, &out, &errb)
 	}()
-	// Interrupt once requests are in flight (bounded wait).
-	for deadline := time.Now().Add(10 * time.Second); srv.Result() == nil || !strings.Contains(metricsText(t, ln.Addr().String()), "vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 3"); {
+	// Interrupt once requests are in flight (bounded wait), as /metrics
+	// tell: the server's result may be read only once Serve has returned.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(metricsText(t, ln.Addr().String()), "vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 3"); {
 		if time.Now().After(deadline) {
 			t.Fatal("no requests reached the server within 10 s")
 		}

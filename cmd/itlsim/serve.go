@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/itlsim/itlsim/cmd/itlsim/internal/serve"
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/ingest"
+	"github.com/itlsim/itlsim/reports/qoe"
 	"github.com/itlsim/itlsim/sim"
 )
 
@@ -84,7 +87,7 @@ responses in flight finish, prints the served streams' table and writes
 	f.StringVar(&o.modelName, "served-model-name", "", "model name listed and accepted (default: the scenario's model)")
 	f.IntVar(&o.exitAfter, "exit-after", 0, "stop after answering this many requests (0: run until Ctrl-C)")
 	f.DurationVar(&o.drain, "drain", 30*time.Second, "on stopping, how long responses in flight may take to finish")
-	f.StringVar(&o.timelinesPath, "timelines", "", "on stopping, write every served stream's simulated chunk times (itlsim's stream format) to this file")
+	f.StringVar(&o.timelinesPath, "timelines", "", "on stopping, write every served stream's simulated chunk times (itlsim's stream format; a stream aborted before its end says why: cancelled, write-timeout or drain) to this file")
 	f.StringVar(&o.format, "format", "table", "stdout form of the served streams' summary: table, markdown or json")
 	f.BoolVar(&o.route, "route", false, "serve a cluster scenario behind the simulator's own router on one port (default: one port per replica, for a router in front)")
 	f.StringVar(&o.ports, "ports", "", "a cluster scenario's ports, one per replica in order, comma-separated, on --addr's host (default: --addr's port + the replica's index)")
@@ -141,6 +144,7 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 	var tw *reports.TimelineWriter
 	var setup *sim.Setup
 	var scratch *os.File
+	var scores *qoe.Sink
 	if o.replay != "" {
 		if timelines != nil {
 			return fmt.Errorf("--timelines: a replay serves the file's streams; there is no simulation to write")
@@ -161,20 +165,23 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 			return err
 		}
 		opt.MaxModelLen = setup.Config.MaxModelLen
-		var sink sim.TimelineSink
+		var next sim.TimelineSink
 		if timelines != nil {
 			if scratch, err = timelines.ScratchFile(".itlsim-served-"); err != nil {
 				return err
 			}
 			defer timelines.RemoveScratch(scratch)
 			tw = reports.NewTimelineWriter(scratch, serve.RunName(setup.Config))
-			sink = tw
+			next = tw
 		}
-		if srv, err = serve.New(setup, opt, sink); err != nil {
+		// Every served stream is scored (QoE, fluidity) from its timeline,
+		// as run and analyze score theirs.
+		scores = qoe.NewSink(setup.Config.Metrics.QoE, reports.ClassQoEs(setup.Config), next)
+		if srv, err = serve.New(setup, opt, scores); err != nil {
 			return err
 		}
 	}
-	if err := o.serveAndReport(cmd, srv, addrs, setup, format, stderr); err != nil {
+	if err := o.serveAndReport(cmd, srv, addrs, setup, scores, format, stderr); err != nil {
 		return err
 	}
 	if tw == nil {
@@ -198,7 +205,7 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 
 // serveAndReport listens, serves until stopped, and prints the served
 // streams' summary (a simulation's; nothing for a replay).
-func (o *serveOptions) serveAndReport(cmd *cobra.Command, srv *serve.Server, addrs []string, setup *sim.Setup, format reports.Format, stderr io.Writer) error {
+func (o *serveOptions) serveAndReport(cmd *cobra.Command, srv *serve.Server, addrs []string, setup *sim.Setup, scores *qoe.Sink, format reports.Format, stderr io.Writer) error {
 	lns, err := serve.ListenAll(addrs, o.ports != "")
 	if err != nil {
 		return err
@@ -230,10 +237,27 @@ func (o *serveOptions) serveAndReport(cmd *cobra.Command, srv *serve.Server, add
 	if res == nil {
 		return nil
 	}
+	scores.Apply(res)
 	run := reports.NewRunOptions(serve.RunName(setup.Config), nil, setup.Config, res, format == reports.FormatJSON)
 	run.AddCluster(srv.Cluster())
-	fmt.Fprintf(stderr, "itlsim serve: stopped after %d requests (%d finished)\n", res.Requests, res.Finished)
+	fmt.Fprintf(stderr, "itlsim serve: stopped after %d requests (%s)\n", res.Requests, servedCounts(res))
 	return (runOutputs{files: newOutputs(o.temps), format: format}).write(cmd.OutOrStdout(), []reports.Run{run})
+}
+
+// servedCounts says how the served requests ended: finished, rejected and
+// aborted by reason (cancelled: the client went away; write-timeout and
+// drain: the server cut the stream), as the summary and the timelines
+// file count them.
+func servedCounts(res *sim.Result) string {
+	parts := []string{fmt.Sprintf("%d finished", res.Finished)}
+	if n := res.RejectedTotal(); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d rejected", n))
+	}
+	whys := slices.Sorted(maps.Keys(res.Aborted))
+	for _, why := range whys {
+		parts = append(parts, fmt.Sprintf("%d %s", res.Aborted[why], why))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (o *serveOptions) scenarioLabel(s *sim.Setup) string {

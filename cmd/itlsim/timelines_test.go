@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // TestTimelinesReproduceTheRun: --timelines writes every request with its
@@ -117,4 +122,104 @@ func summaryOf(t *testing.T, path string) map[string]any {
 		t.Fatalf("%s: %v, %d runs", path, err, len(doc.Runs))
 	}
 	return doc.Runs[0].Summary
+}
+
+// serve --timelines tells what happened to every stream, and analyze of
+// the file agrees with serve's own summary. On loopback: 4 streams read to
+// their end, 3 whose clients hang up after three chunks, and 3 still going
+// when serve stops (--exit-after 7 once the first 7 are answered) and its
+// 200 ms drain runs out. The file has the 4 finished, 3 "cancelled" and 3
+// "drain" lines; serve's summary and analyze's count the same finished and
+// failed requests by reason and give the same latencies, per-stream ITL,
+// goodputs, stalls and perceived scores over the finished streams, and the
+// same token totals. (The duration is not compared: serve's is the time it
+// served, the file's ends at its last chunk; nor the pooled ITL, which
+// serve keeps in a histogram of every gap it emitted.)
+func TestServeTimelinesAgreeWithServe(t *testing.T) {
+	dir := t.TempDir()
+	tl, an := filepath.Join(dir, "served.jsonl"), filepath.Join(dir, "a.json")
+	s := startServe(t, "--time-scale", "1", "--exit-after", "7", "--drain", "200ms", "--timelines", tl, "--format", "json")
+	client := &http.Client{Timeout: 30 * time.Second}
+	// stream sends one request and reads n data events (all when n < 0),
+	// then hangs up; started is told once the first event came.
+	stream := func(maxTokens, n int, started chan<- struct{}) error {
+		body := fmt.Sprintf(`{"prompt":"a b c d","max_tokens":%d,"ignore_eos":true,"stream":true}`, maxTokens)
+		resp, err := client.Post(s.url+"/v1/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		sc := bufio.NewScanner(resp.Body)
+		for got := 0; (n < 0 || got < n) && sc.Scan(); {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				if got++; got == 1 && started != nil {
+					started <- struct{}{}
+				}
+				if d == "[DONE]" {
+					return nil
+				}
+			}
+		}
+		return nil
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 10)
+	started := make(chan struct{}, 3)
+	for range 3 { // still going at the stop: cut by the drain
+		wg.Go(func() { errs <- stream(20000, -1, started) })
+	}
+	for range 3 {
+		select {
+		case <-started:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the long streams did not start within 20 s")
+		}
+	}
+	for range 4 {
+		wg.Go(func() { errs <- stream(8, -1, nil) })
+	}
+	for range 3 {
+		wg.Go(func() { errs <- stream(20000, 3, nil) })
+	}
+	if code := s.wait(t); code != 0 {
+		t.Fatalf("serve exit %d: %s", code, s.stderr.String())
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.Contains(s.stderr.String(), "stopped after 10 requests (4 finished, 3 cancelled, 3 drain)") {
+		t.Errorf("serve's stderr: %s", s.stderr.String())
+	}
+	byError := map[string]int{}
+	for _, l := range readLines(t, tl) {
+		byError[l.Error]++
+	}
+	if want := map[string]int{"": 4, "cancelled": 3, "drain": 3}; !reflect.DeepEqual(byError, want) {
+		t.Errorf("the timelines' lines by error: %v, want %v", byError, want)
+	}
+	srvPath := filepath.Join(dir, "serve.json")
+	if err := os.WriteFile(srvPath, []byte(s.stdout.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRunCLI(t, "analyze", tl, "--json", an)
+	served, measured := summaryOf(t, srvPath), summaryOf(t, an)
+	if fb, want := served["failed_by_reason"], map[string]any{"cancelled": 3.0, "drain": 3.0}; !reflect.DeepEqual(fb, want) || served["finished"] != 4.0 {
+		t.Errorf("serve's summary: %v finished, failed by reason %v; want 4 and %v", served["finished"], fb, want)
+	}
+	for _, k := range []string{"requests", "finished", "rejected", "rejected_by_reason", "failed", "failed_by_reason",
+		"input_tokens", "output_tokens",
+		"ttft_ms", "tpot_ms", "e2el_ms", "streams_with_gaps", "single_chunk_streams",
+		"stream_p50_itl_ms", "stream_p99_itl_ms", "stream_max_gap_ms", "stream_jitter_ratio", "unstable_stream_share",
+		"itl_goodput", "slo_goodput", "stalls", "stalled_stream_share", "qoe", "fluidity", "tokens_per_s_per_user"} {
+		if !reflect.DeepEqual(measured[k], served[k]) {
+			t.Errorf("%s: analyze of the timelines gives %v, serve %v", k, measured[k], served[k])
+		}
+	}
 }

@@ -16,6 +16,20 @@ import (
 // errStopped answers requests that come after the server began to stop.
 var errStopped = errors.New("the server is shutting down")
 
+// Why a stream was aborted before its end: the reasons the timelines file
+// (its "error") and the served streams' summary (failed_by_reason) give.
+const (
+	// abortCancelled: the client went away (a disconnect, or its context
+	// ended), as vLLM aborts a request on disconnect.
+	abortCancelled = "cancelled"
+	// abortWriteTimeout: the client stopped reading and a write did not
+	// complete within the write timeout: the server cut the stream.
+	abortWriteTimeout = "write-timeout"
+	// abortDrain: the server stopped and the stream was still going when
+	// the drain ran out (or there was none): the server cut it.
+	abortDrain = "drain"
+)
+
 // event is what a response learns about its stream: a chunk of tokens, or
 // the stream's end.
 type event struct {
@@ -121,9 +135,10 @@ type backend interface {
 	// start admits a request and returns its stream, whose events arrive in
 	// real time; errStopped once the server stops.
 	start(ctx context.Context, a ask) (*stream, error)
-	// abort cancels a stream whose client went away (vLLM's abort on
-	// disconnect); a no-op once it ended.
-	abort(id int)
+	// abort ends a stream before its end, for why (abortCancelled: vLLM's
+	// abort on disconnect; abortWriteTimeout, abortDrain: the server cut
+	// it); a no-op once it ended.
+	abort(id int, why string)
 	// run drives the backend until ctx ends.
 	run(ctx context.Context)
 	// clock maps simulated time to wall time.
@@ -141,7 +156,7 @@ type driver struct {
 	outLen  workloads.Dist
 	lenRand seed.Rand
 	asks    chan ask
-	aborts  chan int
+	aborts  chan abortReq
 	live    map[int]*stream // requests whose end has not been seen
 	nextID  int
 	// metrics are one port's (a single replica, or a cluster behind the
@@ -165,7 +180,7 @@ func newDriver(setup *sim.Setup, scale float64, m []*metrics, sink sim.TimelineS
 	c := setup.Config
 	d := &driver{
 		eng: eng, queue: q, scale: scale, seed: c.Seed, outLen: c.Workload.OutputLen,
-		asks: make(chan ask), aborts: make(chan int, 64), live: map[int]*stream{},
+		asks: make(chan ask), aborts: make(chan abortReq, 64), live: map[int]*stream{},
 		metrics: m, stopped: make(chan struct{}),
 	}
 	if d.outLen.IsZero() { // a trace scenario: lengths came from the file
@@ -231,8 +246,8 @@ func (d *driver) run(ctx context.Context) {
 		select {
 		case a := <-d.asks:
 			d.admit(a)
-		case id := <-d.aborts:
-			d.eng.Abort(id) // at the next step start
+		case a := <-d.aborts:
+			d.eng.Abort(a.id, a.why) // at the next step start
 		case <-wake:
 		case <-ctx.Done():
 			d.abortAll()
@@ -247,13 +262,28 @@ func (d *driver) run(ctx context.Context) {
 	}
 }
 
+// abortReq is a response's abort: its stream and why.
+type abortReq struct {
+	id  int
+	why string
+}
+
 // abortAll ends every stream still live when the server stops (the
-// drain is over, or there was none): each is aborted, as its client's
-// going away would, and the engine steps until they have ended, so that
-// every served stream reaches the timeline sink and the result. The
-// engine applies an abort at a replica's next step start, so this takes a
-// few steps; the bound only guards against a broken invariant.
+// drain is over, or there was none): the aborts responses sent first, with
+// their reasons, then every other one as cut by the drain; the engine
+// steps until they have ended, so that every served stream reaches the
+// timeline sink and the result. The engine applies an abort at a
+// replica's next step start, so this takes a few steps; the bound only
+// guards against a broken invariant.
 func (d *driver) abortAll() {
+	for pending := true; pending; {
+		select {
+		case a := <-d.aborts:
+			d.eng.Abort(a.id, a.why)
+		default:
+			pending = false
+		}
+	}
 	for range 1 << 20 {
 		if len(d.live) == 0 {
 			return
@@ -267,15 +297,15 @@ func (d *driver) abortAll() {
 		}
 		slices.Sort(ids)
 		for _, id := range ids {
-			d.eng.Abort(id) // an abort of one that has not arrived yet is dropped: the next pass repeats it
+			d.eng.Abort(id, abortDrain) // an abort of one that has not arrived yet is dropped: the next pass repeats it
 		}
 		d.eng.Step()
 	}
 }
 
-func (d *driver) abort(id int) {
+func (d *driver) abort(id int, why string) {
 	select {
-	case d.aborts <- id:
+	case d.aborts <- abortReq{id, why}:
 	case <-d.stopped:
 	}
 }

@@ -138,6 +138,7 @@ type Server struct {
 	created  int64
 	answered atomic.Int64
 	enough   chan struct{} // closed once ExitAfter requests were answered
+	cut      atomic.Bool   // the drain ran out: responses still going are cut (abortDrain)
 	bodies   chan struct{} // one token per body being read (MaxBodyReaders)
 	once     sync.Once
 }
@@ -305,6 +306,7 @@ func (s *Server) Serve(ctx context.Context, drain time.Duration, lns ...net.List
 		go func() {
 			defer wg.Done()
 			if serr := hs.Shutdown(sctx); serr != nil {
+				s.cut.Store(true) // before the connections close: their responses were cut
 				hs.Close()
 			}
 		}()
@@ -431,8 +433,8 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, rep
 	} else {
 		rw.whole(r.Context())
 	}
-	if !rw.ended { // the client went away, or stopped reading (the write deadline), first
-		s.b.abort(st.id)
+	if !rw.ended { // the client went away, or stopped reading (the write deadline), or the drain ran out, first
+		s.b.abort(st.id, rw.abortReason())
 	}
 }
 
@@ -468,10 +470,11 @@ type responder struct {
 	chat       bool
 	model      string
 	id         string
-	usage      bool // stream_options.include_usage: a last chunk with the usage
-	continuous bool // stream_options.continuous_usage_stats: usage in every chunk
-	sent       int  // tokens written so far
-	ended      bool // the stream's end was seen
+	usage      bool  // stream_options.include_usage: a last chunk with the usage
+	continuous bool  // stream_options.continuous_usage_stats: usage in every chunk
+	sent       int   // tokens written so far
+	ended      bool  // the stream's end was seen
+	writeErr   error // the write that failed, if one did
 	buf        []byte
 	evs        []event // scratch for the mailbox's events
 }
@@ -486,10 +489,24 @@ func (rw *responder) text(b []byte, n int) []byte {
 	return b
 }
 
+// abortReason says why a response left before its stream's end: the
+// server cut it when the drain ran out (cut) or a write timed out (the
+// client stopped reading), else the client went away.
+func (rw *responder) abortReason() string {
+	var ne net.Error
+	switch {
+	case rw.s.cut.Load():
+		return abortDrain
+	case errors.Is(rw.writeErr, os.ErrDeadlineExceeded), errors.As(rw.writeErr, &ne) && ne.Timeout():
+		return abortWriteTimeout
+	}
+	return abortCancelled
+}
+
 // renew gives the next write WriteTimeout to complete.
 func (rw *responder) renew() { _ = rw.rc.SetWriteDeadline(time.Now().Add(rw.s.lim.WriteTimeout)) }
 
-// fail answers a stream that ended without output: rejected or cancelled.
+// fail answers a stream that ended without output: rejected or aborted.
 func (rw *responder) fail(ev event) {
 	rw.renew()
 	if ev.status == sim.StatusRejected {
@@ -595,6 +612,7 @@ func (rw *responder) stream(ctx context.Context) {
 		if err == nil {
 			err = rw.rc.Flush()
 		}
+		rw.writeErr = err
 		return err == nil
 	}
 	// arm schedules the write at the first boundary at or after at.

@@ -45,8 +45,9 @@ func (p *replayer) wall(at sim.Time) time.Time {
 }
 
 // abort stops playing a stream whose client went away, as a server aborts
-// the request: it leaves the running gauge at once and counts nowhere else.
-func (p *replayer) abort(id int) {
+// the request: it leaves the running gauge at once and counts nowhere else
+// (why it ended does not matter: a replay writes no timelines).
+func (p *replayer) abort(id int, _ string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if c, ok := p.gone[id]; ok {
@@ -139,7 +140,7 @@ func (p *replayer) play(s *stream, sc *Script, gone chan struct{}) {
 
 // aborted ends a stream whose client went away before its end.
 func (p *replayer) aborted(s *stream) {
-	s.box.close(event{end: true, at: p.now(), status: sim.StatusCancelled})
+	s.box.close(event{end: true, at: p.now(), status: sim.StatusFailed})
 	p.mu.Lock()
 	p.running--
 	p.publish()

@@ -1,0 +1,56 @@
+package workloads
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// RequestEstimate counts what each kind of workload will make: a
+// generator's requests or rate × duration, a closed loop's bound (or one
+// request per user), a line-based trace's rows (less a CSV
+// header, times the sample), and 0 when the count is not known up front.
+func TestRequestEstimate(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	jsonl := write("t.jsonl", strings.Repeat(`{"arrival_s":0,"input_tokens":8,"output_tokens":4}`+"\n", 300))
+	csv := write("t.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"+strings.Repeat("2023-11-16 18:15:46.6805900,374,44\n", 99)+"2023-11-16 18:15:47.0,10,2")
+	for _, c := range []struct {
+		name string
+		cfg  func(c *Config)
+		want float64
+	}{
+		{"requests", func(c *Config) { c.Requests = 500 }, 500},
+		{"rate over a duration", func(c *Config) { c.Requests, c.Rate, c.DurationS = 0, 10, 60 }, 600},
+		{"closed loop bounded by requests", func(c *Config) { c.Arrival, c.Users, c.Requests = ArrivalClosed, 8, 5000 }, 5000},
+		{"closed loop over a duration", func(c *Config) {
+			c.Arrival, c.Users, c.Requests, c.DurationS, c.ThinkS = ArrivalClosed, 8, 0, 100, 2
+		}, 8},
+		{"jsonl trace", func(c *Config) { c.Trace, c.Requests = jsonl, 0 }, 300},
+		{"csv trace, last line without a newline", func(c *Config) { c.Trace, c.Requests = csv, 0 }, 100},
+		{"sampled trace", func(c *Config) { c.Trace, c.Requests, c.Sample = jsonl, 0, 0.5 }, 150},
+		{"missing trace", func(c *Config) { c.Trace, c.Requests = filepath.Join(dir, "missing.csv"), 0 }, 0},
+	} {
+		cfg := DefaultConfig()
+		c.cfg(&cfg)
+		if got := RequestEstimate(cfg); got != c.want {
+			t.Errorf("%s: %g requests, want %g", c.name, got, c.want)
+		}
+	}
+	// A second look at an unchanged file is answered without reading it.
+	if _, _, err := cachedLines(jsonl); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	lineCounts.Range(func(_, _ any) bool { n++; return true })
+	if n != 2 {
+		t.Errorf("%d files counted, want 2 (the two traces, each once)", n)
+	}
+}
