@@ -61,18 +61,6 @@ func TestBenchAliasErrors(t *testing.T) {
 	}
 }
 
-func TestRandomLenIsVLLMRange(t *testing.T) {
-	for _, c := range []struct {
-		n    int
-		r    float64
-		want string
-	}{{1024, 0, "fixed:1024"}, {100, 0.25, "uniform:75,125"}, {3, 0.9, "uniform:1,6"}} {
-		if got := randomLen(c.n, c.r); got != c.want {
-			t.Errorf("randomLen(%d, %v) = %s, want %s", c.n, c.r, got, c.want)
-		}
-	}
-}
-
 // record takes the aliases too: --request-rate, --num-prompts and
 // --max-concurrency (its own --concurrency).
 func TestRecordBenchAliases(t *testing.T) {

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"io"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/itlsim/itlsim/reports/calibrate"
 	"github.com/itlsim/itlsim/sim"
-	"github.com/itlsim/itlsim/sim/cost"
 )
 
 // stepOptions are the flags of `itlsim cost step`.
@@ -56,17 +53,9 @@ each phase is the busiest rank's or GPU's.
 }
 
 func (o *stepOptions) run(w io.Writer) error {
-	switch {
-	case o.decodeSeqs < 0 || o.decodeSeqs > 1<<20:
-		return fmt.Errorf("--decode-seqs: must be in [0,%d], got %d", 1<<20, o.decodeSeqs)
-	case o.context < 1 || o.context > 1<<24:
-		return fmt.Errorf("--context: must be in [1,%d] tokens, got %d", 1<<24, o.context)
-	case o.prefillTokens < 0 || o.prefillTokens > 1<<24:
-		return fmt.Errorf("--prefill-tokens: must be in [0,%d], got %d", 1<<24, o.prefillTokens)
-	case o.prefillSeqs < 1 || o.prefillSeqs > 1<<20 || (o.prefillTokens > 0 && o.prefillSeqs > o.prefillTokens):
-		return fmt.Errorf("--prefill-seqs: must be in [1, --prefill-tokens], got %d", o.prefillSeqs)
-	case o.decodeSeqs == 0 && o.prefillTokens == 0:
-		return errors.New("--decode-seqs, --prefill-tokens: the step is empty; give at least one")
+	spec := calibrate.StepSpec{DecodeSeqs: o.decodeSeqs, Context: o.context, PrefillTokens: o.prefillTokens, PrefillSeqs: o.prefillSeqs}
+	if err := spec.Validate(); err != nil {
+		return err
 	}
 	c := sim.DefaultConfig()
 	c.Model, c.GPU, c.TP, c.DP, c.EnableExpertParallel = o.model, o.gpu, o.tp, o.dp, o.ep
@@ -76,44 +65,5 @@ func (o *stepOptions) run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rf, ok := s.Cost.(*cost.Roofline)
-	if !ok {
-		return errors.New("cost step: the scenario's cost model is not the roofline")
-	}
-	var b cost.Batch
-	for i := range o.prefillSeqs {
-		if o.prefillTokens == 0 {
-			break
-		}
-		n := o.prefillTokens / o.prefillSeqs
-		if i < o.prefillTokens%o.prefillSeqs {
-			n++
-		}
-		b.AddPrefill(0, n)
-	}
-	for range o.decodeSeqs {
-		b.AddDecode(o.context)
-	}
-	p := rf.Breakdown(&b)
-	total := p.TotalNS()
-	par := cost.Parallelism{TP: c.TP, DP: c.DP, ExpertParallel: c.EnableExpertParallel}
-	fmt.Fprintf(w, "%s on %d× %s\n", rf.Name(), par.GPUs(), s.GPU.Name)
-	fmt.Fprintf(w, "step: %d prefill tokens in %d prompts, %d decoding sequences at %d tokens of context (all ranks)\n\n",
-		b.PrefillTokens, b.PrefillSeqs, b.DecodeSeqs, o.context)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "phase\tms\tshare\t")
-	for _, ph := range []struct {
-		name string
-		ns   float64
-	}{{"linear", p.LinearNS}, {"attention", p.AttentionNS}, {"elementwise", p.ElementwiseNS},
-		{"all-reduce", p.AllReduceNS}, {"all-to-all", p.AllToAllNS}, {"overhead", p.OverheadNS}} {
-		fmt.Fprintf(tw, "%s\t%.3f\t%.1f %%\t\n", ph.name, ph.ns/1e6, 100*ph.ns/total)
-	}
-	fmt.Fprintf(tw, "total\t%.3f\t\t\n", total/1e6)
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	bs := s.Config.KVCache.BlockSize
-	_, err = fmt.Fprintf(w, "\nKV cache: %d blocks of %d tokens (%d tokens) over %d data-parallel rank(s)\n", s.Blocks, bs, int64(s.Blocks)*int64(bs), par.Ranks())
-	return err
+	return calibrate.WriteStep(w, s, spec)
 }

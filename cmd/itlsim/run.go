@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/itlsim/itlsim/cmd/itlsim/internal/benchalias"
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/calibrate"
 	"github.com/itlsim/itlsim/reports/slo"
@@ -119,7 +120,7 @@ type runOptions struct {
 	printConfig   bool
 	skipBadRows   bool
 	slo           sloFlags
-	alias         *aliasFlags // vLLM bench and GuideLLM names
+	alias         *benchalias.Flags // vLLM bench and GuideLLM names
 }
 
 func newRunCmd(temps *tempFiles) *cobra.Command {
@@ -277,7 +278,7 @@ func (o *runOptions) bindFields(cmd *cobra.Command, compares bool, skip ...strin
 	}
 	f.StringArrayVar(&o.sets, "set", nil, "set any field: path=value (repeatable), e.g. --set cost.roofline.overhead_us=3000")
 	f.BoolVar(&o.skipBadRows, "skip-bad-rows", false, "pass over malformed trace rows instead of stopping at the first (the count is reported)")
-	o.bindAliases(cmd, skip)
+	o.alias = benchalias.Bind(cmd, skip)
 }
 
 // singleScenario are run's scenario flags for the commands that run one
@@ -327,7 +328,7 @@ type scenarioFile struct {
 // the default), the field flags and --set, the comparisons, and a cost
 // profile (cost.profile, --profile) applied under what the command line sets.
 func (o *runOptions) variants(cmd *cobra.Command, args []string) ([]scenario.Variant, scenarioFile, error) {
-	if err := o.alias.apply(cmd, o); err != nil {
+	if err := o.alias.Apply(cmd, &o.sets); err != nil {
 		return nil, scenarioFile{}, err
 	}
 	o.alias = nil // applied once: a command may build its variants again

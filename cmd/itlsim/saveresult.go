@@ -2,11 +2,8 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,13 +17,10 @@ import (
 
 // saveResult is record's vLLM bench result file (--save-result,
 // --result-dir, --result-filename, as vllm bench serve names them): the
-// recording in the JSON vLLM's benchmark writes, so tools that read those
-// files read itlsim's recordings too.
+// recording in the JSON vLLM's benchmark writes (record.Result.VLLMResult).
 type saveResult struct {
-	save     bool
-	detailed bool
-	dir      string
-	filename string
+	save, detailed bool
+	dir, filename  string
 }
 
 func (s *saveResult) bind(f *pflag.FlagSet) {
@@ -38,101 +32,40 @@ func (s *saveResult) bind(f *pflag.FlagSet) {
 
 func (s *saveResult) on() bool { return s.save }
 
-// check refuses the file's options without --save-result, as a file the
-// user named and never got would be a silent surprise.
+// check refuses the file's options without --save-result: a file the user
+// named and never got would be a silent surprise.
 func (s *saveResult) check(cmd *cobra.Command) error {
-	if s.save {
-		return nil
-	}
 	for _, name := range []string{"result-dir", "result-filename", "save-detailed"} {
-		if cmd.Flags().Changed(name) {
+		if !s.save && cmd.Flags().Changed(name) {
 			return fmt.Errorf("--%s: needs --save-result", name)
 		}
 	}
 	return nil
 }
 
-// savedResult is the planned result file and what its header says.
+// savedResult is the planned result file and its header.
 type savedResult struct {
 	file *outFile
 	head ingest.VLLMResult
 }
 
 // add plans the result file among files (checked against the inputs with
-// the others), its header from the workload and the recorder's options.
+// the others).
 func (s *saveResult) add(files *outputs, w *workloads.Config, opt record.Options, now time.Time) *savedResult {
 	if !s.save {
 		return nil
 	}
-	h := ingest.VLLMResult{Date: now.Format("20060102-150405"), Backend: "vllm", ModelID: opt.Model,
-		NumPrompts: w.Requests, RequestRate: w.Rate, MaxConcurrency: opt.Concurrency}
-	if opt.Endpoint == record.EndpointChat {
-		h.Backend = "openai-chat"
-	}
-	switch w.Arrival {
-	case workloads.ArrivalClosed:
-		h.RequestRate, h.MaxConcurrency = math.Inf(1), w.Users
-	case workloads.ArrivalGamma:
-		switch {
-		case w.Shape > 0:
-			h.Burstiness = w.Shape
-		case w.CV > 0:
-			h.Burstiness = 1 / (w.CV * w.CV)
-		}
-	}
+	h := record.VLLMHeader(w, opt, now)
 	name := s.filename
 	if name == "" {
-		// vLLM's default: f"{backend}-{request_rate}qps{-concurrencyN}-{model}-{date}.json".
-		rate := "inf"
-		if !math.IsInf(h.RequestRate, 0) && h.RequestRate > 0 {
-			rate = strconv.FormatFloat(h.RequestRate, 'f', -1, 64)
-			if !strings.Contains(rate, ".") {
-				rate += ".0"
-			}
-		}
-		conc := ""
-		if h.MaxConcurrency > 0 {
-			conc = fmt.Sprintf("-concurrency%d", h.MaxConcurrency)
-		}
-		model := h.ModelID[strings.LastIndex(h.ModelID, "/")+1:]
-		name = fmt.Sprintf("%s-%sqps%s-%s-%s.json", h.Backend, rate, conc, model, h.Date)
+		name = record.VLLMFileName(h)
 	}
-	if s.dir != "" {
-		name = filepath.Join(s.dir, name)
-	}
-	return &savedResult{file: files.Add("--save-result", name), head: h}
+	return &savedResult{file: files.Add("--save-result", filepath.Join(s.dir, name)), head: h}
 }
 
-// write fills the result file from the recording and its summary (the
-// run's vLLM block, the figures analyze prints).
+// write fills the file from the recording and its summary (the run's vLLM
+// block: the figures analyze prints).
 func (s *savedResult) write(res *record.Result, summary reports.VLLM) error {
-	r := s.head
-	r.NumPrompts = res.Sent
-	r.Summary = summary
-	r.Requests = make([]ingest.VLLMRequest, len(res.Streams))
-	for i := range res.Streams {
-		st := &res.Streams[i]
-		q := &r.Requests[i]
-		q.InputLen, q.StartTime = st.InputTokens, float64(st.Arrival)/1e9
-		switch {
-		case st.Outcome == record.OutcomeRejected:
-			q.Err = "rejected: " + st.Rejected
-		case st.Outcome != record.OutcomeOK:
-			q.Err = st.Err
-			if q.Err == "" {
-				q.Err = st.Outcome
-			}
-		case len(st.ChunkTimes) > 0:
-			q.OutputLen = st.OutputTokens
-			q.TTFT = float64(st.ChunkTimes[0]-st.Arrival) / 1e9
-			q.ITLs = make([]float64, len(st.ChunkTimes)-1)
-			for j := 1; j < len(st.ChunkTimes); j++ {
-				q.ITLs[j-1] = float64(st.ChunkTimes[j]-st.ChunkTimes[j-1]) / 1e9
-			}
-			q.Latency = float64(st.ChunkTimes[len(st.ChunkTimes)-1]-st.Arrival) / 1e9
-		default:
-			q.Err = "no output"
-		}
-	}
+	r := res.VLLMResult(s.head, summary)
 	return s.file.Write(func(f *os.File) error { return ingest.WriteVLLMResult(f, r) })
 }

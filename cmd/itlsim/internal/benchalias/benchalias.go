@@ -1,4 +1,4 @@
-package main
+package benchalias
 
 import (
 	"fmt"
@@ -38,8 +38,8 @@ const (
 	vllmRandomOutputLen = 128
 )
 
-// aliasFlags holds the values of the alias flags a command binds.
-type aliasFlags struct {
+// Flags holds the values of the alias flags a command binds.
+type Flags struct {
 	simple            map[string]*string
 	inputLen          int
 	outputLen         int
@@ -53,11 +53,10 @@ type aliasFlags struct {
 	maxConcurrency    string
 }
 
-// bindAliases registers the aliases whose targets cmd has (sweep and
-// capacity leave --rate out, and so its alias).
-func (o *runOptions) bindAliases(cmd *cobra.Command, skip []string) {
-	a := &aliasFlags{simple: map[string]*string{}}
-	o.alias = a
+// Bind registers the aliases whose targets cmd has (sweep and capacity
+// leave --rate out, and so its alias); skip names the targets it lacks.
+func Bind(cmd *cobra.Command, skip []string) *Flags {
+	a := &Flags{simple: map[string]*string{}}
 	f := cmd.Flags()
 	for _, s := range simpleAliases {
 		if slices.Contains(skip, s.target) {
@@ -77,11 +76,13 @@ func (o *runOptions) bindAliases(cmd *cobra.Command, skip []string) {
 	if !slices.Contains(skip, "rate") {
 		f.StringVar(&a.rateType, "rate-type", "", "GuideLLM: constant, poisson or synchronous (one user, closed loop)")
 	}
+	return a
 }
 
-// apply turns the aliases given on cmd's command line into their itlsim
-// flags (and --set fields), before the flags are read.
-func (a *aliasFlags) apply(cmd *cobra.Command, o *runOptions) error {
+// Apply turns the aliases given on cmd's command line into their itlsim
+// flags, and appends the scenario fields they set to *sets (as --set
+// PATH=VALUE), before the flags are read. A nil a applies nothing.
+func (a *Flags) Apply(cmd *cobra.Command, sets *[]string) error {
 	if a == nil {
 		return nil
 	}
@@ -116,7 +117,7 @@ func (a *aliasFlags) apply(cmd *cobra.Command, o *runOptions) error {
 		case cmd.Name() == "serve":
 			return fmt.Errorf("--max-concurrency: serve takes its requests from clients; cap them in the client (record --max-concurrency)")
 		default:
-			o.sets = append(o.sets, "workload.max_concurrency="+strconv.Itoa(n))
+			*sets = append(*sets, "workload.max_concurrency="+strconv.Itoa(n))
 		}
 	}
 	switch a.datasetName {
@@ -125,7 +126,7 @@ func (a *aliasFlags) apply(cmd *cobra.Command, o *runOptions) error {
 			return fmt.Errorf("--dataset-path %s: needs --dataset-name sharegpt (the random dataset has no file)", a.datasetPath)
 		}
 	case "sharegpt":
-		if err := a.shareGPT(f, set, o); err != nil {
+		if err := a.shareGPT(f, set, sets); err != nil {
 			return err
 		}
 	default:
@@ -143,7 +144,7 @@ func (a *aliasFlags) apply(cmd *cobra.Command, o *runOptions) error {
 			if l.n < 1 {
 				return fmt.Errorf("--%s %d: expected a length ≥ 1 token", l.alias, l.n)
 			}
-			if err := set(l.alias, l.target, randomLen(l.n, r)); err != nil {
+			if err := set(l.alias, l.target, RandomLen(l.n, r)); err != nil {
 				return err
 			}
 		}
@@ -166,7 +167,7 @@ func (a *aliasFlags) apply(cmd *cobra.Command, o *runOptions) error {
 			if err := set("burstiness", "arrival", "gamma"); err != nil {
 				return err
 			}
-			o.sets = append(o.sets, "workload.shape="+strconv.FormatFloat(b, 'g', -1, 64))
+			*sets = append(*sets, "workload.shape="+strconv.FormatFloat(b, 'g', -1, 64))
 		}
 	}
 	if f.Changed("rate-type") {
@@ -177,7 +178,7 @@ func (a *aliasFlags) apply(cmd *cobra.Command, o *runOptions) error {
 			if err := set("rate-type", "arrival", "closed"); err != nil {
 				return err
 			}
-			o.sets = append(o.sets, "workload.users=1")
+			*sets = append(*sets, "workload.users=1")
 		default:
 			return fmt.Errorf("--rate-type %q: expected constant, poisson or synchronous", a.rateType)
 		}
@@ -185,9 +186,9 @@ func (a *aliasFlags) apply(cmd *cobra.Command, o *runOptions) error {
 	return nil
 }
 
-// randomLen is vLLM's random dataset length as an itlsim distribution:
+// RandomLen is vLLM's random dataset length as an itlsim distribution:
 // an integer uniform in [⌊n·(1−r)⌋, ⌈n·(1+r)⌉], fixed when r is 0.
-func randomLen(n int, r float64) string {
+func RandomLen(n int, r float64) string {
 	if r == 0 {
 		return "fixed:" + strconv.Itoa(n)
 	}
@@ -202,7 +203,7 @@ func randomLen(n int, r float64) string {
 // as --lengths-file with vLLM's ShareGPT filter (workload.lengths_filter:
 // vllm-sharegpt). itlsim has no tokenizer, so the raw ShareGPT JSON, whose
 // lengths depend on the model's tokenizer, is refused with that advice.
-func (a *aliasFlags) shareGPT(f *pflag.FlagSet, set func(alias, target, v string) error, o *runOptions) error {
+func (a *Flags) shareGPT(f *pflag.FlagSet, set func(alias, target, v string) error, sets *[]string) error {
 	p := a.datasetPath
 	switch {
 	case !f.Changed("dataset-path") || p == "":
@@ -217,6 +218,6 @@ func (a *aliasFlags) shareGPT(f *pflag.FlagSet, set func(alias, target, v string
 	if err := set("dataset-path", "lengths-file", p); err != nil {
 		return err
 	}
-	o.sets = append(o.sets, "workload.lengths_filter="+workloads.LengthFilterVLLMShareGPT)
+	*sets = append(*sets, "workload.lengths_filter="+workloads.LengthFilterVLLMShareGPT)
 	return nil
 }
