@@ -18,7 +18,7 @@
 // view through a delivery path) that turns its chunks, ends and rejections
 // into a [Result]; the engine merges them for the run. Every event names
 // its replica. Before the router and the replicas, an open-loop workload
-// passes the serving front end (server.go, [ServerConfig]): by default the
+// passes the serving front end (package frontend, [ServerConfig]): by default the
 // serial tokenization of each prompt, [DefaultSerialUSPerPromptToken] µs a
 // token, as vLLM's API server does it.
 //

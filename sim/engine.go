@@ -7,6 +7,7 @@ import (
 
 	"github.com/itlsim/itlsim/kvcache"
 	"github.com/itlsim/itlsim/scheduler/router"
+	"github.com/itlsim/itlsim/sim/frontend"
 	"github.com/itlsim/itlsim/workloads"
 	"github.com/itlsim/itlsim/workloads/seed"
 )
@@ -107,7 +108,7 @@ func newFromSetup(s *Setup, src workloads.Source, sp *Spares) (*Engine, error) {
 			src = workloads.NewInFlight(src, n)
 		}
 	}
-	src = newFrontEnd(src, c.Server, stages)
+	src = frontend.New(src, c.Server, stages)
 	e := &Engine{setup: s, src: src, classIndex: map[string]int16{}, spares: sp}
 	e.rec = &recording{stall: FromMS(c.Metrics.StallThresholdMS), worstK: c.Metrics.WorstStreams, reference: c.Reference}
 	if stages > 1 {

@@ -1,132 +1,45 @@
 package sim
 
 import (
-	"fmt"
-	"math"
-	"strconv"
-	"strings"
-
+	"github.com/itlsim/itlsim/sim/memory"
 	"github.com/itlsim/itlsim/workloads"
 )
 
-// An engine's memory is mostly two things that grow with the scenario: a
-// summary of every request (kept to the end of the run for the reports)
-// and the block tables of every replica's KV cache. Both are sized before
-// the engine allocates them, so a scenario that would need more than the
-// cap is refused up front with what it would need, instead of running the
-// process out of memory.
-const (
-	// DefaultMaxMemory is the cap on an engine's estimated memory when
-	// Config.MaxMemoryBytes is 0: 8 GiB.
-	DefaultMaxMemory = 8 << 30
-	// The estimate's terms, measured as peak RSS over runs of 10^4 to
-	// 3·10^5 requests and 10^6 to 10^7 blocks (about 3.4 KiB per request
-	// and 27 B per block), rounded up.
-	memPerRequest = 4 << 10
-	memPerBlock   = 32
-	memBase       = 64 << 20
-)
+// DefaultMaxMemory is the cap on an engine's estimated memory when
+// Config.MaxMemoryBytes is 0 (memory.DefaultMax).
+const DefaultMaxMemory = memory.DefaultMax
 
 // MemoryEstimate is an engine's estimated peak memory in bytes for s with
 // the given number of requests (negative: the workload's own count,
 // workloads.RequestEstimate: Requests or Rate × DurationS, a closed loop's
 // bound, a trace's rows).
 func MemoryEstimate(s *Setup, requests int64) float64 {
-	est := float64(memBase)
-	if requests < 0 {
-		est += memPerRequest * workloadRequests(s.Config.Workload)
-	} else {
-		est += memPerRequest * float64(requests)
-	}
-	pools := s.Pools
-	if len(pools) == 0 {
-		pools = []Pool{{Replicas: 1, Setup: s}}
-	}
-	for _, p := range pools {
-		blocks := float64(p.Setup.Blocks) + float64(p.Setup.SwapBlocks)
-		for _, t := range p.Setup.Tiers {
-			blocks += float64(t.Blocks)
-		}
-		est += memPerBlock * blocks * float64(p.Replicas)
-	}
-	return est
+	return memory.Estimate(memoryTerms(s, requests))
 }
-
-// workloadRequests is how many requests a workload makes, as estimated
-// before it runs (workloads.RequestEstimate): a generated one's Requests or
-// rate over DurationS, a closed loop's request bound, a trace's rows.
-func workloadRequests(w workloads.Config) float64 { return workloads.RequestEstimate(w) }
 
 // checkMemory refuses a setup whose estimate is over its cap.
 func checkMemory(s *Setup, requests int64) error {
-	limit := float64(s.Config.MaxMemoryBytes)
-	if limit <= 0 {
-		limit = DefaultMaxMemory
-	}
-	if est := MemoryEstimate(s, requests); est > limit {
-		return fmt.Errorf("this scenario would need about %s of memory (%s), over the %s cap: "+
-			"lower the request count or num_gpu_blocks, or raise the cap with --max-memory",
-			FormatBytes(est), memoryTerms(s, requests), FormatBytes(limit))
-	}
-	return nil
+	n, blocks := memoryTerms(s, requests)
+	return memory.Check(n, blocks, float64(s.Config.MaxMemoryBytes))
 }
 
-// memoryTerms names what the estimate counted.
-func memoryTerms(s *Setup, requests int64) string {
-	n := float64(requests)
+// memoryTerms are what the estimate counts: the requests and every
+// replica's KV blocks (GPU, swap and offload tiers).
+func memoryTerms(s *Setup, requests int64) (n, blocks float64) {
+	n = float64(requests)
 	if requests < 0 {
-		n = workloadRequests(s.Config.Workload)
+		n = workloads.RequestEstimate(s.Config.Workload)
 	}
-	blocks := 0.0
 	pools := s.Pools
 	if len(pools) == 0 {
 		pools = []Pool{{Replicas: 1, Setup: s}}
 	}
 	for _, p := range pools {
-		blocks += float64(p.Setup.Blocks+p.Setup.SwapBlocks) * float64(p.Replicas)
+		b := float64(p.Setup.Blocks) + float64(p.Setup.SwapBlocks)
 		for _, t := range p.Setup.Tiers {
-			blocks += float64(t.Blocks) * float64(p.Replicas)
+			b += float64(t.Blocks)
 		}
+		blocks += b * float64(p.Replicas)
 	}
-	return fmt.Sprintf("%.3g requests, %.3g KV blocks", n, blocks)
-}
-
-// FormatBytes writes n bytes with a binary unit: "8 GiB", "1.5 TiB".
-func FormatBytes(n float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	i := 0
-	for i < len(units)-1 && math.Abs(n) >= 1024 {
-		n /= 1024
-		i++
-	}
-	return fmt.Sprintf("%.3g %s", n, units[i])
-}
-
-// ParseBytes reads a size: a number with an optional unit B, KB, MB, GB,
-// TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024); "8GiB",
-// "512 MiB", "1e9".
-func ParseBytes(s string) (int64, error) {
-	units := []struct {
-		suffix string
-		mult   float64
-	}{
-		{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
-		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1},
-	}
-	num, mult := strings.TrimSpace(s), 1.0
-	for _, u := range units {
-		if n := len(num) - len(u.suffix); n > 0 && strings.EqualFold(num[n:], u.suffix) {
-			num, mult = strings.TrimSpace(num[:n]), u.mult
-			break
-		}
-	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%q: expected a size such as 8GiB, 512MiB or 4e9 (bytes)", s)
-	}
-	b := v * mult
-	if !(b >= 1) || b > math.MaxInt64/2 {
-		return 0, fmt.Errorf("%q: expected a size from 1 B to 4 EiB", s)
-	}
-	return int64(b), nil
+	return n, blocks
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/itlsim/itlsim/sim"
+	"github.com/itlsim/itlsim/sim/memory"
 )
 
 func TestParseBytes(t *testing.T) {
@@ -13,13 +14,13 @@ func TestParseBytes(t *testing.T) {
 	}{
 		{"8GiB", 8 << 30}, {"512 MiB", 512 << 20}, {"4e9", 4e9}, {"2GB", 2e9}, {"1kib", 1024}, {"100B", 100},
 	} {
-		got, err := sim.ParseBytes(c.in)
+		got, err := memory.ParseBytes(c.in)
 		if err != nil || got != c.want {
 			t.Errorf("ParseBytes(%q) = %d, %v; want %d", c.in, got, err, c.want)
 		}
 	}
 	for _, in := range []string{"", "GiB", "-1GiB", "0", "NaN", "1e30", "5XB", "8 GiBs"} {
-		if got, err := sim.ParseBytes(in); err == nil {
+		if got, err := memory.ParseBytes(in); err == nil {
 			t.Errorf("ParseBytes(%q) = %d, want an error", in, got)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/itlsim/itlsim/sim"
+	"github.com/itlsim/itlsim/sim/frontend"
 )
 
 // TestServerFrontEnd: the fixed overhead adds to every TTFT; the serial
@@ -83,16 +84,16 @@ func TestFrontendProfiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := sim.ServerConfig{Frontend: "vllm-v1", SerialMSPerRequest: sim.FrontendSerialMSPerRequest,
-		SerialUSPerPromptToken: sim.FrontendTokenizeUSPerPromptToken, HandoffMS: sim.FrontendHandoffMS,
-		DetokenizeUSPerOutputToken: sim.FrontendDetokenizeUSPerOutputToken}
+	want := sim.ServerConfig{Frontend: "vllm-v1", SerialMSPerRequest: frontend.ProfileSerialMSPerRequest,
+		SerialUSPerPromptToken: frontend.TokenizeUSPerPromptToken, HandoffMS: frontend.ProfileHandoffMS,
+		DetokenizeUSPerOutputToken: frontend.ProfileDetokenizeUSPerOutputToken}
 	if v1 != want {
 		t.Errorf("vllm-v1 resolves to %+v, want %+v", v1, want)
 	}
 	def := sim.DefaultServer()
 	def.Frontend = "VLLM-V0"
 	v0, err := def.Resolved()
-	if err != nil || v0.SerialUSPerPromptToken != sim.FrontendTokenizeUSPerPromptToken || !v0.DetokenizeInEngine || v0.HandoffMS != 0 {
+	if err != nil || v0.SerialUSPerPromptToken != frontend.TokenizeUSPerPromptToken || !v0.DetokenizeInEngine || v0.HandoffMS != 0 {
 		t.Errorf("the default server under vllm-v0 resolves to %+v, %v", v0, err)
 	}
 	given, _ := sim.ServerConfig{Frontend: "vllm-v1", SerialUSPerPromptToken: 4}.Resolved()

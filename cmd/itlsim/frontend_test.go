@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/itlsim/itlsim/sim"
+	"github.com/itlsim/itlsim/sim/frontend"
 )
 
 // The sources table of docs/fidelity.md ("The front end's sources") is the
@@ -23,10 +23,10 @@ func TestFrontendSourcesTable(t *testing.T) {
 		t.Fatal(`docs/fidelity.md has no "The front end's sources" section`)
 	}
 	want := map[string]float64{
-		"serial_us_per_prompt_token":     sim.FrontendTokenizeUSPerPromptToken,
-		"serial_ms_per_request":          sim.FrontendSerialMSPerRequest,
-		"handoff_ms":                     sim.FrontendHandoffMS,
-		"detokenize_us_per_output_token": sim.FrontendDetokenizeUSPerOutputToken,
+		"serial_us_per_prompt_token":     frontend.TokenizeUSPerPromptToken,
+		"serial_ms_per_request":          frontend.ProfileSerialMSPerRequest,
+		"handoff_ms":                     frontend.ProfileHandoffMS,
+		"detokenize_us_per_output_token": frontend.ProfileDetokenizeUSPerOutputToken,
 	}
 	row := regexp.MustCompile("^\\| `([a-z_]+)` \\| ([0-9.]+) (µs|ms) \\| (.+) \\|$")
 	cite := regexp.MustCompile(`[\w.-]+/[\w.-]+#\d+|stackoverflow\.com/questions/\d+|zeromq-dev, \w+ \d{4}`)
@@ -59,7 +59,7 @@ func TestFrontendSourcesTable(t *testing.T) {
 		}
 	}
 	// Each profile uses the figures of the table (vllm-v0 has no hand-off).
-	for _, p := range sim.FrontendProfiles {
+	for _, p := range frontend.Profiles {
 		s := p.Server
 		if s.SerialUSPerPromptToken != want["serial_us_per_prompt_token"] || s.SerialMSPerRequest != want["serial_ms_per_request"] ||
 			s.DetokenizeUSPerOutputToken != want["detokenize_us_per_output_token"] || (s.HandoffMS != 0 && s.HandoffMS != want["handoff_ms"]) {

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/itlsim/itlsim/sim"
+	"github.com/itlsim/itlsim/sim/memory"
 )
 
 // maxMemory is --max-memory: the cap on each engine's estimated memory
@@ -12,13 +13,13 @@ type maxMemory int64
 
 func (m *maxMemory) String() string {
 	if *m == 0 {
-		return sim.FormatBytes(sim.DefaultMaxMemory)
+		return memory.FormatBytes(sim.DefaultMaxMemory)
 	}
-	return sim.FormatBytes(float64(*m))
+	return memory.FormatBytes(float64(*m))
 }
 
 func (m *maxMemory) Set(s string) error {
-	n, err := sim.ParseBytes(s)
+	n, err := memory.ParseBytes(s)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package sim
+package frontend
 
 import (
 	"testing"
@@ -13,7 +13,7 @@ func TestEngineDetokenizationAllocatesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m cost.Model = engineDetokenization{m: lin, ns: 30e3}
+	var m cost.Model = EngineDetokenization{M: lin, NS: 30e3}
 	var b cost.Batch
 	b.AddDecode(10)
 	b.AddDecode(20)
