@@ -102,6 +102,9 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 		URL: args[0], Endpoint: o.endpoint, Model: o.modelName, Concurrency: o.concurrency,
 		Timeout: o.timeout, TimeScale: o.timeScale, ContinuousUsage: o.continuous, Seed: cfg.Seed,
 	}
+	if opt.Concurrency == 0 { // the scenario's cap (workload.max_concurrency), as run applies it
+		opt.Concurrency = cfg.Workload.MaxConcurrency
+	}
 	if o.apiKeyEnv != "" {
 		opt.APIKey = os.Getenv(o.apiKeyEnv)
 	}
