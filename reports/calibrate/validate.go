@@ -37,22 +37,30 @@ type Metric struct {
 	PerGap bool
 }
 
+// figure is the key of statistic stat of population p among the compared
+// figures: the Vocabulary's figure name, the statistic, the unit
+// (ttft_p50_ms).
+func figure(p reports.Population, stat string) string {
+	m, _ := reports.MetricOf(p)
+	return m.Figure + "_" + stat + "_ms"
+}
+
 // Metrics are the compared figures, in table order.
 var Metrics = []Metric{
-	{Key: "ttft_p50_ms", Get: func(s *reports.Summary) float64 { return s.TTFT.P50 }},
-	{Key: "ttft_p90_ms", Get: func(s *reports.Summary) float64 { return s.TTFT.P90 }},
-	{Key: "ttft_p99_ms", Get: func(s *reports.Summary) float64 { return s.TTFT.P99 }},
-	{Key: "tpot_p50_ms", Get: func(s *reports.Summary) float64 { return s.TPOT.P50 }},
-	{Key: "tpot_p90_ms", Get: func(s *reports.Summary) float64 { return s.TPOT.P90 }},
-	{Key: "tpot_p99_ms", Get: func(s *reports.Summary) float64 { return s.TPOT.P99 }},
-	{Key: "itl_p50_ms", Get: func(s *reports.Summary) float64 { return s.ITLPooled.P50 }, PerGap: true},
-	{Key: "itl_p90_ms", Get: func(s *reports.Summary) float64 { return s.ITLPooled.P90 }, PerGap: true},
-	{Key: "itl_p99_ms", Get: func(s *reports.Summary) float64 { return s.ITLPooled.P99 }, PerGap: true},
-	{Key: "e2el_p50_ms", Get: func(s *reports.Summary) float64 { return s.E2EL.P50 }},
-	{Key: "e2el_p90_ms", Get: func(s *reports.Summary) float64 { return s.E2EL.P90 }},
-	{Key: "e2el_p99_ms", Get: func(s *reports.Summary) float64 { return s.E2EL.P99 }},
-	{Key: "stream_p99_itl_p50_ms", Get: func(s *reports.Summary) float64 { return s.StreamP99ITL.P50 }, PerGap: true},
-	{Key: "stream_p99_itl_p90_ms", Get: func(s *reports.Summary) float64 { return s.StreamP99ITL.P90 }, PerGap: true},
+	{Key: figure(reports.PopTTFT, "p50"), Get: func(s *reports.Summary) float64 { return s.TTFT.P50 }},
+	{Key: figure(reports.PopTTFT, "p90"), Get: func(s *reports.Summary) float64 { return s.TTFT.P90 }},
+	{Key: figure(reports.PopTTFT, "p99"), Get: func(s *reports.Summary) float64 { return s.TTFT.P99 }},
+	{Key: figure(reports.PopTPOT, "p50"), Get: func(s *reports.Summary) float64 { return s.TPOT.P50 }},
+	{Key: figure(reports.PopTPOT, "p90"), Get: func(s *reports.Summary) float64 { return s.TPOT.P90 }},
+	{Key: figure(reports.PopTPOT, "p99"), Get: func(s *reports.Summary) float64 { return s.TPOT.P99 }},
+	{Key: figure(reports.PopITL, "p50"), Get: func(s *reports.Summary) float64 { return s.ITLPooled.P50 }, PerGap: true},
+	{Key: figure(reports.PopITL, "p90"), Get: func(s *reports.Summary) float64 { return s.ITLPooled.P90 }, PerGap: true},
+	{Key: figure(reports.PopITL, "p99"), Get: func(s *reports.Summary) float64 { return s.ITLPooled.P99 }, PerGap: true},
+	{Key: figure(reports.PopE2EL, "p50"), Get: func(s *reports.Summary) float64 { return s.E2EL.P50 }},
+	{Key: figure(reports.PopE2EL, "p90"), Get: func(s *reports.Summary) float64 { return s.E2EL.P90 }},
+	{Key: figure(reports.PopE2EL, "p99"), Get: func(s *reports.Summary) float64 { return s.E2EL.P99 }},
+	{Key: figure(reports.PopStreamP99ITL, "p50"), Get: func(s *reports.Summary) float64 { return s.StreamP99ITL.P50 }, PerGap: true},
+	{Key: figure(reports.PopStreamP99ITL, "p90"), Get: func(s *reports.Summary) float64 { return s.StreamP99ITL.P90 }, PerGap: true},
 	{Key: "requests_per_s", Get: func(s *reports.Summary) float64 { return s.RequestsPerS }},
 	{Key: "output_tokens_per_s", Get: func(s *reports.Summary) float64 { return s.OutputTokensPerS }},
 }

@@ -87,21 +87,22 @@ func popMetric(name, doc, unit string, p reports.Population, stat string, perGap
 	return m, true
 }
 
-// families are the populations whose statistics are metrics.
-var families = []struct {
+// families are the populations whose statistics are metrics: the
+// Vocabulary's rows with a gate name, under it.
+var families = func() []family {
+	var out []family
+	for _, m := range reports.Vocabulary {
+		if m.Gate != "" {
+			out = append(out, family{name: m.Gate, doc: m.GateDoc, unit: m.Unit, pop: m.Pop, perGap: m.PerGap, needsGap: m.NeedsGaps})
+		}
+	}
+	return out
+}()
+
+type family struct {
 	name, doc, unit  string
 	pop              reports.Population
 	perGap, needsGap bool
-}{
-	{"stream_p99_itl", "each stream's p99 ITL across streams", "ms", reports.PopStreamP99ITL, true, false},
-	{"stream_max_gap", "each stream's largest gap across streams", "ms", reports.PopStreamMaxGap, true, false},
-	{"stream_jitter", "each stream's p99/p50 gap ratio across streams", "ratio", reports.PopJitter, true, false},
-	{"ttft", "TTFT", "ms", reports.PopTTFT, false, false},
-	{"tpot", "TPOT", "ms", reports.PopTPOT, false, false},
-	{"e2el", "E2EL", "ms", reports.PopE2EL, false, false},
-	{"itl_pooled", "every gap of every stream (vLLM's ITL; needs stream files)", "ms", reports.PopITL, true, true},
-	{"qoe", "each stream's Andes QoE", "score", reports.PopQoE, false, false},
-	{"fluidity", "each stream's fluidity index", "score", reports.PopFluidity, false, false},
 }
 
 // registry maps every listed metric's name to it; Names derives from it.

@@ -47,19 +47,18 @@ type metric struct {
 	doc  string
 }
 
-// metrics maps population metric names to them; Metrics derives from it.
-var metrics = map[string]metric{
-	"ttft":                  {reports.PopTTFT, Time, "time to first token"},
-	"tpot":                  {reports.PopTPOT, Time, "time per output token (vLLM's)"},
-	"e2el":                  {reports.PopE2EL, Time, "end-to-end latency"},
-	"itl":                   {reports.PopITL, Time, "every gap of every stream, pooled (vLLM's ITL)"},
-	"stream-p99-itl":        {reports.PopStreamP99ITL, Time, "each stream's p99 gap"},
-	"stream-max-gap":        {reports.PopStreamMaxGap, Time, "each stream's largest gap"},
-	"jitter":                {reports.PopJitter, Ratio, "each stream's p99/p50 gap ratio"},
-	"qoe":                   {reports.PopQoE, Score, "each stream's Andes QoE"},
-	"fluidity":              {reports.PopFluidity, Score, "each stream's fluidity index"},
-	"tokens-per-s-per-user": {reports.PopTokensPerSPerUser, Rate, "each stream's decode speed"},
-}
+// metrics maps population metric names to them: the Vocabulary's rows
+// with a term name.
+var metrics = func() map[string]metric {
+	kinds := map[string]Kind{"ms": Time, "ratio": Ratio, "score": Score, "tokens/s": Rate}
+	out := map[string]metric{}
+	for _, m := range reports.Vocabulary {
+		if m.Term != "" {
+			out[m.Term] = metric{m.Pop, kinds[m.Unit], m.Doc}
+		}
+	}
+	return out
+}()
 
 // shares are the share terms' names.
 var shares = map[string]string{
@@ -70,8 +69,13 @@ var shares = map[string]string{
 
 // Metrics lists the metric names terms accept, population metrics first.
 func Metrics() []string {
-	return []string{"ttft", "tpot", "e2el", "itl", "stream-p99-itl", "stream-max-gap", "jitter", "qoe", "fluidity",
-		"tokens-per-s-per-user", "itl-goodput", "slo-goodput", "unstable"}
+	var out []string
+	for _, m := range reports.Vocabulary {
+		if m.Term != "" {
+			out = append(out, m.Term)
+		}
+	}
+	return append(out, "itl-goodput", "slo-goodput", "unstable")
 }
 
 // Term is one parsed SLO term.
