@@ -31,16 +31,11 @@ func Score(e Expectation, at []float64, tokens []int) (s Scores, ok bool) {
 	s.QoE = Andes(e, at, tokens)
 	period := 1e9 / e.TokensPerS
 	if ones(tokens) {
-		// Fluidity's result, without the chunk-size terms and without
-		// reading the chunks once the slack covers the rest (excess).
-		var x excess
-		x.fill(at)
-		s.Fluidity, _ = fluidityOnesCovered(e.TTFT, period, at, math.Inf(1), x.cover(period))
-		s.FluidRate = fluidRate(e.TTFT, at, tokens, true, false, &x)
+		s.Fluidity = fluidityOnes(e.TTFT, period, at, math.Inf(1)) // Fluidity's result, without the chunk-size terms
 	} else {
 		s.Fluidity = Fluidity(e.TTFT, period, at, tokens)
-		s.FluidRate = FluidRate(e.TTFT, at, tokens)
 	}
+	s.FluidRate = FluidRate(e.TTFT, at, tokens)
 	return s, true
 }
 
@@ -159,14 +154,6 @@ func fluidityOnes(ttft, period float64, at []float64, budget float64) float64 {
 	if len(at) == 0 {
 		return 1
 	}
-	x, _ := fluidityOnesCovered(ttft, period, at, budget, math.Inf(1))
-	return x
-}
-
-// fluidityOnesCovered is fluidityOnes that counts the deadlines after the
-// slack first reaches covered as met without reading them (excess); read
-// is the intervals it read.
-func fluidityOnesCovered(ttft, period float64, at []float64, budget, covered float64) (index float64, read int) {
 	var missed, slack float64
 	met := 0
 	// The first chunk's deadline is ttft.
@@ -180,7 +167,6 @@ func fluidityOnesCovered(ttft, period float64, at []float64, budget, covered flo
 	// next[j] follows prev[j]: chunk j+1 and the one before it.
 	next := at[1:]
 	prev := at[:len(next)]
-	read = len(next)
 	for j := 0; j < len(next) && missed <= budget; j++ {
 		// The deadlines met, in a loop of their own: the compiler keeps
 		// its few values in registers without moving them about.
@@ -191,12 +177,6 @@ func fluidityOnesCovered(ttft, period float64, at []float64, budget, covered flo
 			}
 			slack += period - interval
 			met++
-			if slack >= covered {
-				// The slack covers every later interval's excess over
-				// the period: each later deadline is met (excess).
-				met += len(next) - 1 - j
-				read, j = j+1, len(next)-1
-			}
 		}
 		if j == len(next) {
 			break
@@ -206,78 +186,9 @@ func fluidityOnesCovered(ttft, period float64, at []float64, budget, covered flo
 	}
 	total := float64(met) + missed
 	if total == 0 {
-		return 1, read
+		return 1
 	}
-	return clamp01(1 - missed/total), read
-}
-
-// excess bounds, for any period p, the sum of a stream's intervals'
-// excesses over it, W(p) = Σ max(0, g − p) over the intervals g between
-// chunks: a slack of cover(p) or more before an interval meets every
-// deadline after it. The intervals are counted in log-linear buckets
-// (eight to a power of two from 2^14 ns, the first holding all below, the
-// last all from 2^36 ns and any interval not a number); W(p) is at most
-// the sum, over p's bucket and those above, of each interval's bucket's
-// upper edge less p. fill counts them once per stream; each period's
-// bound then takes a few operations, not a pass.
-//
-// Why the rest is met: with slack s ≥ W'(1+ε) before an interval, W' the
-// excess still to come, the interval g is met (s ≥ g − p, so p + s ≥ g and
-// fl(p + s) ≥ g) and leaves s' = fl(s + fl(p − g)) ≥ s when g ≤ p, else
-// s' ≥ (s − (g − p)(1+u))(1−u) ≥ (1+ε)(1−u)·W”, u = 2^−53: by induction
-// every later deadline is met while (1+ε)(1−u)^n ≥ 1+u, n the intervals,
-// which ε = 2^−19 holds for n < 2^22; cover adds 2^−30 of its sums for
-// their own rounding. A pass may then count the rest as met without
-// reading it: the same counts, the same result.
-type excess struct {
-	off bool // an interval from 2^36 ns, not a number, or too many: no bound
-	// count[b] is the number of intervals in bucket b or higher, upper[b]
-	// the sum of their buckets' upper edges.
-	count, upper [excessBuckets + 1]float64
-}
-
-// excessBuckets is the buckets of an excess: the one below 2^14 ns, eight
-// for each power of two up to 2^36 ns, and the one from there.
-const excessBuckets = 22*8 + 2
-
-// excessBucket is g's bucket; an interval not a number goes to the last.
-func excessBucket(g float64) int {
-	if g < 0x1p14 {
-		return 0
-	}
-	bits := math.Float64bits(g)
-	b := int(bits>>52-(1023+14))*8 + int(bits>>49&7) + 1
-	return min(b, excessBuckets-1)
-}
-
-// excessUpper is bucket b's upper edge (exclusive), below the last.
-func excessUpper(b int) float64 {
-	return math.Float64frombits(uint64(b/8+1023+14)<<52 | uint64(b%8)<<49)
-}
-
-// fill counts the intervals between at's chunks.
-func (x *excess) fill(at []float64) {
-	var n [excessBuckets]uint32
-	for k := 1; k < len(at); k++ {
-		n[excessBucket(at[k]-at[k-1])]++
-	}
-	x.off = n[excessBuckets-1] > 0 || len(at) >= 1<<22
-	x.count[excessBuckets-1], x.upper[excessBuckets-1] = 0, 0
-	for b := excessBuckets - 2; b >= 0; b-- {
-		c := float64(n[b])
-		x.count[b] = x.count[b+1] + c
-		x.upper[b] = x.upper[b+1] + c*excessUpper(b)
-	}
-}
-
-// cover is a slack that meets every deadline after it at period p > 0.
-func (x *excess) cover(p float64) float64 {
-	b := excessBucket(p)
-	if x.off || b == excessBuckets-1 {
-		return math.Inf(1)
-	}
-	u, c := x.upper[b], x.count[b]
-	return (u - c*p + 0x1p-30*(u+c*p)) * (1 + 0x1p-19)
+	return clamp01(1 - missed/total)
 }
 
 // FluidRate is the highest token rate (tokens/s) at which the stream
@@ -289,15 +200,12 @@ func (x *excess) cover(p float64) float64 {
 // deadline is missed, and above one token per mean gap the deadlines
 // outrun the stream.
 func FluidRate(ttft float64, at []float64, tokens []int) float64 {
-	return fluidRate(ttft, at, tokens, true, false, nil)
+	return fluidRate(ttft, at, tokens, true)
 }
 
 // fluidRate is FluidRate; skip answers a probe at which no deadline can be
-// missed without a pass, and general runs fluidity's pass, which reads
-// every chunk, where fluidityOnes would do (tests compare both with every
-// pass run in full); x, when not nil, is the stream's excess (filled here
-// when nil and needed).
-func fluidRate(ttft float64, at []float64, tokens []int, skip, general bool, x *excess) float64 {
+// missed without a pass (tests compare it with every pass run).
+func fluidRate(ttft float64, at []float64, tokens []int, skip bool) float64 {
 	// A pass stops once it has missed more deadlines than the target
 	// allows: met ≤ tokens, and the index is ≥ FluidTarget only while
 	// missed ≤ met·(1 − FluidTarget)/FluidTarget.
@@ -317,15 +225,8 @@ func fluidRate(ttft float64, at []float64, tokens []int, skip, general bool, x *
 		toks += max(tokens[k], 1)
 	}
 	pass := func(period float64) float64 { return fluidity(ttft, period, at, tokens, budget) }
-	if n == len(tokens) && !general { // every chunk one token: the common case, without the chunk-size terms
-		if x == nil {
-			x = new(excess)
-			x.fill(at)
-		}
-		pass = func(period float64) float64 {
-			f, _ := fluidityOnesCovered(ttft, period, at, budget, x.cover(period))
-			return f
-		}
+	if n == len(tokens) { // every chunk one token: the common case, without the chunk-size terms
+		pass = func(period float64) float64 { return fluidityOnes(ttft, period, at, budget) }
 	}
 	ok := func(rate float64) bool {
 		period := 1e9 / rate

@@ -142,7 +142,7 @@ func TestFluidRateSkipsOnlyWhatItKnows(t *testing.T) {
 			}
 		}
 		ttft := rng.Float64() * 1e9
-		if got, want := FluidRate(ttft, at, tokens), fluidRate(ttft, at, tokens, false, false, nil); got != want {
+		if got, want := FluidRate(ttft, at, tokens), fluidRate(ttft, at, tokens, false); got != want {
 			t.Fatalf("trial %d: %v, want %v", trial, got, want)
 		}
 		if at[0] <= ttft {
