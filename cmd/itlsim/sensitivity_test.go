@@ -90,13 +90,13 @@ func TestValidateSensitivity(t *testing.T) {
 // (elasticity near −1). It refuses --target-rate.
 func TestCapacitySensitivity(t *testing.T) {
 	dir := t.TempDir()
-	js, cs := filepath.Join(dir, "c.json"), filepath.Join(dir, "c.csv")
+	js, cs, hs := filepath.Join(dir, "c.json"), filepath.Join(dir, "c.csv"), filepath.Join(dir, "c.html")
 	args := []string{"capacity", "--requests", "600", "--seeds", "2", "--slo", "ttft:p99<=1s", "--max-num-batched-tokens", "2048"}
 	plain := mustRunCLI(t, args...)
 	if strings.Contains(plain.stdout, "sensitivity") {
 		t.Errorf("without --sensitivity the table has a sensitivity column:\n%s", plain.stdout)
 	}
-	r := mustRunCLI(t, append(args, "--sensitivity", "--json", js, "--csv", cs)...)
+	r := mustRunCLI(t, append(args, "--sensitivity", "--json", js, "--csv", cs, "--html", hs)...)
 	if !strings.Contains(r.stdout, "sensitivity %/%") {
 		t.Errorf("no sensitivity column:\n%s", r.stdout)
 	}
@@ -135,6 +135,9 @@ func TestCapacitySensitivity(t *testing.T) {
 	}
 	if h := rows[0]; h[len(h)-1] != "sensitivity_pct_per_pct" || rows[1][len(h)-1] == "" {
 		t.Errorf("CSV %v: want a filled sensitivity_pct_per_pct column last", rows[:2])
+	}
+	if h, err := os.ReadFile(hs); err != nil || !strings.Contains(string(h), "sensitivity %/%") {
+		t.Errorf("HTML report lacks the sensitivity column (%v)", err)
 	}
 	bad := execCLI(t, "capacity", "--requests", "100", "--target-rate", "5", "--sensitivity")
 	if bad.code == 0 || !strings.Contains(bad.stderr, "--sensitivity") {
