@@ -115,6 +115,11 @@ type CostConfig struct {
 	HiccupRatePerS float64 `yaml:"hiccup_rate_per_s" json:"hiccup_rate_per_s"`
 	// HiccupMS is the duration of one hiccup in milliseconds. Default 500.
 	HiccupMS float64 `yaml:"hiccup_ms" json:"hiccup_ms"`
+	// StepTimeScale multiplies every priced step's duration (its compute,
+	// drafting and in-engine work; swaps, tier loads and hiccups are not
+	// scaled): the knob a sensitivity analysis turns (validate and capacity
+	// --sensitivity price at 0.98 and 1.02). Default 1; 0 is read as 1.
+	StepTimeScale float64 `yaml:"step_time_scale" json:"step_time_scale"`
 	// EnforceEager is vLLM's --enforce-eager: true runs every step eagerly,
 	// false replays CUDA graphs for steps of at most the largest capture
 	// size (the roofline only: a linear model's coefficients already carry
@@ -181,7 +186,7 @@ func DefaultConfig() Config {
 		Model:      "llama-3.1-8b",
 		GPU:        "h100-sxm-80gb",
 		TP:         1,
-		Cost:       CostConfig{Model: "roofline", Roofline: cost.DefaultRoofline(), HiccupMS: 500, EnforceEager: true},
+		Cost:       CostConfig{Model: "roofline", Roofline: cost.DefaultRoofline(), HiccupMS: 500, StepTimeScale: 1, EnforceEager: true},
 		Scheduler:  scheduler.DefaultConfig(),
 		KVCache:    kvcache.DefaultConfig(),
 		Workload:   w,
@@ -299,6 +304,8 @@ func (c CostConfig) Validate() error {
 		return fmt.Errorf("cost.noise_cv: must be in [0,10], got %g", c.NoiseCV)
 	case !(c.HiccupRatePerS >= 0 && c.HiccupRatePerS <= 1000):
 		return fmt.Errorf("cost.hiccup_rate_per_s: must be in [0,1000] per second, got %g", c.HiccupRatePerS)
+	case !(c.StepTimeScale >= 0 && c.StepTimeScale <= 10):
+		return fmt.Errorf("cost.step_time_scale: must be in (0, 10] (0 is read as 1), got %g", c.StepTimeScale)
 	case !(c.HiccupMS >= 0 && c.HiccupMS <= 3.6e6):
 		return fmt.Errorf("cost.hiccup_ms: must be in [0, 3600000] ms (an hour), got %g", c.HiccupMS)
 	}
@@ -681,3 +688,28 @@ func DefaultQoE() QoE { return metrics.DefaultQoE() }
 
 // ParsePercentiles reads "50,90,95,99" (metrics.ParsePercentiles).
 func ParsePercentiles(s string) (Percentiles, error) { return metrics.ParsePercentiles(s) }
+
+// Scaled is s with every priced step's duration multiplied by k on top of
+// s's own cost.step_time_scale: the same cost model and presets, for a
+// sensitivity analysis that reruns the same seeds with slower or faster
+// steps. s is not changed.
+func (s *Setup) Scaled(k float64) *Setup {
+	c := *s
+	base := c.Config.Cost.StepTimeScale
+	if base <= 0 {
+		base = 1
+	}
+	c.Config.Cost.StepTimeScale = base * k
+	// The pools' setups are what the replicas run: scale each (a lone
+	// configuration's one pool is s itself).
+	c.Pools = make([]Pool, len(s.Pools))
+	for i, p := range s.Pools {
+		if p.Setup == s {
+			p.Setup = &c
+		} else if p.Setup != nil {
+			p.Setup = p.Setup.Scaled(k)
+		}
+		c.Pools[i] = p
+	}
+	return &c
+}

@@ -3,6 +3,7 @@ package sim_test
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -537,5 +538,51 @@ func TestRejectReasonNamesTheRule(t *testing.T) {
 	r := runChecked(t, replay(t, cfg, req(0, 1000, 10)))
 	if s := stream(t, r, 0); s.Status != sim.StatusRejected || s.Reject != scheduler.ReasonKVWatermark {
 		t.Errorf("got %v (%v), want rejected (kv-watermark)", s.Status, s.Reject)
+	}
+}
+
+// cost.step_time_scale multiplies every priced step: 1 and 0 (unset) give
+// the same run byte for byte, and 2 doubles a lone request's decode gaps.
+func TestStepTimeScale(t *testing.T) {
+	base := linearConfig(1000, 10)
+	one := replay(t, base, req(0, 100, 20)).Run()
+	unset := base
+	unset.Cost.StepTimeScale = 0
+	if !reflect.DeepEqual(one, replay(t, unset, req(0, 100, 20)).Run()) {
+		t.Error("step_time_scale 0 is not read as 1")
+	}
+	double := base
+	double.Cost.StepTimeScale = 2
+	two := replay(t, double, req(0, 100, 20)).Run()
+	if two.Pooled.Max != 2*one.Pooled.Max || two.Pooled.Min != 2*one.Pooled.Min {
+		t.Errorf("scale 2: gaps %d..%d, want twice %d..%d", two.Pooled.Min, two.Pooled.Max, one.Pooled.Min, one.Pooled.Max)
+	}
+	bad := base
+	bad.Cost.StepTimeScale = -1
+	if _, err := sim.New(bad); err == nil || !strings.Contains(err.Error(), "cost.step_time_scale") {
+		t.Errorf("scale -1: got %v, want an error naming cost.step_time_scale", err)
+	}
+}
+
+// Setup.Scaled scales the steps the replicas run, one pool or several.
+func TestSetupScaled(t *testing.T) {
+	for _, replicas := range []int{1, 2} {
+		cfg := linearConfig(1000, 10)
+		cfg.Cluster.Replicas = replicas
+		s := resolve(t, cfg)
+		run := func(s *sim.Setup) *sim.Result {
+			e, err := sim.NewFromSetup(s, &workloads.Slice{Requests: []workloads.Request{req(0, 100, 20)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return e.Run()
+		}
+		one, two := run(s), run(s.Scaled(2))
+		if two.Pooled.Max != 2*one.Pooled.Max {
+			t.Errorf("%d replicas: Scaled(2) max gap %d, want %d", replicas, two.Pooled.Max, 2*one.Pooled.Max)
+		}
+		if !reflect.DeepEqual(one, run(s)) {
+			t.Errorf("%d replicas: Scaled changed the setup it was called on", replicas)
+		}
 	}
 }

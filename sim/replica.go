@@ -86,6 +86,8 @@ type Replica struct {
 	noiseSigma float64
 	hiccups    *seed.Rand
 	hiccupNS   Time
+	// scale is cost.step_time_scale (1 unscaled).
+	scale      float64
 	nextHiccup Time
 
 	rec      recorder                               // the replica's results
@@ -149,6 +151,10 @@ func newReplica(index int, name, pool string, s *Setup, runSeed uint64, rec reco
 	r.speculates = s.Spec != nil || slices.ContainsFunc(s.ClassSpec, func(m *specdecode.Model) bool { return m != nil })
 	r.onReject = r.rejectWaiting
 	rs := seed.Derive(runSeed, "replica", index)
+	r.scale = 1
+	if k := c.Cost.StepTimeScale; k > 0 {
+		r.scale = k
+	}
 	if cv := c.Cost.NoiseCV; cv > 0 {
 		noise := seed.Stream(rs, "step-noise")
 		r.noise = &noise
@@ -391,8 +397,11 @@ func (r *Replica) priceStep(plan *scheduler.Plan) Time {
 	}
 	full := verify + draft
 	extra := decSpec - plain + draft
-	if r.noise != nil {
-		f := math.Exp(r.noiseMu + r.noiseSigma*r.noise.NormFloat64())
+	if r.noise != nil || r.scale != 1 {
+		f := r.scale
+		if r.noise != nil {
+			f *= math.Exp(r.noiseMu + r.noiseSigma*r.noise.NormFloat64())
+		}
 		full = max(1, Time(float64(full)*f+0.5))
 		plain = min(full, Time(float64(plain)*f+0.5))
 		extra = min(full-plain, Time(float64(extra)*f+0.5))

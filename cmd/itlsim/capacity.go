@@ -25,6 +25,7 @@ type capacityOptions struct {
 	targetField string
 	targetMax   int
 	prices      []string
+	sensitivity bool
 }
 
 func newCapacityCmd(temps *tempFiles) *cobra.Command {
@@ -62,6 +63,12 @@ output tokens at its capacity (prices per GPU-hour from the GPU presets, or
 GPU against tokens/s per user (pareto) and against the p99 of per-stream p99
 ITL (pareto_itl).
 
+--sensitivity searches each configuration again with the same seeds and every
+step 2 % faster and 2 % slower (bisection to 0.5 %), and reports max_rate's
+elasticity to step time in % per % (sensitivity_pct_per_pct); beyond ±5 the
+answer is called fragile in words. It costs about three more searches, so it
+is off by default.
+
 --target-rate R turns the question around: the smallest value of
 --target-field (default cluster.replicas) that holds every term at R req/s on
 every seed, and over a grid the cheapest configuration that does.
@@ -80,6 +87,7 @@ every seed, and over a grid the cheapest configuration that does.
 	f.Float64Var(&o.targetRate, "target-rate", 0, "find the smallest --target-field (and over a grid the cheapest configuration) holding every term at this rate, req/s")
 	f.StringVar(&o.targetField, "target-field", "cluster.replicas", "with --target-rate: the integer field searched")
 	f.IntVar(&o.targetMax, "target-max", 1024, "with --target-rate: the largest value of --target-field tried")
+	f.BoolVar(&o.sensitivity, "sensitivity", false, "search again with step times ±2 % and report max_rate's elasticity to step time (% per %); about 3× the searches")
 	f.StringArrayVar(&o.prices, "gpu-price", nil, "on-demand price per GPU-hour, NAME=USD (repeatable), replacing the preset's")
 	return cmd, o
 }
@@ -128,6 +136,7 @@ func (o *capacityOptions) plan(cmd *cobra.Command, args []string) (*capacityPlan
 	if len(terms) > 0 {
 		p.search.Terms = terms
 	}
+	p.search.Sensitivity = o.sensitivity
 	if err := p.search.Validate(); err != nil {
 		return nil, err
 	}
@@ -141,6 +150,9 @@ func (o *capacityOptions) plan(cmd *cobra.Command, args []string) (*capacityPlan
 	if cmd.Flags().Changed("target-rate") {
 		if o.st.autoSeeds {
 			return nil, errors.New("--seeds auto: with --target-rate give a seed count (every seed must hold the target)")
+		}
+		if o.sensitivity {
+			return nil, errors.New("--sensitivity: applies to a capacity search (max_rate), not to --target-rate")
 		}
 		t := study.Target{Rate: o.targetRate, Field: o.targetField, Max: o.targetMax}
 		if err := t.Check(vs[0].Config); err != nil {

@@ -70,6 +70,7 @@ var shorthands = []shorthand{
 	{"noise-cv", "cost.noise_cv", "step-time noise, coefficient of variation", true},
 	{"hiccup-rate", "cost.hiccup_rate_per_s", "engine hiccups per second", true},
 	{"hiccup-ms", "cost.hiccup_ms", "duration of one hiccup, ms", true},
+	{"step-time-scale", "cost.step_time_scale", "multiply every priced step's duration (1: as priced; --step-time-scale 1,1.05 shows what 5 % slower steps do)", true},
 	{"frontend", "server.frontend", "front-end profile filling the server fields left at 0: vllm-v1, vllm-v0 (see docs/fidelity.md, \"The front end's sources\")", true},
 	{"handoff-ms", "server.handoff_ms", "front end: process hand-off from the API server to the engine, ms per request (paid in parallel)", true},
 	{"detokenize-us-per-output-token", "server.detokenize_us_per_output_token", "front end: detokenization per output token, µs (on the engine's step only with server.detokenize_in_engine, as in vLLM V0)", true},

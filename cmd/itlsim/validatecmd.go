@@ -20,6 +20,7 @@ type validateOptions struct {
 	input     string
 	seeds     int
 	warmCache bool
+	sens      bool
 }
 
 func newValidateCmd(temps *tempFiles) *cobra.Command {
@@ -44,6 +45,12 @@ scenario's workload section is not used.
 list cached, as when the runs were made back to back on one server with
 prefix caching on (prompts are matched by position and length).
 
+--sensitivity reruns every run with the same seeds and step times 2 % shorter
+and 2 % longer, and gives each figure its elasticity to step time (% per %,
+column "sensitivity %/%", JSON sensitivity_pct_per_pct); a figure that moves
+more than 5 % per 1 % of step time gets a "fragile:" note. It triples the
+simulations, so it is off by default.
+
   itlsim validate qps_01.json qps_04.json --model llama-3.3-70b --gpu a100-40gb --tp 8 --warm-cache`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -56,6 +63,7 @@ prefix caching on (prompts are matched by position and length).
 	f.StringVar(&o.input, "input-format", "auto", "format of the measured files: auto, "+strings.Join(ingest.Formats(), ", "))
 	f.IntVar(&o.seeds, "seeds", calibrate.DefaultOptions().Seeds, "arrival draws to simulate when arrivals are random (Poisson at the file's rate)")
 	f.BoolVar(&o.warmCache, "warm-cache", false, "start each run with the earlier runs' prompts in the prefix cache (runs made back to back)")
+	f.BoolVar(&o.sens, "sensitivity", false, "rerun with step times ±2 % and give each figure's elasticity to step time (% per %); triples the simulations")
 	f.StringVar(&o.run.format, "format", "table", "stdout form: table, markdown or json")
 	f.StringVar(&o.run.jsonPath, "json", "", "write the comparison as JSON to this file")
 	f.StringVar(&o.run.htmlPath, "html", "", "write an HTML report with each measured run beside its simulation")
@@ -102,7 +110,7 @@ func (o *validateOptions) validate(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	cmps, err := calibrate.Validate(setup, recs, calibrate.Options{Seeds: o.seeds, WarmCache: o.warmCache})
+	cmps, err := calibrate.Validate(setup, recs, calibrate.Options{Seeds: o.seeds, WarmCache: o.warmCache, Sensitivity: o.sens})
 	if err != nil {
 		return err
 	}

@@ -248,3 +248,28 @@ func TestProfileWithoutGraphFloorTakesDefault(t *testing.T) {
 		t.Errorf("profile naming 0: graph_kernel_overhead_us %v", got)
 	}
 }
+
+// A profile carries the step-time variance a fit found, and only then:
+// ProfileOf writes noise and hiccups when not 0, Apply puts them back, and
+// Validate names a bad one.
+func TestProfileCarriesVariance(t *testing.T) {
+	c := sim.DefaultConfig()
+	if p := ProfileOf(c, "x"); p.Cost.NoiseCV != nil || p.Cost.HiccupRatePerS != nil || p.Cost.HiccupMS != nil {
+		t.Fatalf("no variance, yet the profile has %+v", p.Cost)
+	}
+	c.Cost.NoiseCV, c.Cost.HiccupRatePerS, c.Cost.HiccupMS = 0.03, 0.2, 120
+	p := ProfileOf(c, "x")
+	got := sim.DefaultConfig()
+	p.Apply(&got)
+	if got.Cost.NoiseCV != 0.03 || got.Cost.HiccupRatePerS != 0.2 || got.Cost.HiccupMS != 120 {
+		t.Errorf("applied %+v, want noise 0.03, hiccups 0.2/s of 120 ms", got.Cost)
+	}
+	if err := p.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+	bad := -1.0
+	p.Cost.NoiseCV = &bad
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "cost.noise_cv") {
+		t.Errorf("noise_cv -1: %v, want an error naming cost.noise_cv", err)
+	}
+}

@@ -37,6 +37,12 @@ type ProfileCost struct {
 	Model    string               `yaml:"model"` // roofline or linear
 	Roofline *cost.RooflineConfig `yaml:"roofline,omitempty"`
 	Linear   *cost.LinearConfig   `yaml:"linear,omitempty"`
+	// The step-time variance, when the fit found any (calibrate --fit
+	// cost.noise_cv, cost.hiccup_rate_per_s, cost.hiccup_ms): written only
+	// when non-zero, so a profile without variance leaves the scenario's.
+	NoiseCV        *float64 `yaml:"noise_cv,omitempty"`
+	HiccupRatePerS *float64 `yaml:"hiccup_rate_per_s,omitempty"`
+	HiccupMS       *float64 `yaml:"hiccup_ms,omitempty"`
 }
 
 // Validate reports the first impossible field.
@@ -59,6 +65,19 @@ func (p *Profile) Validate() error {
 	default:
 		return fmt.Errorf("cost.model: must be roofline or linear, got %q", p.Cost.Model)
 	}
+	c := sim.DefaultConfig().Cost
+	if v := p.Cost.NoiseCV; v != nil {
+		c.NoiseCV = *v
+	}
+	if v := p.Cost.HiccupRatePerS; v != nil {
+		c.HiccupRatePerS = *v
+	}
+	if v := p.Cost.HiccupMS; v != nil {
+		c.HiccupMS = *v
+	}
+	if err := c.Validate(); err != nil {
+		return err
+	}
 	if p.Server != nil {
 		return p.Server.Validate()
 	}
@@ -73,6 +92,15 @@ func (p *Profile) Apply(c *sim.Config) {
 	}
 	if p.Cost.Linear != nil {
 		c.Cost.Linear = *p.Cost.Linear
+	}
+	if v := p.Cost.NoiseCV; v != nil {
+		c.Cost.NoiseCV = *v
+	}
+	if v := p.Cost.HiccupRatePerS; v != nil {
+		c.Cost.HiccupRatePerS = *v
+	}
+	if v := p.Cost.HiccupMS; v != nil {
+		c.Cost.HiccupMS = *v
 	}
 	if p.Server != nil {
 		c.Server = *p.Server

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -109,13 +110,22 @@ func WriteValidation(w io.Writer, cmps []Comparison, f reports.Format) error {
 			fmt.Fprintln(w, title)
 		}
 		t := newTable(w, f)
-		t.Header("metric", "measured", "simulated", "min–max", "error")
+		sens := slices.ContainsFunc(c.Figures, func(fg Figure) bool { return fg.Sensitivity != nil })
+		head := []string{"metric", "measured", "simulated", "min–max", "error"}
+		if sens {
+			head = append(head, "sensitivity %/%")
+		}
+		t.Header(head)
 		for _, fg := range c.Figures {
 			rng := num(fg.Min) + "–" + num(fg.Max)
 			if fg.SimulatedNA {
 				rng = "n/a"
 			}
-			_ = t.Append(fg.Metric, numNA(fg.Measured, fg.MeasuredNA), numNA(fg.Simulated, fg.SimulatedNA), rng, errText(fg.Error))
+			row := []string{fg.Metric, numNA(fg.Measured, fg.MeasuredNA), numNA(fg.Simulated, fg.SimulatedNA), rng, errText(fg.Error)}
+			if sens {
+				row = append(row, elasticityText(fg.Sensitivity))
+			}
+			_ = t.Append(row)
 		}
 		if err := t.Render(); err != nil {
 			return err
@@ -125,6 +135,14 @@ func WriteValidation(w io.Writer, cmps []Comparison, f reports.Format) error {
 		}
 	}
 	return nil
+}
+
+// elasticityText is an elasticity in % per %, signed, or n/a.
+func elasticityText(el *float64) string {
+	if el == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%+.2f", *el)
 }
 
 // numNA is num, or n/a for a figure its side cannot give.

@@ -35,6 +35,13 @@ var TunableParams = map[string]Param{
 	"server.request_overhead_ms":             {"server.request_overhead_ms", 0, 500},
 	"server.serial_ms_per_request":           {"server.serial_ms_per_request", 0, 50},
 	"server.serial_us_per_prompt_token":      {"server.serial_us_per_prompt_token", 0, 100},
+	// The step-time variance: per-step lognormal jitter and rare long
+	// steps (a Poisson rate and a length). Only the tails of the ITL and
+	// TTFT distributions show them, so fit them with runs whose tails
+	// were measured.
+	"cost.noise_cv":          {"cost.noise_cv", 0, 0.5},
+	"cost.hiccup_rate_per_s": {"cost.hiccup_rate_per_s", 0, 5},
+	"cost.hiccup_ms":         {"cost.hiccup_ms", 0, 500},
 }
 
 // TunableNames lists TunableParams' keys, sorted.
@@ -227,6 +234,12 @@ func FieldValue(c sim.Config, path string) (float64, error) {
 		return c.Server.SerialMSPerRequest, nil
 	case "server.serial_us_per_prompt_token":
 		return c.Server.SerialUSPerPromptToken, nil
+	case "cost.noise_cv":
+		return c.Cost.NoiseCV, nil
+	case "cost.hiccup_rate_per_s":
+		return c.Cost.HiccupRatePerS, nil
+	case "cost.hiccup_ms":
+		return c.Cost.HiccupMS, nil
 	}
 	return 0, fmt.Errorf("field %s cannot be fitted", path)
 }
@@ -244,6 +257,12 @@ func ProfileOf(c sim.Config, source string) *Profile {
 	if c.Server.On() {
 		s := c.Server
 		p.Server = &s
+	}
+	if v := c.Cost.NoiseCV; v > 0 {
+		p.Cost.NoiseCV = &v
+	}
+	if r, ms := c.Cost.HiccupRatePerS, c.Cost.HiccupMS; r > 0 {
+		p.Cost.HiccupRatePerS, p.Cost.HiccupMS = &r, &ms
 	}
 	return p
 }

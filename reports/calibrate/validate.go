@@ -24,7 +24,20 @@ type Options struct {
 	// position and length in the files (vLLM bench with the same dataset
 	// and seed sends the same prompts in the same order).
 	WarmCache bool
+	// Sensitivity reruns every run with the same seeds and every step's
+	// time scaled by 1 − SensitivityStep and 1 + SensitivityStep, and gives
+	// each figure its elasticity to step time (Figure.Sensitivity). It
+	// triples the simulations.
+	Sensitivity bool
 }
+
+// SensitivityStep is the relative change in step time of a sensitivity
+// analysis' central difference: steps 2 % faster and 2 % slower.
+const SensitivityStep = 0.02
+
+// FragileElasticity is the elasticity (per cent per per cent of step time)
+// beyond which an answer is called fragile.
+const FragileElasticity = 5.0
 
 // DefaultOptions: five seeds, a cold cache.
 func DefaultOptions() Options { return Options{Seeds: 5} }
@@ -78,6 +91,12 @@ type Figure struct {
 	// simulator is pessimistic (slower) for times. NaN (null in JSON) when
 	// the measurement cannot give the figure.
 	Error *float64 `json:"error"`
+	// Sensitivity is the figure's elasticity to step time, % per % (with
+	// Options.Sensitivity; nil otherwise, or when the figure is 0 or n/a):
+	// (f(1+h) − f(1−h)) / (2h · f(1)) for step times scaled by 1 ± h, the
+	// same seeds. 1 means the figure moves as the steps do; near
+	// saturation a tail can move ten times as much.
+	Sensitivity *float64 `json:"sensitivity_pct_per_pct,omitempty"`
 	// MeasuredNA and SimulatedNA mark a side that cannot give the figure
 	// (a file without gaps, a run of duration 0, every simulated request
 	// rejected): the table prints n/a there rather than a 0.
@@ -144,28 +163,19 @@ func Validate(setup *sim.Setup, recs []ingest.Recording, o Options) ([]Compariso
 		measured := rec.Result(m)
 		ms := reports.Summarize(measured, m)
 		c.Measured = measured
-		var sums []reports.Summary
-		for k := range seeds {
-			s := setup.Config.Seed + uint64(k)
-			c.Seeds = append(c.Seeds, s)
-			reqs := Requests(rec, offer, s, uint64(i)+1)
-			var src workloads.Source = &workloads.Slice{Requests: reqs}
-			if offer.Concurrency > 0 {
-				src = workloads.NewInFlight(src, offer.Concurrency)
-			}
-			e, err := sim.NewFromSetup(setup, src)
-			if err != nil {
+		sums, results, ss, warmBlocks, err := simulateRun(setup, recs, i, offer, seeds, o.WarmCache)
+		if err != nil {
+			return nil, err
+		}
+		c.Seeds, c.Simulated, c.WarmBlocks = ss, results, warmBlocks
+		var slow, fast []reports.Summary
+		if o.Sensitivity {
+			if fast, _, _, _, err = simulateRun(setup.Scaled(1-SensitivityStep), recs, i, offer, seeds, o.WarmCache); err != nil {
 				return nil, err
 			}
-			if o.WarmCache {
-				c.WarmBlocks = warm(e, recs[:i])
-			}
-			res := e.Run()
-			if err := e.Err(); err != nil {
+			if slow, _, _, _, err = simulateRun(setup.Scaled(1+SensitivityStep), recs, i, offer, seeds, o.WarmCache); err != nil {
 				return nil, err
 			}
-			c.Simulated = append(c.Simulated, res)
-			sums = append(sums, reports.Summarize(res, m))
 		}
 		c.Summaries = sums
 		for _, mt := range Metrics {
@@ -186,11 +196,68 @@ func Validate(setup *sim.Setup, recs []ingest.Recording, o Options) ([]Compariso
 				e := f.Simulated/f.Measured - 1
 				f.Error = &e
 			}
+			if o.Sensitivity && !f.SimulatedNA && f.Simulated != 0 {
+				el := (medianOf(slow, mt) - medianOf(fast, mt)) / (2 * SensitivityStep * f.Simulated)
+				f.Sensitivity = &el
+				if math.Abs(el) > FragileElasticity {
+					c.Notes = append(c.Notes, FragileNote(mt.Key, el))
+				}
+			}
 			c.Figures = append(c.Figures, f)
 		}
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// simulateRun simulates recording i of recs under setup over seeds arrival
+// draws: the summaries, the results, the seeds and the warm KV blocks.
+func simulateRun(setup *sim.Setup, recs []ingest.Recording, i int, offer Offer, seeds int, warmCache bool) ([]reports.Summary, []*sim.Result, []uint64, int, error) {
+	rec := &recs[i]
+	m := setup.Config.Metrics
+	var sums []reports.Summary
+	var results []*sim.Result
+	var ss []uint64
+	warmBlocks := 0
+	for k := range seeds {
+		s := setup.Config.Seed + uint64(k)
+		ss = append(ss, s)
+		reqs := Requests(rec, offer, s, uint64(i)+1)
+		var src workloads.Source = &workloads.Slice{Requests: reqs}
+		if offer.Concurrency > 0 {
+			src = workloads.NewInFlight(src, offer.Concurrency)
+		}
+		e, err := sim.NewFromSetup(setup, src)
+		if err != nil {
+			return nil, nil, nil, 0, err
+		}
+		if warmCache {
+			warmBlocks = warm(e, recs[:i])
+		}
+		res := e.Run()
+		if err := e.Err(); err != nil {
+			return nil, nil, nil, 0, err
+		}
+		results = append(results, res)
+		sums = append(sums, reports.Summarize(res, m))
+	}
+	return sums, results, ss, warmBlocks, nil
+}
+
+// medianOf is the median of metric mt over sums.
+func medianOf(sums []reports.Summary, mt Metric) float64 {
+	vals := make([]float64, len(sums))
+	for k := range sums {
+		vals[k] = mt.Get(&sums[k])
+	}
+	slices.Sort(vals)
+	return median(vals)
+}
+
+// FragileNote says in words how far an answer moves with 1 % of step time,
+// for an elasticity el (% per %) beyond FragileElasticity.
+func FragileNote(what string, el float64) string {
+	return fmt.Sprintf("fragile: +1 %% step time moves %s by %+.1f %% (beyond ±%g %%/%%)", what, el, FragileElasticity)
 }
 
 // warm fills e's prefix cache with the prompts of the earlier recordings,

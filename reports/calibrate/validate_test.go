@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"math"
 	"testing"
 
 	"github.com/itlsim/itlsim/reports/ingest"
@@ -59,5 +60,46 @@ func TestClosedLoopCap(t *testing.T) {
 	}
 	if peak != 3 {
 		t.Errorf("peak %d in flight, want 3", peak)
+	}
+}
+
+// TestValidateSensitivity: with every step priced by a constant and no
+// front end, scaling step time scales every latency by as much, so each
+// time figure's elasticity is 1 and throughput's about −1.
+func TestValidateSensitivity(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Cost.Model = "linear"
+	cfg.Cost.Linear.C0US = 1000
+	cfg.Server = sim.ServerConfig{}
+	setup, err := cfg.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := ingest.Recording{NoArrivals: true, Load: ingest.Load{Strategy: ingest.StrategyAllAtOnce}}
+	for i := range 20 {
+		rec.Streams = append(rec.Streams, ingest.Stream{ID: i, InputTokens: 50 + i, OutputTokens: 5 + i%7})
+	}
+	cmps, err := Validate(setup, []ingest.Recording{rec}, Options{Seeds: 1, Sensitivity: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range cmps[0].Figures {
+		if f.Sensitivity == nil {
+			t.Errorf("%s: no sensitivity", f.Metric)
+			continue
+		}
+		want := 1.0
+		if f.Metric == "requests_per_s" || f.Metric == "output_tokens_per_s" {
+			want = -1
+		}
+		if math.Abs(*f.Sensitivity-want) > 0.01 {
+			t.Errorf("%s: elasticity %g, want %g", f.Metric, *f.Sensitivity, want)
+		}
+	}
+	if len(cmps[0].Notes) != 0 {
+		t.Errorf("notes %q: nothing here is fragile", cmps[0].Notes)
+	}
+	if got := FragileNote("ttft_p99_ms", 14.2); got != "fragile: +1 % step time moves ttft_p99_ms by +14.2 % (beyond ±5 %/%)" {
+		t.Errorf("FragileNote: %q", got)
 	}
 }

@@ -316,6 +316,10 @@ func capacityRates(r *study.CapacityResult) (section, error) {
 		}
 		return "–"
 	}
+	sens := study.HasSensitivity(r.Capacity)
+	if sens {
+		t.Head = append(t.Head, "sensitivity %/% (max req/s per 1 % of step time)")
+	}
 	for i, c := range r.Capacity {
 		names[i] = c.Config
 		v := c.MaxRate
@@ -334,7 +338,11 @@ func capacityRates(r *study.CapacityResult) (section, error) {
 		if c.CILow != nil && c.CIHigh != nil {
 			ci = rateNum(*c.CILow) + "–" + rateNum(*c.CIHigh)
 		}
-		t.add(c.Config, rateOrNA(c.MaxRate), ci, rateOrNA(c.MinRate), itoa(c.Seeds), itoa(c.Probes), c.LimitingTerm, itoa(c.GPUs), price, f1(c.TokensPerSPerGPU), f1(c.TokensPerSPerUser), f1(c.StreamP99ITLP99), usd, yes(c.Pareto), yes(c.ParetoITL))
+		cells := []string{c.Config, rateOrNA(c.MaxRate), ci, rateOrNA(c.MinRate), itoa(c.Seeds), itoa(c.Probes), c.LimitingTerm, itoa(c.GPUs), price, f1(c.TokensPerSPerGPU), f1(c.TokensPerSPerUser), f1(c.StreamP99ITLP99), usd, yes(c.Pareto), yes(c.ParetoITL)}
+		if sens {
+			cells = append(cells, study.ElasticityCell(c.Sensitivity))
+		}
+		t.add(cells...)
 	}
 	bar.SetXAxis(names)
 	bar.AddSeries("max req/s", data)

@@ -178,6 +178,11 @@ type Search struct {
 	AutoSeeds bool    `json:",omitempty"`
 	Precision float64 `json:",omitempty"`
 	MaxSeeds  int     `json:",omitempty"`
+	// Sensitivity searches every configuration again with the same seeds
+	// and every step's time scaled by 1 ± SensitivityStep, to a bisection
+	// tolerance of at most SensitivityTolerance, and gives max_rate's
+	// elasticity to step time (Capacity.Sensitivity).
+	Sensitivity bool `json:",omitempty"`
 	// Terms are the SLO terms; nil holds runs to stability alone.
 	Terms Condition
 	// cold starts every probe at the scenario's length (no warm start),
@@ -302,7 +307,29 @@ type Capacity struct {
 	// Target is set when the search looked for the smallest count of a
 	// field (cluster.replicas) holding a target rate.
 	Target *TargetResult `json:"target,omitempty"`
+	// Sensitivity is max_rate's elasticity to step time, % per % (with
+	// Search.Sensitivity): (R(1+h) − R(1−h)) / (2h · max_rate), R the mean
+	// over the same seeds of the highest passing rate with every step's
+	// time scaled. −1 means the capacity falls as the steps slow; an SLO
+	// limit close to the latency the server gives makes it steeper.
+	// SensitivityRates are R(1−h) and R(1+h); Fragile says in words when
+	// the elasticity is beyond FragileElasticity.
+	Sensitivity      *float64  `json:"sensitivity_pct_per_pct,omitempty"`
+	SensitivityRates []float64 `json:"sensitivity_rates,omitempty"`
+	Fragile          string    `json:"fragile,omitempty"`
 }
+
+// SensitivityStep is the relative change in step time a capacity
+// sensitivity applies each way (2 %), SensitivityTolerance the bisection
+// tolerance of its searches (0.5 %: finer than the default 2 %, so the
+// difference of two rates 4 % apart is not lost in the bracket), and
+// FragileElasticity the elasticity magnitude beyond which an answer is
+// called fragile.
+const (
+	SensitivityStep      = 0.02
+	SensitivityTolerance = 0.005
+	FragileElasticity    = 5.0
+)
 
 // MarshalJSON writes max_rate and min_rate as null when nothing held.
 func (c Capacity) MarshalJSON() ([]byte, error) {
@@ -536,10 +563,72 @@ func (s *Search) SearchConfigs(vs []scenario.Variant, prices Prices, workers int
 			}
 		}
 	}
+	if s.Sensitivity {
+		if err := s.sensitivity(vs, out, workers, progress); err != nil {
+			return nil, err
+		}
+	}
 	for i := range out {
 		finishCapacity(&out[i].Capacity, vs[i].Config, prices)
 	}
 	return out, nil
+}
+
+// sensitivity searches every configuration of out again with the seeds it
+// was searched with, its steps SensitivityStep faster and slower, and sets
+// each one's elasticity of max_rate to step time.
+func (s *Search) sensitivity(vs []scenario.Variant, out []ConfigSearch, workers int, progress Progress) error {
+	fine := *s
+	fine.Tolerance = min(s.Tolerance, SensitivityTolerance)
+	type job struct {
+		v    int
+		side int // 0: faster, 1: slower
+		seed uint64
+	}
+	var jobs []job
+	for vi := range out {
+		for side := range 2 {
+			for _, sc := range out[vi].Capacity.PerSeed {
+				jobs = append(jobs, job{vi, side, sc.Seed})
+			}
+		}
+	}
+	res, err := Map(len(jobs), workers, func(i int) (float64, error) {
+		j := jobs[i]
+		v := vs[j.v]
+		k := v.Config.Cost.StepTimeScale
+		if k <= 0 {
+			k = 1
+		}
+		v.Config.Cost.StepTimeScale = k * (1 - SensitivityStep + 2*SensitivityStep*float64(j.side))
+		sc, _, err := fine.searchSeed(v, j.seed)
+		if err != nil {
+			return 0, fmt.Errorf("sensitivity, step time ×%g: %w", v.Config.Cost.StepTimeScale/k, err)
+		}
+		return sc.MaxRate, nil
+	}, progress)
+	if err != nil {
+		return err
+	}
+	sum := make([][2]float64, len(out))
+	for i, j := range jobs {
+		sum[j.v][j.side] += res[i]
+	}
+	for vi := range out {
+		c := &out[vi].Capacity
+		n := float64(len(c.PerSeed))
+		base, _ := tInterval(maxRates(c.PerSeed))
+		if n == 0 || !(base > 0) {
+			continue
+		}
+		fast, slow := sum[vi][0]/n, sum[vi][1]/n
+		el := (slow - fast) / (2 * SensitivityStep * base)
+		c.Sensitivity, c.SensitivityRates = &el, []float64{fast, slow}
+		if math.Abs(el) > FragileElasticity {
+			c.Fragile = fmt.Sprintf("fragile: +1 %% step time moves max_rate by %+.1f %% (beyond ±%g %%/%%)", el, FragileElasticity)
+		}
+	}
+	return nil
 }
 
 // precise tells whether the interval of the mean of per's max rates is
@@ -763,6 +852,11 @@ func AssembleCapacity(cs []ConfigSearch, _ int, target *Target) CapacityResult {
 	}
 	MarkPareto(res.Capacity)
 	res.Answer = AnswerWords(res.Capacity)
+	for _, c := range res.Capacity {
+		if c.Fragile != "" {
+			res.Answer += fmt.Sprintf(" %s: %s.", c.Config, c.Fragile)
+		}
+	}
 	res.Rule = RuleWords
 	if target != nil && len(res.Capacity) > 1 {
 		if i := Cheapest(res.Capacity); i >= 0 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/olekukonko/tablewriter"
@@ -177,6 +178,10 @@ func WriteCapacityTable(w io.Writer, r *CapacityResult, f reports.Format) error 
 	if target {
 		head = []any{"config", "target", "holds", "seeds", "probes", "limiting term", "GPUs", "USD/GPU-h", "output tok/s", "tok/s/GPU", "tok/s/user", "stream p99 ITL p99 ms", "USD/M tokens", "pareto"}
 	}
+	sens := HasSensitivity(r.Capacity)
+	if sens {
+		head = append(head, "sensitivity %/%")
+	}
 	t.Header(head...)
 	for _, c := range r.Capacity {
 		price, usd := "n/a", "n/a"
@@ -215,11 +220,28 @@ func WriteCapacityTable(w io.Writer, r *CapacityResult, f reports.Format) error 
 		row = append(row, c.LimitingTerm, strconv.Itoa(c.GPUs), price)
 		row = append(row, figs...)
 		row = append(row, usd, ps)
+		if sens {
+			row = append(row, ElasticityCell(c.Sensitivity))
+		}
 		if err := t.Append(row...); err != nil {
 			return err
 		}
 	}
 	return t.Render()
+}
+
+// HasSensitivity tells whether any configuration carries an elasticity to
+// step time (capacity --sensitivity): the tables add its column then.
+func HasSensitivity(cs []Capacity) bool {
+	return slices.ContainsFunc(cs, func(c Capacity) bool { return c.Sensitivity != nil })
+}
+
+// ElasticityCell is an elasticity in % per %, signed, n/a without one.
+func ElasticityCell(el *float64) string {
+	if el == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%+.2f", *el)
 }
 
 // rateCell is a rate, n/a when nothing held.

@@ -96,9 +96,14 @@ func LoadAll[T any](dir Dir, keys, labels []string, count int) ([]T, error) {
 // used; a rate is empty (n/a) when nothing held.
 func WriteCapacityCSV(w io.Writer, r *CapacityResult) error {
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"config", "max_rate", "min_rate", "limiting_term", "gpu", "gpus", "usd_per_gpu_hour", "output_tokens_per_s",
+	head := []string{"config", "max_rate", "min_rate", "limiting_term", "gpu", "gpus", "usd_per_gpu_hour", "output_tokens_per_s",
 		"tokens_per_s_per_gpu", "tokens_per_s_per_user", "stream_p99_itl_p99_ms", "usd_per_million_tokens", "pareto", "pareto_itl", "target_field", "target_value",
-		"ci_low", "ci_high", "seeds", "probes"})
+		"ci_low", "ci_high", "seeds", "probes"}
+	sens := HasSensitivity(r.Capacity)
+	if sens {
+		head = append(head, "sensitivity_pct_per_pct")
+	}
+	_ = cw.Write(head)
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	rate := func(v float64) string { // empty (n/a) when nothing held, as null in the JSON
 		if v <= 0 {
@@ -123,10 +128,14 @@ func WriteCapacityCSV(w io.Writer, r *CapacityResult) error {
 		if c.Target != nil {
 			tf, tv = c.Target.Field, strconv.Itoa(c.Target.Value)
 		}
-		_ = cw.Write([]string{c.Config, rate(c.MaxRate), rate(c.MinRate), c.LimitingTerm, c.GPU, strconv.Itoa(c.GPUs), usd(c.USDPerGPUHour),
+		row := []string{c.Config, rate(c.MaxRate), rate(c.MinRate), c.LimitingTerm, c.GPU, strconv.Itoa(c.GPUs), usd(c.USDPerGPUHour),
 			g(c.OutputTokensPerS), g(c.TokensPerSPerGPU), g(c.TokensPerSPerUser), g(c.StreamP99ITLP99), usd(c.USDPerMillionTokens),
 			strconv.FormatBool(c.Pareto), strconv.FormatBool(c.ParetoITL), tf, tv,
-			opt(c.CILow), opt(c.CIHigh), strconv.Itoa(c.Seeds), strconv.Itoa(c.Probes)})
+			opt(c.CILow), opt(c.CIHigh), strconv.Itoa(c.Seeds), strconv.Itoa(c.Probes)}
+		if sens {
+			row = append(row, opt(c.Sensitivity))
+		}
+		_ = cw.Write(row)
 	}
 	cw.Flush()
 	return cw.Error()

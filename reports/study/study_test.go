@@ -559,3 +559,38 @@ func TestFitSaturation(t *testing.T) {
 		t.Error("throughput tracking offered load everywhere: fitted a saturation")
 	}
 }
+
+// TestSensitivityIsTheScaledSearches: a search with Sensitivity reports
+// the mean max rate of the same seeds searched with steps 2 % faster and
+// slower (at the finer tolerance; max_rate is rounded to 6 significant
+// figures), and their central difference.
+func TestSensitivityIsTheScaledSearches(t *testing.T) {
+	t.Parallel()
+	terms := mustTerms(t, "stream-p99-itl:p99<=120ms")
+	s := &Search{Window: DefaultWindow(), Tolerance: 0.02, Seeds: []uint64{1, 2}, Terms: terms, Sensitivity: true}
+	v := variant(t, small())
+	cs, err := s.SearchConfig(v, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cs.Capacity
+	if c.Sensitivity == nil || len(c.SensitivityRates) != 2 {
+		t.Fatalf("capacity %+v: no sensitivity", c)
+	}
+	for side, k := range []float64{1 - SensitivityStep, 1 + SensitivityStep} {
+		scaled := v
+		scaled.Config.Cost.StepTimeScale = k
+		fine := &Search{Window: DefaultWindow(), Tolerance: SensitivityTolerance, Seeds: s.Seeds, Terms: terms}
+		got, err := fine.SearchConfig(scaled, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := got.Capacity.MaxRate; math.Abs(r-c.SensitivityRates[side]) > 1e-5*r {
+			t.Errorf("step time ×%g: %g req/s, the sensitivity says %g", k, r, c.SensitivityRates[side])
+		}
+	}
+	want := (c.SensitivityRates[1] - c.SensitivityRates[0]) / (2 * SensitivityStep * c.MaxRate)
+	if math.Abs(*c.Sensitivity-want) > 1e-4*math.Abs(want) || want >= 0 { // max_rate is rounded to 6 figures
+		t.Errorf("elasticity %g, want %g (< 0: slower steps, less capacity)", *c.Sensitivity, want)
+	}
+}
