@@ -149,6 +149,12 @@ type driver struct {
 	// following its replica's state and streams.
 	metrics []*metrics
 	stopped chan struct{}
+	// clock is the wall clock (time.Now; a test's own); lag measures how
+	// late each chunk is released against wall(at), while measuring
+	// (not in abortAll's steps past the schedule).
+	clock     func() time.Time
+	lag       *lagTracker
+	measuring bool
 }
 
 var (
@@ -166,7 +172,8 @@ func newDriver(setup *sim.Setup, scale float64, m []*metrics, sink sim.TimelineS
 	d := &driver{
 		eng: eng, queue: q, scale: scale, seed: c.Seed, outLen: c.Workload.OutputLen,
 		asks: make(chan ask), aborts: make(chan int, 64), live: map[int]*stream{},
-		metrics: m, stopped: make(chan struct{}),
+		metrics: m, stopped: make(chan struct{}), clock: time.Now,
+		lag: newLagTracker(0, scale, nil),
 	}
 	if d.outLen.IsZero() { // a trace scenario: lengths came from the file
 		d.outLen = workloads.DefaultConfig().OutputLen
@@ -180,7 +187,7 @@ func newDriver(setup *sim.Setup, scale float64, m []*metrics, sink sim.TimelineS
 }
 
 func (d *driver) now() sim.Time {
-	return sim.Time(float64(time.Since(d.t0)) * d.scale)
+	return sim.Time(float64(d.clock().Sub(d.t0)) * d.scale)
 }
 
 func (d *driver) wall(at sim.Time) time.Time {
@@ -204,7 +211,8 @@ func (d *driver) start(ctx context.Context, a ask) (*stream, error) {
 // next event or ask. Before the first ask the clock starts at 0.
 func (d *driver) run(ctx context.Context) {
 	defer close(d.stopped)
-	d.t0 = time.Now()
+	d.t0 = d.clock()
+	d.measuring = true
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -225,7 +233,7 @@ func (d *driver) run(ctx context.Context) {
 		}
 		var wake <-chan time.Time
 		if at, ok := d.eng.NextEventAt(); ok {
-			timer.Reset(time.Until(d.wall(at)))
+			timer.Reset(d.wall(at).Sub(d.clock()))
 			wake = timer.C
 		}
 		select {
@@ -235,6 +243,7 @@ func (d *driver) run(ctx context.Context) {
 			d.eng.Abort(id) // at the next step start
 		case <-wake:
 		case <-ctx.Done():
+			d.measuring = false
 			d.abortAll()
 			return
 		}
@@ -319,7 +328,15 @@ func (d *driver) Chunk(replica, id int, at sim.Time, tokens int, last bool) {
 		return
 	}
 	s.box.put(event{tokens: tokens, at: at, last: last})
+	var lag time.Duration
+	if d.measuring {
+		lag = d.clock().Sub(d.wall(at))
+		d.lag.observe(lag)
+	}
 	if m := d.metricsOf(replica); m != nil {
+		if d.measuring {
+			m.scheduleLag(lag)
+		}
 		if s.chunks > 0 {
 			m.itl(at - s.last)
 		} else {

@@ -24,6 +24,7 @@ type replayer struct {
 	scale   float64
 	t0      time.Time
 	metrics *metrics
+	lag     *lagTracker
 
 	mu      sync.Mutex
 	next    int
@@ -113,7 +114,12 @@ func (p *replayer) play(s *stream, sc *Script, gone chan struct{}) {
 			}
 		}
 		s.box.put(event{tokens: sc.Tokens[i], at: at, last: i == len(sc.Offsets)-1})
+		lag := time.Since(p.wall(at))
+		if p.lag != nil {
+			p.lag.observe(lag)
+		}
 		if p.metrics != nil {
+			p.metrics.scheduleLag(lag)
 			if i == 0 {
 				p.metrics.ttft(off)
 			} else {
