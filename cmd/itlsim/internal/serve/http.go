@@ -53,7 +53,7 @@ type Options struct {
 	// MaxScheduleLag is the p99 schedule lag (how late chunks are released
 	// against their scheduled wall time) above which Lag warns that the
 	// latencies clients record are inflated; 0 takes
-	// DefaultMaxScheduleLag. A single chunk later than 25 times it means
+	// DefaultMaxScheduleLag. A single chunk later than 10 times it means
 	// the host cannot hold the time scale.
 	MaxScheduleLag time.Duration
 	// Warn, when not nil, is told at once when the schedule first falls

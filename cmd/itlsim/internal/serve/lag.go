@@ -18,7 +18,7 @@ const DefaultMaxScheduleLag = 2 * time.Millisecond
 // behindFactor: an event released more than this many times the lag
 // threshold late means the server fell behind its schedule, not that one
 // wake-up was late: it cannot hold the time scale.
-const behindFactor = 25
+const behindFactor = 10
 
 // Lag buckets: lagPerDecade log-spaced buckets per decade from lagFloor,
 // lagDecades decades (1 µs to 100 s), below the floor counted as 0. A
