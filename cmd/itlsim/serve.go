@@ -34,6 +34,7 @@ type serveOptions struct {
 	route         bool
 	ports         string
 	maxLag        time.Duration
+	spinWait      time.Duration
 }
 
 func newServeCmd(stdout, stderr io.Writer, temps *tempFiles) *cobra.Command {
@@ -95,6 +96,7 @@ responses in flight finish, prints the served streams' table and writes
 	f.BoolVar(&o.route, "route", false, "serve a cluster scenario behind the simulator's own router on one port (default: one port per replica, for a router in front)")
 	f.StringVar(&o.ports, "ports", "", "a cluster scenario's ports, one per replica in order, comma-separated, on --addr's host (default: --addr's port + the replica's index)")
 	f.DurationVar(&o.maxLag, "max-schedule-lag", serve.DefaultMaxScheduleLag, "warn when the p99 of how late chunks are released against their schedule (wall time) exceeds this: clients' recorded latencies are inflated by about that much")
+	f.DurationVar(&o.spinWait, "spin-wait", 0, "poll the clock for this much of each wait for the engine's next event instead of sleeping (1ms releases chunks within microseconds, where Go's timers wake about 1 ms late, at the cost of CPU; 0: sleep only)")
 	f.StringVar(&o.replay, "replay", "", "serve the recorded streams of this file instead of simulating")
 	f.StringVar(&o.replayFormat, "replay-format", "auto", "format of --replay: auto, "+strings.Join(ingest.Formats(), ", "))
 	f.IntVar(&o.pauses, "pauses", 0, "with --replay: pauses to inject per stream")
@@ -117,6 +119,9 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	if o.maxLag <= 0 {
 		return fmt.Errorf("--max-schedule-lag: must be > 0, got %v", o.maxLag)
+	}
+	if o.spinWait < 0 || o.spinWait > time.Second {
+		return fmt.Errorf("--spin-wait: must be in [0, 1s], got %v", o.spinWait)
 	}
 	cfg, err := o.scenario.loadOne(cmd, args)
 	if err != nil {
@@ -144,7 +149,7 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	opt := serve.Options{ModelName: o.modelName, TimeScale: o.timeScale, ExitAfter: o.exitAfter, PerReplica: perReplica,
-		MaxScheduleLag: o.maxLag, Warn: func(msg string) { fmt.Fprintln(stderr, "itlsim serve: "+msg) }}
+		MaxScheduleLag: o.maxLag, SpinWait: o.spinWait, Warn: func(msg string) { fmt.Fprintln(stderr, "itlsim serve: "+msg) }}
 	if opt.ModelName == "" {
 		opt.ModelName = cfg.Model
 	}
@@ -172,8 +177,13 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 			return err
 		}
 		opt.MaxModelLen = setup.Config.MaxModelLen
-		// 20 sleeps of 100 µs: about 3 ms before listening.
-		if w := serve.ScaleWarning(setup, o.timeScale, serve.TimerGranularity(20)); w != "" {
+		// 20 sleeps of 100 µs: about 3 ms before listening. A spin wait
+		// that covers the granularity polls instead: a microsecond's.
+		g := serve.TimerGranularity(20)
+		if o.spinWait >= g {
+			g = time.Microsecond
+		}
+		if w := serve.ScaleWarning(setup, o.timeScale, g); w != "" {
 			fmt.Fprintln(stderr, "itlsim serve: "+w)
 		}
 		var sink sim.TimelineSink

@@ -15,10 +15,17 @@ import (
 // that the latencies its clients record are inflated.
 const DefaultMaxScheduleLag = 2 * time.Millisecond
 
-// behindFactor: an event released more than this many times the lag
-// threshold late means the server fell behind its schedule, not that one
-// wake-up was late: it cannot hold the time scale.
-const behindFactor = 10
+// behindFactor and sustainFactor: events released more than behindFactor
+// times the lag threshold late, one after another for sustainFactor times
+// the threshold of wall time, mean the server fell behind its schedule and
+// is not catching up: it cannot hold the time scale. A host that stalls
+// the process once (a chunk tens of ms late) catches up within a few ms,
+// faster than the engine's steps are due, and is not taken for one that
+// cannot keep up.
+const (
+	behindFactor  = 10
+	sustainFactor = 25
+)
 
 // Lag buckets: lagPerDecade log-spaced buckets per decade from lagFloor,
 // lagDecades decades (1 µs to 100 s), below the floor counted as 0. A
@@ -37,24 +44,27 @@ const (
 // stream).
 type lagTracker struct {
 	threshold time.Duration // the p99 above which the summary warns
-	behind    time.Duration // a single lag above which the time scale is not held
+	behind    time.Duration // a lag above which the schedule is behind
+	sustain   time.Duration // behind for this long: the time scale is not held
 	scale     float64
 	warn      func(string) // called once, when the schedule first falls behind
 
-	mu       sync.Mutex
-	under    uint64 // lags below lagFloor
-	counts   [lagBuckets + 1]uint64
-	n        uint64
-	max      time.Duration
-	sum      time.Duration
-	fellBack bool // an event was released later than behind
+	mu        sync.Mutex
+	under     uint64 // lags below lagFloor
+	counts    [lagBuckets + 1]uint64
+	n         uint64
+	max       time.Duration
+	sum       time.Duration
+	over      bool      // the latest event was later than behind
+	overSince time.Time // the release of the first of those in a row
+	fellBack  bool      // behind for sustain or longer
 }
 
 func newLagTracker(threshold time.Duration, scale float64, warn func(string)) *lagTracker {
 	if threshold <= 0 {
 		threshold = DefaultMaxScheduleLag
 	}
-	return &lagTracker{threshold: threshold, behind: behindFactor * threshold, scale: scale, warn: warn}
+	return &lagTracker{threshold: threshold, behind: behindFactor * threshold, sustain: sustainFactor * threshold, scale: scale, warn: warn}
 }
 
 // lagBucket is the bucket of a lag ≥ lagFloor; the last holds everything
@@ -69,9 +79,9 @@ func lagUpper(i int) time.Duration {
 	return time.Duration(float64(lagFloor) * math.Pow(10, float64(i+1)/lagPerDecade))
 }
 
-// observe counts one event released lag late (a negative lag, an event
-// released a hair early by rounding, counts as 0).
-func (t *lagTracker) observe(lag time.Duration) {
+// observe counts one event released at wall time now, lag late (a
+// negative lag, an event released a hair early by rounding, counts as 0).
+func (t *lagTracker) observe(lag time.Duration, now time.Time) {
 	lag = max(lag, 0)
 	t.mu.Lock()
 	t.n++
@@ -82,14 +92,19 @@ func (t *lagTracker) observe(lag time.Duration) {
 	} else {
 		t.counts[lagBucket(lag)]++
 	}
-	first := lag > t.behind && !t.fellBack
-	if first {
-		t.fellBack = true
+	first := false
+	switch {
+	case lag <= t.behind:
+		t.over = false
+	case !t.over:
+		t.over, t.overSince = true, now
+	case !t.fellBack && now.Sub(t.overSince) >= t.sustain:
+		t.fellBack, first = true, true
 	}
 	t.mu.Unlock()
 	if first && t.warn != nil {
-		t.warn(fmt.Sprintf("warning: the schedule fell %v behind (a chunk released %v after its time, over the %v bound): this host cannot hold time scale %g; every latency clients record from here is inflated",
-			roundLag(lag), roundLag(lag), t.behind, t.scale))
+		t.warn(fmt.Sprintf("warning: the schedule has stayed more than %v behind for %v (a chunk now released %v after its time): this host cannot hold time scale %g; every latency clients record from here is inflated",
+			t.behind, t.sustain, roundLag(lag), t.scale))
 	}
 }
 
@@ -124,17 +139,18 @@ type Lag struct {
 	P50, P99, Max time.Duration // wall-clock lateness
 	Mean          time.Duration
 	Threshold     time.Duration // the p99 above which the run's latencies are called inflated
-	Behind        time.Duration // the single lag past which the time scale was not held
+	Behind        time.Duration // the lag past which the schedule is behind
+	Sustain       time.Duration // behind this long: the time scale is not held
 	TimeScale     float64
-	// FellBehind: some event came later than Behind: the server could not
-	// hold the time scale.
+	// FellBehind: events came later than Behind for Sustain or longer:
+	// the server could not hold the time scale.
 	FellBehind bool
 }
 
 func (t *lagTracker) summary() Lag {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	l := Lag{Events: int(t.n), Max: t.max, Threshold: t.threshold, Behind: t.behind, TimeScale: t.scale, FellBehind: t.fellBack}
+	l := Lag{Events: int(t.n), Max: t.max, Threshold: t.threshold, Behind: t.behind, Sustain: t.sustain, TimeScale: t.scale, FellBehind: t.fellBack}
 	if t.n > 0 {
 		l.P50, l.P99, l.Mean = t.quantile(0.5), t.quantile(0.99), t.sum/time.Duration(t.n)
 	}
@@ -155,8 +171,8 @@ func (l Lag) Line() string {
 func (l Lag) Warnings() []string {
 	var w []string
 	if l.FellBehind {
-		w = append(w, fmt.Sprintf("warning: this host could not hold time scale %g: the schedule fell up to %v behind (over the %v bound); run at a smaller --time-scale, or on a less loaded host",
-			l.TimeScale, roundLag(l.Max), l.Behind))
+		w = append(w, fmt.Sprintf("warning: this host could not hold time scale %g: the schedule stayed more than %v behind for %v or longer (up to %v); run at a smaller --time-scale, or on a less loaded host",
+			l.TimeScale, l.Behind, l.Sustain, roundLag(l.Max)))
 	}
 	if l.Events > 0 && l.P99 > l.Threshold {
 		w = append(w, fmt.Sprintf("warning: p99 schedule lag %v exceeds --max-schedule-lag %v: latencies recorded by clients are inflated by about %v wall (%v simulated at time scale %g)",

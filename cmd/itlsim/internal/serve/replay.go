@@ -114,9 +114,10 @@ func (p *replayer) play(s *stream, sc *Script, gone chan struct{}) {
 			}
 		}
 		s.box.put(event{tokens: sc.Tokens[i], at: at, last: i == len(sc.Offsets)-1})
-		lag := time.Since(p.wall(at))
+		now := time.Now()
+		lag := now.Sub(p.wall(at))
 		if p.lag != nil {
-			p.lag.observe(lag)
+			p.lag.observe(lag, now)
 		}
 		if p.metrics != nil {
 			p.metrics.scheduleLag(lag)
