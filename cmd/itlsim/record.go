@@ -115,6 +115,9 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 	if o.apiKeyEnv != "" {
 		opt.APIKey = os.Getenv(o.apiKeyEnv)
 	}
+	if err := opt.Validate(); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
 	if err := o.save.check(cmd); err != nil {
