@@ -59,6 +59,27 @@ type Run struct {
 	SLOPass *bool        `json:"slo_pass,omitempty"`
 	// VLLM is the summary under the keys of `vllm bench serve` results.
 	VLLM VLLM `json:"vllm"`
+	// Realtime says how closely a live run (itlsim serve) kept its
+	// schedule; absent for a simulation run offline.
+	Realtime *Realtime `json:"realtime,omitempty"`
+}
+
+// Realtime is how late a live server released its chunks against their
+// scheduled wall times (wall seconds): the latencies its clients recorded
+// are inflated by about that much.
+type Realtime struct {
+	TimeScale float64 `json:"time_scale"`
+	// Events are the chunk releases measured.
+	Events          int     `json:"events"`
+	ScheduleLagP50S float64 `json:"schedule_lag_p50_s"`
+	ScheduleLagP99S float64 `json:"schedule_lag_p99_s"`
+	ScheduleLagMaxS float64 `json:"schedule_lag_max_s"`
+	// MaxScheduleLagS is the p99 the run was held to (--max-schedule-lag).
+	MaxScheduleLagS float64 `json:"max_schedule_lag_s"`
+	// Held: p99 within MaxScheduleLagS and the schedule never fell behind.
+	Held bool `json:"held"`
+	// Notes are the lag's line and its warnings, as printed under the table.
+	Notes []string `json:"notes"`
 }
 
 // UnmarshalJSON decodes a document and links what the JSON carries beside

@@ -7,10 +7,16 @@ import (
 	"strings"
 )
 
-// WriteNotes prints under the table what each file lacks.
+// WriteNotes prints under the table what each file lacks, and how a live
+// run kept its schedule.
 func WriteNotes(w io.Writer, runs []Run, f Format) error {
 	var lines []string
 	for _, r := range runs {
+		if r.Realtime != nil {
+			for _, n := range r.Realtime.Notes {
+				lines = append(lines, Printable(r.Name+" (live): "+n))
+			}
+		}
 		if r.Source == nil {
 			continue
 		}

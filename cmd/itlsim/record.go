@@ -31,6 +31,7 @@ type recordOptions struct {
 	format      string
 	failOnError bool
 	save        saveResult
+	timerProbe  int
 }
 
 func newRecordCmd(temps *tempFiles) *cobra.Command {
@@ -46,6 +47,11 @@ token count (from the usage the server sends) is recorded; errors, HTTP
 rejections, timeouts and cancellations are counted as failed requests, never
 dropped. The streams are written in itlsim's stream format (-o) and the same
 summary as itlsim analyze is printed, so itlsim gate works on recorded runs.
+
+Before the run, record measures how late its host wakes from 1 ms sleeps
+(--timer-probe) and states it on stderr and in the results' notes, warning
+when p99 exceeds 1 ms: a loaded host's lateness is what recorded gaps may be
+off by.
 
 The run is bounded by the scenario (--requests or --duration). Ctrl-C stops
 sending, cancels the requests in flight and still writes what was recorded
@@ -71,6 +77,7 @@ sending, cancels the requests in flight and still writes what was recorded
 	f.StringVar(&o.jsonPath, "json", "", "write the full results (runs, streams, time series) as JSON to this file")
 	f.StringVar(&o.format, "format", "table", "stdout form: table, markdown or json")
 	o.save.bind(f)
+	f.IntVar(&o.timerProbe, "timer-probe", 200, "before the run, measure how late this host wakes from this many 1 ms sleeps and state it beside the results, warning when p99 exceeds 1 ms (0: do not measure)")
 	f.BoolVar(&o.failOnError, "fail-on-error", false, "exit 1 when any request did not complete (failed or rejected); without it record exits 1 only when none completed")
 	return cmd
 }
@@ -87,6 +94,9 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 	cfg, err := o.scenario.loadOne(cmd, args[1:])
 	if err != nil {
 		return err
+	}
+	if o.timerProbe < 0 {
+		return fmt.Errorf("--timer-probe: must be ≥ 0 sleeps (0: none), got %d", o.timerProbe)
 	}
 	if err := cfg.Workload.Validate(); err != nil {
 		return fmt.Errorf("workload: %w", err)
@@ -108,6 +118,9 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 	if o.apiKeyEnv != "" {
 		opt.APIKey = os.Getenv(o.apiKeyEnv)
 	}
+	if err := opt.Validate(); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
 	if err := o.save.check(cmd); err != nil {
@@ -128,6 +141,19 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 	readsConfig(files, cfg)
 	if err := files.Check(); err != nil {
 		return err
+	}
+	// The host's own timer, measured just before the run: what the
+	// recorded times may be off by.
+	var timerNotes []string
+	if o.timerProbe > 0 {
+		j := record.MeasureJitter(o.timerProbe, time.Millisecond)
+		timerNotes = append(timerNotes, j.Line())
+		if w := j.Warning(record.DefaultJitterLimit, o.timeScale); w != "" {
+			timerNotes = append(timerNotes, w)
+		}
+		for _, n := range timerNotes {
+			fmt.Fprintln(stderr, "itlsim record: "+n)
+		}
 	}
 	undo := o.temps.StopGracefully(cancel)
 	res, err := record.Run(ctx, src, opt)
@@ -168,6 +194,7 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 	runs := ingest.Runs(recs, cfg.Metrics, true)
 	for i := range runs {
 		runs[i].Source.Notes = append(runs[i].Source.Notes, fmt.Sprintf("recorded from %s (%s endpoint, time scale %g)", args[0], o.endpoint, o.timeScale))
+		runs[i].Source.Notes = append(runs[i].Source.Notes, timerNotes...)
 	}
 	if saved != nil { // written before outs commits every file
 		if err := saved.write(res, runs[0].VLLM); err != nil {

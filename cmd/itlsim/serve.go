@@ -36,6 +36,8 @@ type serveOptions struct {
 	pauseAt       string
 	route         bool
 	ports         string
+	maxLag        time.Duration
+	spinWait      time.Duration
 }
 
 func newServeCmd(stdout, stderr io.Writer, temps *tempFiles) *cobra.Command {
@@ -64,7 +66,12 @@ replica, so that a real router can be put in front: replica i listens on
 on replica i. With --route the cluster is served on --addr alone, behind the
 scenario's router, and /metrics sum the replicas.
 
---time-scale S runs S simulated seconds per wall second. --replay FILE serves
+--time-scale S runs S simulated seconds per wall second. serve measures how
+late it releases each chunk against its scheduled wall time (/metrics:
+itlsim:schedule_lag_seconds), prints the lag's p50/p99/max on stopping and
+warns when p99 exceeds --max-schedule-lag (clients' latencies are inflated by
+about that much) or when it falls so far behind that the host cannot hold the
+time scale (at once, and again on stopping). --replay FILE serves
 recorded streams instead (anything analyze reads that has gaps), request k
 getting stream k of the file, with --pauses injected as in itlsim replay.
 Ctrl-C (or --exit-after N answered requests) stops the server: it lets the
@@ -91,6 +98,8 @@ responses in flight finish, prints the served streams' table and writes
 	f.StringVar(&o.format, "format", "table", "stdout form of the served streams' summary: table, markdown or json")
 	f.BoolVar(&o.route, "route", false, "serve a cluster scenario behind the simulator's own router on one port (default: one port per replica, for a router in front)")
 	f.StringVar(&o.ports, "ports", "", "a cluster scenario's ports, one per replica in order, comma-separated, on --addr's host (default: --addr's port + the replica's index)")
+	f.DurationVar(&o.maxLag, "max-schedule-lag", serve.DefaultMaxScheduleLag, "warn when the p99 of how late chunks are released against their schedule (wall time) exceeds this: clients' recorded latencies are inflated by about that much")
+	f.DurationVar(&o.spinWait, "spin-wait", 0, "poll the clock for this much of each wait for the engine's next event instead of sleeping (1ms releases chunks within microseconds, where Go's timers wake about 1 ms late, at the cost of CPU; 0: sleep only)")
 	f.StringVar(&o.replay, "replay", "", "serve the recorded streams of this file instead of simulating")
 	f.StringVar(&o.replayFormat, "replay-format", "auto", "format of --replay: auto, "+strings.Join(ingest.Formats(), ", "))
 	f.IntVar(&o.pauses, "pauses", 0, "with --replay: pauses to inject per stream")
@@ -110,6 +119,12 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	if o.exitAfter < 0 {
 		return fmt.Errorf("--exit-after: must be ≥ 0 requests, got %d", o.exitAfter)
+	}
+	if o.maxLag <= 0 {
+		return fmt.Errorf("--max-schedule-lag: must be > 0, got %v", o.maxLag)
+	}
+	if o.spinWait < 0 || o.spinWait > time.Second {
+		return fmt.Errorf("--spin-wait: must be in [0, 1s], got %v", o.spinWait)
 	}
 	cfg, err := o.scenario.loadOne(cmd, args)
 	if err != nil {
@@ -136,7 +151,8 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 	if err := files.Check(); err != nil {
 		return err
 	}
-	opt := serve.Options{ModelName: o.modelName, TimeScale: o.timeScale, ExitAfter: o.exitAfter, PerReplica: perReplica}
+	opt := serve.Options{ModelName: o.modelName, TimeScale: o.timeScale, ExitAfter: o.exitAfter, PerReplica: perReplica,
+		MaxScheduleLag: o.maxLag, SpinWait: o.spinWait, Warn: func(msg string) { fmt.Fprintln(stderr, "itlsim serve: "+msg) }}
 	if opt.ModelName == "" {
 		opt.ModelName = cfg.Model
 	}
@@ -165,6 +181,15 @@ func (o *serveOptions) run(cmd *cobra.Command, args []string) error {
 			return err
 		}
 		opt.MaxModelLen = setup.Config.MaxModelLen
+		// 20 sleeps of 100 µs: about 3 ms before listening. A spin wait
+		// that covers the granularity polls instead: a microsecond's.
+		g := serve.TimerGranularity(20)
+		if o.spinWait >= g {
+			g = time.Microsecond
+		}
+		if w := serve.ScaleWarning(setup, o.timeScale, g); w != "" {
+			fmt.Fprintln(stderr, "itlsim serve: "+w)
+		}
 		var next sim.TimelineSink
 		if timelines != nil {
 			if scratch, err = timelines.ScratchFile(".itlsim-served-"); err != nil {
@@ -233,14 +258,24 @@ func (o *serveOptions) serveAndReport(cmd *cobra.Command, srv *serve.Server, add
 	if err := srv.Serve(ctx, o.drain, lns...); err != nil {
 		return err
 	}
+	lag := srv.Lag()
+	notes := append([]string{lag.Line()}, lag.Warnings()...)
 	res := srv.Result()
+	if res != nil {
+		fmt.Fprintf(stderr, "itlsim serve: stopped after %d requests (%s)\n", res.Requests, servedCounts(res))
+	}
+	for _, n := range notes {
+		fmt.Fprintln(stderr, "itlsim serve: "+n)
+	}
 	if res == nil {
 		return nil
 	}
 	scores.Apply(res)
 	run := reports.NewRunOptions(serve.RunName(setup.Config), nil, setup.Config, res, format == reports.FormatJSON)
 	run.AddCluster(srv.Cluster())
-	fmt.Fprintf(stderr, "itlsim serve: stopped after %d requests (%s)\n", res.Requests, servedCounts(res))
+	run.Realtime = &reports.Realtime{TimeScale: o.timeScale, Events: lag.Events,
+		ScheduleLagP50S: lag.P50.Seconds(), ScheduleLagP99S: lag.P99.Seconds(), ScheduleLagMaxS: lag.Max.Seconds(),
+		MaxScheduleLagS: lag.Threshold.Seconds(), Held: lag.Held(), Notes: notes}
 	return (runOutputs{files: newOutputs(o.temps), format: format}).write(cmd.OutOrStdout(), []reports.Run{run})
 }
 

@@ -125,6 +125,10 @@ func (r *Result) Completed() int {
 	return n
 }
 
+// Validate checks the options as Run does, so that a command can refuse
+// them before any work.
+func (o *Options) Validate() error { return o.validate() }
+
 func (o *Options) validate() error {
 	u, err := url.Parse(o.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

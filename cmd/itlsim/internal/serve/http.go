@@ -50,6 +50,21 @@ type Options struct {
 	// Limits bound what a client can make the server hold; zero fields
 	// take DefaultLimits' values.
 	Limits Limits
+	// MaxScheduleLag is the p99 schedule lag (how late chunks are released
+	// against their scheduled wall time) above which Lag warns that the
+	// latencies clients record are inflated; 0 takes
+	// DefaultMaxScheduleLag. Chunks later than 10 times it, one after
+	// another for 25 times it, mean the host cannot hold the time scale.
+	MaxScheduleLag time.Duration
+	// SpinWait is how much of each wait for the engine's next event is
+	// spent polling the clock instead of sleeping (0: none). Go's timers
+	// wake about 1 ms late for waits under 1 ms on Linux; 1ms here releases
+	// chunks within microseconds, at the cost of a core busy up to 1 ms per
+	// event (all the time when events come less than 1 ms apart).
+	SpinWait time.Duration
+	// Warn, when not nil, is told at once when the schedule first falls
+	// behind that bound during the run (Lag says it again at the end).
+	Warn func(msg string)
 }
 
 // Limits are what one connection may make the server hold, and for how
@@ -124,6 +139,12 @@ func (o *Options) validate() error {
 	if o.ExitAfter < 0 {
 		return fmt.Errorf("exit after: must be ≥ 0 requests, got %d", o.ExitAfter)
 	}
+	if o.SpinWait < 0 || o.SpinWait > time.Second {
+		return fmt.Errorf("spin wait: must be in [0, 1s], got %v", o.SpinWait)
+	}
+	if o.MaxScheduleLag < 0 {
+		return fmt.Errorf("max schedule lag: must be ≥ 0 (0: %v), got %v", DefaultMaxScheduleLag, o.MaxScheduleLag)
+	}
 	return nil
 }
 
@@ -133,7 +154,8 @@ type Server struct {
 	opt      Options
 	lim      Limits
 	b        backend
-	drv      *driver    // nil for a replay
+	drv      *driver // nil for a replay
+	lag      *lagTracker
 	metrics  []*metrics // one per port
 	created  int64
 	answered atomic.Int64
@@ -165,7 +187,9 @@ func New(setup *sim.Setup, o Options, sink sim.TimelineSink) (*Server, error) {
 		}
 	}
 	d.metrics = s.metrics
-	s.b, s.drv = d, d
+	d.lag = newLagTracker(o.MaxScheduleLag, o.TimeScale, o.Warn)
+	d.spin = o.SpinWait
+	s.b, s.drv, s.lag = d, d, d.lag
 	return s, nil
 }
 
@@ -181,7 +205,9 @@ func NewReplay(scripts []Script, o Options) (*Server, error) {
 	if o.PerReplica {
 		return nil, errors.New("replay: recorded streams are served on one port")
 	}
-	s.b = newReplayer(scripts, o.TimeScale, s.metrics[0])
+	p := newReplayer(scripts, o.TimeScale, s.metrics[0])
+	p.lag = newLagTracker(o.MaxScheduleLag, o.TimeScale, o.Warn)
+	s.b, s.lag = p, p.lag
 	return s, nil
 }
 
@@ -199,6 +225,10 @@ func (s *Server) Result() *sim.Result {
 	}
 	return s.drv.result()
 }
+
+// Lag is how late the server released chunks against their schedule;
+// call it once Serve has returned.
+func (s *Server) Lag() Lag { return s.lag.summary() }
 
 // Cluster describes each replica's share of the simulation and what the
 // engine's router did (nothing with PerReplica: the ports were routed

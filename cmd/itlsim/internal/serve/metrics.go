@@ -2,6 +2,7 @@ package serve
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -15,7 +16,9 @@ import (
 // one. Every series carries vLLM's model_name and engine labels (engine
 // "0": each port is one engine). Latencies are in simulated seconds: at
 // --time-scale 2 a 20 ms simulated gap is released 10 ms apart but
-// observed as 0.02. The bucket bounds are vLLM's.
+// observed as 0.02. The bucket bounds are vLLM's. Beside them,
+// itlsim:schedule_lag_seconds is serve's own, in wall seconds: how late
+// each chunk left against its schedule.
 type metrics struct {
 	reg        *prometheus.Registry
 	running    prometheus.Gauge
@@ -37,6 +40,9 @@ type metrics struct {
 	pcQueries  prometheus.Counter
 	pcHits     prometheus.Counter
 	success    *prometheus.CounterVec
+	// lagH is serve's own: how late each chunk was released against its
+	// scheduled wall time (wall seconds, not simulated).
+	lagH prometheus.Observer
 }
 
 // Metric names, as vLLM exposes them.
@@ -62,6 +68,8 @@ const (
 	metricPreemptions = "vllm:num_preemptions_total"
 	metricPCQueries   = "vllm:prefix_cache_queries_total"
 	metricPCHits      = "vllm:prefix_cache_hits_total"
+	// metricScheduleLag is itlsim's own family, beside vLLM's.
+	metricScheduleLag = "itlsim:schedule_lag_seconds"
 )
 
 // vLLM's bucket bounds (vllm/v1/metrics/loggers.py).
@@ -73,6 +81,9 @@ var (
 	// request latencies: e2e, queue, prefill, decode and inference times.
 	bucketsRequest    = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
 	bucketsIterTokens = []float64{1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}
+	// schedule lag, wall seconds: 10 µs (a timer's wake-up) to 1 s (a
+	// server far behind its schedule).
+	bucketsLag = []float64{1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1}
 )
 
 func newMetrics(model string) *metrics {
@@ -114,6 +125,8 @@ func newMetrics(model string) *metrics {
 		preempted:  counter(metricPreemptions, "Cumulative number of preemption from the engine."),
 		pcQueries:  counter(metricPCQueries, "Prefix cache queries, in terms of number of queried tokens."),
 		pcHits:     counter(metricPCHits, "Prefix cache hits, in terms of number of cached tokens."),
+		lagH: hist(metricScheduleLag, "Histogram of how late each chunk was released against its scheduled wall time, in wall seconds (itlsim serve's own; a client's recorded latencies are inflated by about this much).",
+			bucketsLag),
 	}
 	m.success = prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricSuccess,
 		Help: "Count of successfully processed requests.", ConstLabels: labels}, []string{"finished_reason"})
@@ -152,6 +165,9 @@ func (m *metrics) scheduled(prompt, cached int) {
 	m.pcHits.Add(float64(cached))
 }
 func (m *metrics) generated(n int) { m.generation.Add(float64(n)) }
+
+// scheduleLag counts a chunk released lag late (wall time).
+func (m *metrics) scheduleLag(lag time.Duration) { m.lagH.Observe(max(lag, 0).Seconds()) }
 
 // ended counts a finished stream's prompt and latency; a rejected one
 // counts nowhere but in the HTTP status its client got.

@@ -24,6 +24,7 @@ type replayer struct {
 	scale   float64
 	t0      time.Time
 	metrics *metrics
+	lag     *lagTracker
 
 	mu      sync.Mutex
 	next    int
@@ -114,7 +115,13 @@ func (p *replayer) play(s *stream, sc *Script, gone chan struct{}) {
 			}
 		}
 		s.box.put(event{tokens: sc.Tokens[i], at: at, last: i == len(sc.Offsets)-1})
+		now := time.Now()
+		lag := now.Sub(p.wall(at))
+		if p.lag != nil {
+			p.lag.observe(lag, now)
+		}
 		if p.metrics != nil {
+			p.metrics.scheduleLag(lag)
 			if i == 0 {
 				p.metrics.ttft(off)
 			} else {
