@@ -31,6 +31,7 @@ type recordOptions struct {
 	format      string
 	failOnError bool
 	save        saveResult
+	quiet       bool
 }
 
 func newRecordCmd(temps *tempFiles) *cobra.Command {
@@ -71,6 +72,7 @@ sending, cancels the requests in flight and still writes what was recorded
 	f.StringVar(&o.jsonPath, "json", "", "write the full results (runs, streams, time series) as JSON to this file")
 	f.StringVar(&o.format, "format", "table", "stdout form: table, markdown or json")
 	o.save.bind(f)
+	bindQuiet(cmd, &o.quiet)
 	f.BoolVar(&o.failOnError, "fail-on-error", false, "exit 1 when any request did not complete (failed or rejected); without it record exits 1 only when none completed")
 	return cmd
 }
@@ -127,7 +129,10 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	undo := o.temps.StopGracefully(cancel)
+	line := progressLine(cmd, "record", o.quiet)
+	record.Watch(line, &opt, cfg.Workload.Requests, time.Duration(cfg.Workload.DurationS/o.timeScale*float64(time.Second)))
 	res, err := record.Run(ctx, src, opt)
+	line.Done()
 	undo()
 	if err != nil {
 		return err

@@ -123,7 +123,7 @@ func (o *sweepOptions) run(cmd *cobra.Command, args []string) error {
 			return pts[0], nil
 		},
 		func(workers int, line *progress.Line) ([]study.Point, error) {
-			return study.RunPoints(p, specs, workers, study.Count(line, "points"))
+			return study.RunPoints(p, specs, workers, progress.Counter(line, "points"))
 		},
 		func(pts []study.Point) error { return o.render(cmd.OutOrStdout(), p, pts, o.st.out) })
 }

@@ -161,6 +161,38 @@ func (l *Line) Done() time.Duration {
 	return l.now().Sub(l.start)
 }
 
+// Counter is a callback that shows done of total unit on l: the form
+// the libraries' progress hooks take. nil when l is nil.
+func Counter(l *Line, unit string) func(done, total int) {
+	if l == nil {
+		return nil
+	}
+	return func(done, total int) {
+		l.Update(Status{Done: int64(done), Total: int64(total), Unit: unit})
+	}
+}
+
+// ClearOnWrite returns w with the line erased (Done) before the first
+// write to it, so that output to the same terminal never lands after the
+// line. w itself when l is nil.
+func (l *Line) ClearOnWrite(w io.Writer) io.Writer {
+	if l == nil {
+		return w
+	}
+	return &clearing{w: w, l: l}
+}
+
+type clearing struct {
+	w    io.Writer
+	l    *Line
+	once sync.Once
+}
+
+func (c *clearing) Write(p []byte) (int, error) {
+	c.once.Do(func() { c.l.Done() })
+	return c.w.Write(p)
+}
+
 // Format is the text of a line (without the redraw codes) for s after
 // elapsed: "what: done/total unit (p%), note, rate unit/s, elapsed, ETA".
 func Format(what string, s Status, elapsed time.Duration) string {

@@ -2,6 +2,7 @@ package progress
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -146,5 +147,22 @@ func TestPoll(t *testing.T) {
 	got := w.String()
 	if !strings.HasPrefix(got, "\r\033[Krun: 1 requests") || !strings.HasSuffix(got, "\r\033[K") {
 		t.Errorf("poll output: %q", got)
+	}
+}
+
+// TestClearOnWrite: output to the same terminal erases the line first;
+// Counter draws done/total unit.
+func TestClearOnWrite(t *testing.T) {
+	var w bytes.Buffer
+	c := &fakeClock{t: time.Unix(1000, 0)}
+	l := newLine(&w, c)
+	Counter(l, "simulations")(3, 300)
+	io.WriteString(l.ClearOnWrite(&w), "table\n")
+	if got, want := w.String(), "\r\033[Ksweep: 3/300 simulations (1%), 0s elapsed\r\033[Ktable\n"; got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	var nl *Line
+	if Counter(nl, "x") != nil || nl.ClearOnWrite(&w) != io.Writer(&w) {
+		t.Error("a nil line should give no counter and w itself")
 	}
 }

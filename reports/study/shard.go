@@ -10,16 +10,6 @@ import (
 	"github.com/itlsim/itlsim/reports/progress"
 )
 
-// Count is a Progress that shows done/total unit on line (nil: none).
-func Count(line *progress.Line, unit string) Progress {
-	if line == nil {
-		return nil
-	}
-	return func(done, total int) {
-		line.Update(progress.Status{Done: int64(done), Total: int64(total), Unit: unit})
-	}
-}
-
 // ComputeShard computes the units of share not yet in dir, each written
 // as soon as it is done (a retried pod resumes), and says so on stderr.
 // line, when not nil, shows the units done.
@@ -36,7 +26,7 @@ func ComputeShard[T any](stderr io.Writer, line *progress.Line, dir Dir, keys []
 			return struct{}{}, err
 		}
 		return struct{}{}, dir.Put(keys[todo[k]], v)
-	}, Count(line, "units"))
+	}, progress.Counter(line, "units"))
 	line.Done()
 	if err != nil {
 		return err
