@@ -46,6 +46,10 @@ type Options struct {
 	Every time.Duration    // shortest time between redraws; 0: Every
 	Now   func() time.Time // the clock; nil: time.Now
 	Force bool             // draw even when w is not a terminal
+	// Width is the terminal's width in columns, read at each redraw (a
+	// line wider than the terminal would wrap, and the next redraw would
+	// not overwrite it); nil: asked of w's terminal, 0 when not known.
+	Width func() int
 }
 
 // Line is one progress line. Its methods are safe to call from several
@@ -55,6 +59,7 @@ type Line struct {
 	what  string
 	every time.Duration
 	now   func() time.Time
+	width func() int
 
 	mu     sync.Mutex
 	start  time.Time
@@ -86,7 +91,13 @@ func New(w io.Writer, what string, o Options) *Line {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Line{w: w, what: what, every: o.Every, now: o.Now, start: o.Now()}
+	if o.Width == nil {
+		o.Width = func() int { return 0 }
+		if f, ok := w.(*os.File); ok {
+			o.Width = func() int { return termWidth(f.Fd()) }
+		}
+	}
+	return &Line{w: w, what: what, every: o.Every, now: o.Now, width: o.Width, start: o.Now()}
 }
 
 // Update shows s, unless the line was redrawn less than Every ago (the
@@ -105,7 +116,7 @@ func (l *Line) Update(s Status) {
 		return
 	}
 	l.last, l.drawn = now, true
-	io.WriteString(l.w, "\r\033[K"+Format(l.what, s, now.Sub(l.start)))
+	io.WriteString(l.w, "\r\033[K"+FormatWidth(l.what, s, now.Sub(l.start), l.width()-1))
 }
 
 // Poll calls f every Every on its own goroutine, and once at once, and
@@ -194,40 +205,69 @@ func (c *clearing) Write(p []byte) (int, error) {
 }
 
 // Format is the text of a line (without the redraw codes) for s after
-// elapsed: "what: done/total unit (p%), note, rate unit/s, elapsed, ETA".
+// elapsed: "what: done/total unit (p%), note, rate/s, elapsed, ETA".
 func Format(what string, s Status, elapsed time.Duration) string {
-	var b strings.Builder
-	b.WriteString(what)
-	b.WriteString(": ")
+	return FormatWidth(what, s, elapsed, 0)
+}
+
+// FormatWidth is Format in at most width bytes (width <= 0: any): it
+// leaves out the rate, then the time elapsed, then the note, and cuts
+// what is still too long.
+func FormatWidth(what string, s Status, elapsed time.Duration, width int) string {
+	var head strings.Builder
+	head.WriteString(what)
+	head.WriteString(": ")
 	unit := s.Unit
 	if unit != "" {
 		unit = " " + unit
 	}
 	frac := -1.0
 	if s.Total > 0 {
-		fmt.Fprintf(&b, "%d/%d%s", s.Done, s.Total, unit)
+		fmt.Fprintf(&head, "%d/%d%s", s.Done, s.Total, unit)
 		frac = float64(s.Done) / float64(s.Total)
 	} else {
-		fmt.Fprintf(&b, "%d%s", s.Done, unit)
+		fmt.Fprintf(&head, "%d%s", s.Done, unit)
 		if s.Fraction > 0 {
 			frac = min(s.Fraction, 1)
 		}
 	}
 	if frac >= 0 {
-		fmt.Fprintf(&b, " (%d%%)", int(frac*100))
+		fmt.Fprintf(&head, " (%d%%)", int(frac*100))
 	}
+	// parts in the order shown; drop lists which go first when too wide.
+	const note, rt, el, eta = 0, 1, 2, 3
+	parts := make([]string, 4)
 	if s.Note != "" {
-		b.WriteString(", ")
-		b.WriteString(s.Note)
+		parts[note] = s.Note
 	}
 	if sec := elapsed.Seconds(); sec >= 0.05 && s.Done > 0 {
-		fmt.Fprintf(&b, ", %s%s/s", rate(float64(s.Done)/sec), unit)
+		parts[rt] = rate(float64(s.Done)/sec) + "/s"
 	}
-	fmt.Fprintf(&b, ", %s elapsed", clock(elapsed))
-	if eta, ok := ETA(frac, elapsed); ok {
-		fmt.Fprintf(&b, ", ETA %s", clock(eta))
+	parts[el] = clock(elapsed) + " elapsed"
+	if d, ok := ETA(frac, elapsed); ok {
+		parts[eta] = "ETA " + clock(d)
 	}
-	return b.String()
+	join := func() string {
+		out := head.String()
+		for _, p := range parts {
+			if p != "" {
+				out += ", " + p
+			}
+		}
+		return out
+	}
+	line := join()
+	for _, drop := range []int{rt, el, note} {
+		if width <= 0 || len(line) <= width {
+			break
+		}
+		parts[drop] = ""
+		line = join()
+	}
+	if width > 0 && len(line) > width {
+		line = line[:width]
+	}
+	return line
 }
 
 // ETA is the time left when a share frac of the work took elapsed, at the

@@ -24,19 +24,48 @@ func TestFormat(t *testing.T) {
 		want    string
 	}{
 		{Status{Done: 0, Total: 40, Unit: "points"}, 0, "sweep: 0/40 points (0%), 0s elapsed"},
-		{Status{Done: 10, Total: 40, Unit: "points"}, 5 * time.Second, "sweep: 10/40 points (25%), 2.00 points/s, 5s elapsed, ETA 15s"},
+		{Status{Done: 10, Total: 40, Unit: "points"}, 5 * time.Second, "sweep: 10/40 points (25%), 2.00/s, 5s elapsed, ETA 15s"},
 		{Status{Done: 2, Total: 5, Unit: "configurations", Note: "37 probes"}, 100 * time.Second,
-			"sweep: 2/5 configurations (40%), 37 probes, 0.02 configurations/s, 1m40s elapsed, ETA 2m30s"},
-		{Status{Done: 1234, Unit: "requests"}, 2 * time.Second, "sweep: 1234 requests, 617 requests/s, 2s elapsed"},
+			"sweep: 2/5 configurations (40%), 37 probes, 0.02/s, 1m40s elapsed, ETA 2m30s"},
+		{Status{Done: 1234, Unit: "requests"}, 2 * time.Second, "sweep: 1234 requests, 617/s, 2s elapsed"},
 		{Status{Done: 30, Unit: "requests", Note: "40 sent", Fraction: 0.5}, 10 * time.Second,
-			"sweep: 30 requests (50%), 40 sent, 3.00 requests/s, 10s elapsed, ETA 10s"},
-		{Status{Done: 40, Total: 40, Unit: "points"}, 2 * time.Hour, "sweep: 40/40 points (100%), 0.01 points/s, 2h00m00s elapsed, ETA 0s"},
-		{Status{Done: 300, Total: 20, Unit: "x"}, 20 * time.Second, "sweep: 300/20 x (1500%), 15.0 x/s, 20s elapsed, ETA 0s"},
+			"sweep: 30 requests (50%), 40 sent, 3.00/s, 10s elapsed, ETA 10s"},
+		{Status{Done: 40, Total: 40, Unit: "points"}, 2 * time.Hour, "sweep: 40/40 points (100%), 0.01/s, 2h00m00s elapsed, ETA 0s"},
+		{Status{Done: 300, Total: 20, Unit: "x"}, 20 * time.Second, "sweep: 300/20 x (1500%), 15.0/s, 20s elapsed, ETA 0s"},
 	}
 	for _, c := range cases {
 		if got := Format("sweep", c.s, c.elapsed); got != c.want {
 			t.Errorf("Format(%+v, %v)\n got %q\nwant %q", c.s, c.elapsed, got, c.want)
 		}
+	}
+}
+
+// TestFormatWidth: a line too wide for the terminal drops the rate, then
+// the time elapsed, then the note, and is cut as a last resort.
+func TestFormatWidth(t *testing.T) {
+	s := Status{Done: 12, Total: 40, Unit: "configurations", Note: "1234 probes"}
+	el := 100 * time.Second
+	full := "capacity: 12/40 configurations (30%), 1234 probes, 0.12/s, 1m40s elapsed, ETA 3m53s"
+	for _, c := range []struct {
+		width int
+		want  string
+	}{
+		{0, full},
+		{len(full), full},
+		{79, "capacity: 12/40 configurations (30%), 1234 probes, 1m40s elapsed, ETA 3m53s"},
+		{60, "capacity: 12/40 configurations (30%), 1234 probes, ETA 3m53s"},
+		{50, "capacity: 12/40 configurations (30%), ETA 3m53s"},
+		{20, "capacity: 12/40 conf"},
+	} {
+		if got := FormatWidth("capacity", s, el, c.width); got != c.want {
+			t.Errorf("width %d:\n got %q\nwant %q", c.width, got, c.want)
+		}
+	}
+	var w bytes.Buffer
+	l := New(&w, "capacity", Options{Force: true, Width: func() int { return 51 }, Now: (&fakeClock{t: time.Unix(0, 0)}).now})
+	l.Update(s)
+	if got := w.String(); got != "\r\033[Kcapacity: 12/40 configurations (30%), 1234 probes" {
+		t.Errorf("a line on a 51-column terminal: %q", got)
 	}
 }
 
@@ -69,7 +98,7 @@ func TestThrottle(t *testing.T) {
 	if n := strings.Count(got, "\r\033[K"); n != 2 {
 		t.Fatalf("%d redraws, want 2: %q", n, got)
 	}
-	if !strings.HasPrefix(got, "\r\033[Ksweep: 1/10 points (10%)") || !strings.Contains(got, "\r\033[Ksweep: 6/10 points (60%), 30.0 points/s, 0s elapsed, ETA 0s") {
+	if !strings.HasPrefix(got, "\r\033[Ksweep: 1/10 points (10%)") || !strings.Contains(got, "\r\033[Ksweep: 6/10 points (60%), 30.0/s, 0s elapsed, ETA 0s") {
 		t.Errorf("lines: %q", got)
 	}
 	if strings.Contains(got, "\n") {
