@@ -86,6 +86,12 @@ func TestProgressCalibrate(t *testing.T) {
 	if !strings.Contains(forced.stderr, "calibrate: 0/4 simulations (0%)") {
 		t.Errorf("calibrate: want simulations of --evals from the start: %q", forced.stderr)
 	}
+	// Leave-one-out fits once per run: --evals each.
+	plain, forced, quiet = progressRuns(t, "calibrate", files[0], files[1], "--leave-one-out", "--model", "llama-3.3-70b", "--gpu", "a100-40gb", "--tp", "8", "--evals", "3")
+	checkProgress(t, plain, forced, quiet, "calibrate: ", true)
+	if !strings.Contains(forced.stderr, "calibrate: 0/6 simulations (0%)") {
+		t.Errorf("leave-one-out: want simulations of 2 × --evals: %q", forced.stderr)
+	}
 }
 
 func TestProgressRecord(t *testing.T) {
