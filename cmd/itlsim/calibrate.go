@@ -10,6 +10,7 @@ import (
 
 	"github.com/itlsim/itlsim/reports/calibrate"
 	"github.com/itlsim/itlsim/reports/ingest"
+	"github.com/itlsim/itlsim/reports/progress"
 	"github.com/itlsim/itlsim/sim"
 )
 
@@ -26,6 +27,7 @@ type calibrateOptions struct {
 	holdOut   bool
 	output    string
 	worst     int
+	quiet     bool
 }
 
 func newCalibrateCmd(temps *tempFiles) *cobra.Command {
@@ -69,6 +71,7 @@ Fields --fit may name: ` + strings.Join(calibrate.TunableNames(), ", "),
 	f.BoolVar(&o.holdOut, "leave-one-out", false, "with measured runs: fit on all runs but one and validate on the one left out, for each run; print the out-of-sample errors and write no profile")
 	f.StringVarP(&o.output, "output", "o", "", "write the fitted profile (YAML) to this file")
 	f.IntVar(&o.worst, "worst", 5, "with --steps: rows of largest relative error to print")
+	bindQuiet(cmd, &o.quiet)
 	return cmd
 }
 
@@ -97,11 +100,11 @@ func (o *calibrateOptions) calibrate(cmd *cobra.Command, args []string) error {
 	var comment string
 	switch {
 	case o.holdOut:
-		return o.leaveOneOut(w, base, args)
+		return o.leaveOneOut(cmd, w, base, args)
 	case o.steps != "":
 		prof, comment, err = o.fitSteps(w, base)
 	default:
-		prof, comment, err = o.tune(w, base, args)
+		prof, comment, err = o.tune(cmd, w, base, args)
 	}
 	if err != nil {
 		return err
@@ -119,45 +122,48 @@ func (o *calibrateOptions) calibrate(cmd *cobra.Command, args []string) error {
 }
 
 // measured reads the measured runs and the tuning options the flags give.
-func (o *calibrateOptions) measured(args []string) ([]ingest.Recording, calibrate.TuneOptions, error) {
+func (o *calibrateOptions) measured(cmd *cobra.Command, args []string) ([]ingest.Recording, calibrate.TuneOptions, *progress.Line, error) {
 	in, err := ingest.ParseFormat(o.input)
 	if err != nil {
-		return nil, calibrate.TuneOptions{}, fmt.Errorf("--input-format: %w", err)
+		return nil, calibrate.TuneOptions{}, nil, fmt.Errorf("--input-format: %w", err)
 	}
 	if o.seeds < 1 || o.seeds > 100 {
-		return nil, calibrate.TuneOptions{}, fmt.Errorf("--seeds: must be in [1, 100], got %d", o.seeds)
+		return nil, calibrate.TuneOptions{}, nil, fmt.Errorf("--seeds: must be in [1, 100], got %d", o.seeds)
 	}
 	if o.evals < 1 || o.evals > 10000 {
-		return nil, calibrate.TuneOptions{}, fmt.Errorf("--evals: must be in [1, 10000], got %d", o.evals)
+		return nil, calibrate.TuneOptions{}, nil, fmt.Errorf("--evals: must be in [1, 10000], got %d", o.evals)
 	}
 	recs, err := ingest.ReadFiles(args, in)
 	if err != nil {
-		return nil, calibrate.TuneOptions{}, err
+		return nil, calibrate.TuneOptions{}, nil, err
 	}
-	return recs, calibrate.TuneOptions{Params: o.fit, Evals: o.evals,
-		Validate: calibrate.Options{Seeds: o.seeds, WarmCache: o.warmCache}}, nil
+	line := progressLine(cmd, "calibrate", o.quiet)
+	return recs, calibrate.TuneOptions{Params: o.fit, Evals: o.evals, Progress: progress.Counter(line, "simulations"),
+		Validate: calibrate.Options{Seeds: o.seeds, WarmCache: o.warmCache}}, line, nil
 }
 
 // leaveOneOut prints, for each measured run, the errors of a fit made on
 // the other runs: the fidelity a user can expect on a run nobody fitted.
-func (o *calibrateOptions) leaveOneOut(w io.Writer, base sim.Config, args []string) error {
-	recs, opt, err := o.measured(args)
+func (o *calibrateOptions) leaveOneOut(cmd *cobra.Command, w io.Writer, base sim.Config, args []string) error {
+	recs, opt, line, err := o.measured(cmd, args)
 	if err != nil {
 		return err
 	}
 	hs, err := calibrate.LeaveOneOut(base, recs, opt)
+	line.Done()
 	if err != nil {
 		return err
 	}
 	return calibrate.WriteLeaveOneOut(w, hs, len(recs), o.evals)
 }
 
-func (o *calibrateOptions) tune(w io.Writer, base sim.Config, args []string) (*calibrate.Profile, string, error) {
-	recs, opt, err := o.measured(args)
+func (o *calibrateOptions) tune(cmd *cobra.Command, w io.Writer, base sim.Config, args []string) (*calibrate.Profile, string, error) {
+	recs, opt, line, err := o.measured(cmd, args)
 	if err != nil {
 		return nil, "", err
 	}
-	return calibrate.TuneReport(w, base, recs, opt)
+	defer line.Done()
+	return calibrate.TuneReport(line.ClearOnWrite(w), base, recs, opt)
 }
 
 func (o *calibrateOptions) fitSteps(w io.Writer, base sim.Config) (*calibrate.Profile, string, error) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/itlsim/itlsim/reports"
 	reporthtml "github.com/itlsim/itlsim/reports/html"
+	"github.com/itlsim/itlsim/reports/progress"
 	"github.com/itlsim/itlsim/reports/study"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/scenario"
@@ -172,7 +173,7 @@ func (o *capacityOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	return runStudy(cmd, args, &o.st, o.temps, "capacity", "capacity searches", p.keys,
+	return runStudy(cmd, args, &o.st, o.temps, "capacity", p.keys,
 		func(i int) (study.ConfigSearch, error) {
 			cs, err := p.compute([]scenario.Variant{p.variants[i]}, 1, nil)
 			if err != nil {
@@ -180,8 +181,8 @@ func (o *capacityOptions) run(cmd *cobra.Command, args []string) error {
 			}
 			return cs[0], nil
 		},
-		func(workers int, progress study.Progress) ([]study.ConfigSearch, error) {
-			return p.compute(p.variants, workers, progress)
+		func(workers int, line *progress.Line) ([]study.ConfigSearch, error) {
+			return p.compute(p.variants, workers, p.search.Watch(line, len(p.variants)))
 		},
 		func(cs []study.ConfigSearch) error { return o.render(cmd.OutOrStdout(), p, cs, o.st.out) })
 }

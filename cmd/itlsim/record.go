@@ -32,6 +32,7 @@ type recordOptions struct {
 	failOnError bool
 	save        saveResult
 	timerProbe  int
+	quiet       bool
 }
 
 func newRecordCmd(temps *tempFiles) *cobra.Command {
@@ -78,6 +79,7 @@ sending, cancels the requests in flight and still writes what was recorded
 	f.StringVar(&o.format, "format", "table", "stdout form: table, markdown or json")
 	o.save.bind(f)
 	f.IntVar(&o.timerProbe, "timer-probe", 200, "before the run, measure how late this host wakes from this many 1 ms sleeps and state it beside the results, warning when p99 exceeds 1 ms (0: do not measure)")
+	bindQuiet(cmd, &o.quiet)
 	f.BoolVar(&o.failOnError, "fail-on-error", false, "exit 1 when any request did not complete (failed or rejected); without it record exits 1 only when none completed")
 	return cmd
 }
@@ -156,7 +158,10 @@ func (o *recordOptions) run(cmd *cobra.Command, args []string) error {
 		}
 	}
 	undo := o.temps.StopGracefully(cancel)
+	line := progressLine(cmd, "record", o.quiet)
+	record.Watch(line, &opt, cfg.Workload.Requests, time.Duration(cfg.Workload.DurationS/o.timeScale*float64(time.Second)))
 	res, err := record.Run(ctx, src, opt)
+	line.Done()
 	undo()
 	if err != nil {
 		return err

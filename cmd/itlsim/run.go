@@ -7,9 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -122,6 +120,7 @@ type runOptions struct {
 	skipBadRows   bool
 	slo           sloFlags
 	alias         *benchalias.Flags // vLLM bench and GuideLLM names
+	quiet         bool
 }
 
 func newRunCmd(temps *tempFiles) *cobra.Command {
@@ -161,6 +160,7 @@ Field paths, by section (` + "`itlsim run --print-config`" + ` prints them all w
 	f.StringVar(&o.htmlPath, "html", "", "write the HTML report (the page itlsim report makes from --json) to this file")
 	f.StringVar(&o.echartsJS, "echarts-js", "", "with --html: ECharts build to inline (echarts.min.js) so the report draws offline")
 	o.slo.bind(cmd)
+	bindQuiet(cmd, &o.quiet)
 	return cmd
 }
 
@@ -205,21 +205,17 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	if err := study.CheckTraceFlags(variants, sc.parsed, fileTrace, args, cmd.Flags().Changed); err != nil {
 		return err
 	}
-	start := time.Now()
 	stderr := cmd.ErrOrStderr()
-	tty := false
-	if f, ok := stderr.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
-		tty = true
-	}
 	// JSON and CSV write each run's rows one at a time from its result;
 	// only the HTML report needs them all at once.
 	needStreams := outs.html != nil
-	runs, err := study.RunVariants(variants, needStreams, timelines, progressTo(tty, stderr))
+	line := progressLine(cmd, "run", o.quiet)
+	runs, err := study.RunVariants(variants, needStreams, timelines, line)
 	if err != nil {
 		return err
 	}
-	if tty {
-		fmt.Fprintf(stderr, "simulated %d run(s) in %.2f s wall time\n", len(runs), time.Since(start).Seconds())
+	if line != nil {
+		fmt.Fprintf(stderr, "simulated %d run(s) in %.2f s wall time\n", len(runs), line.Done().Seconds())
 	}
 	reports.NoteIdentical(stderr, runs)
 	slo.Judge(runs, terms)
@@ -383,11 +379,4 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-func progressTo(tty bool, w io.Writer) io.Writer {
-	if tty {
-		return w
-	}
-	return nil
 }

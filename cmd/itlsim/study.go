@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/itlsim/itlsim/reports"
+	"github.com/itlsim/itlsim/reports/progress"
 	"github.com/itlsim/itlsim/reports/study"
 	"github.com/itlsim/itlsim/sim/scenario"
 )
@@ -50,12 +51,13 @@ type studyFlags struct {
 	shardCount int
 	dir        string
 	k8s        k8sFlags
+	quiet      bool
 }
 
 // shardFlags are not part of what a study computes: a merge or a pod's
 // command is rebuilt without them.
 var shardFlags = []string{"shard-index", "shard-count", "out", "emit-k8s-job", "k8s-image", "k8s-claim", "k8s-name", "k8s-storage",
-	"jobs", "format", "json", "csv", "html", "echarts-js"}
+	"jobs", "quiet", "format", "json", "csv", "html", "echarts-js"}
 
 func (o *studyFlags) bind(cmd *cobra.Command, temps *tempFiles, defaultSeeds int) {
 	f := cmd.Flags()
@@ -74,6 +76,7 @@ func (o *studyFlags) bind(cmd *cobra.Command, temps *tempFiles, defaultSeeds int
 	f.IntVar(&o.shardCount, "shard-count", 0, "split the points into this many shards (with --out)")
 	f.StringVar(&o.dir, "out", "", "write one file per point into this directory (skipping points already there); itlsim merge DIR writes the results")
 	o.k8s.bind(f)
+	bindQuiet(cmd, &o.quiet)
 }
 
 // terms are the SLO terms read by variants, and their texts (part of a
@@ -206,10 +209,9 @@ func studyArgs(cmd *cobra.Command, args []string) []string {
 // runStudy runs a study command whose plan has one unit per key: it
 // writes the Kubernetes Job with --emit-k8s; with --dir it computes this
 // shard's units (one(i) for unit i) into the directory; else it computes
-// every unit (all) and renders them. what names the units in progress
-// lines.
-func runStudy[T any](cmd *cobra.Command, args []string, st *studyFlags, temps *tempFiles, command, what string, keys []string,
-	one func(i int) (T, error), all func(workers int, progress study.Progress) ([]T, error), render func([]T) error) error {
+// every unit (all, showing its progress on line) and renders them.
+func runStudy[T any](cmd *cobra.Command, args []string, st *studyFlags, temps *tempFiles, command string, keys []string,
+	one func(i int) (T, error), all func(workers int, line *progress.Line) ([]T, error), render func([]T) error) error {
 	if st.k8s.emit {
 		return st.k8s.job.Write(cmd.OutOrStdout(), command, studyArgs(cmd, args), st.shardCount, st.dir)
 	}
@@ -226,16 +228,19 @@ func runStudy[T any](cmd *cobra.Command, args []string, st *studyFlags, temps *t
 		if err := dir.PutPlan(study.Manifest{Command: command, Args: studyArgs(cmd, args), ShardCount: count}); err != nil {
 			return err
 		}
-		return study.ComputeShard(cmd.ErrOrStderr(), dir, keys, study.Shard(len(keys), index, count), workers, one)
+		return study.ComputeShard(cmd.ErrOrStderr(), progressLine(cmd, command, st.quiet), dir, keys, study.Shard(len(keys), index, count), workers, one)
 	}
 	if err := checkOutputs(temps, st.out); err != nil {
 		return err
 	}
-	progress, done := study.ProgressETA(cmd.ErrOrStderr(), what)
-	units, err := all(workers, progress)
-	done()
+	line := progressLine(cmd, command, st.quiet)
+	units, err := all(workers, line)
+	took := line.Done()
 	if err != nil {
 		return err
+	}
+	if line != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: done in %.1f s wall time\n", command, took.Seconds())
 	}
 	return render(units)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/itlsim/itlsim/reports"
 	reporthtml "github.com/itlsim/itlsim/reports/html"
+	"github.com/itlsim/itlsim/reports/progress"
 	"github.com/itlsim/itlsim/reports/study"
 )
 
@@ -113,7 +114,7 @@ func (o *sweepOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	specs := p.Points()
-	return runStudy(cmd, args, &o.st, o.temps, "sweep", "sweep", keys,
+	return runStudy(cmd, args, &o.st, o.temps, "sweep", keys,
 		func(i int) (study.Point, error) {
 			pts, err := study.RunPoints(p, specs[i:i+1], 1, nil)
 			if err != nil {
@@ -121,8 +122,8 @@ func (o *sweepOptions) run(cmd *cobra.Command, args []string) error {
 			}
 			return pts[0], nil
 		},
-		func(workers int, progress study.Progress) ([]study.Point, error) {
-			return study.RunPoints(p, specs, workers, progress)
+		func(workers int, line *progress.Line) ([]study.Point, error) {
+			return study.RunPoints(p, specs, workers, progress.Counter(line, "points"))
 		},
 		func(pts []study.Point) error { return o.render(cmd.OutOrStdout(), p, pts, o.st.out) })
 }

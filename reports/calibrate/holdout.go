@@ -31,7 +31,12 @@ func LeaveOneOut(base sim.Config, recs []ingest.Recording, o TuneOptions) ([]Hol
 		others := make([]ingest.Recording, 0, len(recs)-1)
 		others = append(others, recs[:i]...)
 		others = append(others, recs[i+1:]...)
-		res, err := Tune(base, others, o)
+		oi := o
+		if o.Progress != nil {
+			// One fit per run, each of up to Evals simulations.
+			oi.Progress = func(done, total int) { o.Progress(i*total+done, len(recs)*total) }
+		}
+		res, err := Tune(base, others, oi)
 		if err != nil {
 			return nil, fmt.Errorf("fit without %s: %w", recs[i].Name, err)
 		}

@@ -72,6 +72,9 @@ type TuneOptions struct {
 	Params   []string // field paths (keys of TunableParams); nil: DefaultTuned
 	Evals    int      // simulations budget (each over Validate.Seeds seeds); default 300
 	Validate Options
+	// Progress, when not nil, is told after each simulation of the fit
+	// how many of Evals are done.
+	Progress func(done, total int)
 }
 
 // TuneResult is a tuning's outcome.
@@ -163,6 +166,9 @@ func Tune(base sim.Config, recs []ingest.Recording, o TuneOptions) (*TuneResult,
 		}
 		return Validate(setup, recs, o.Validate)
 	}
+	if o.Progress != nil {
+		o.Progress(0, o.Evals)
+	}
 	before, err := run(base)
 	if err != nil {
 		return nil, err
@@ -177,6 +183,9 @@ func Tune(base sim.Config, recs []ingest.Recording, o TuneOptions) (*TuneResult,
 			return math.Inf(1)
 		}
 		cmps, err := run(c)
+		if o.Progress != nil {
+			o.Progress(min(evals, o.Evals), o.Evals)
+		}
 		if err != nil {
 			simErr = err
 			return math.Inf(1)

@@ -8,8 +8,11 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/itlsim/itlsim/reports"
+	"github.com/itlsim/itlsim/reports/progress"
 	"github.com/itlsim/itlsim/reports/slo"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/scenario"
@@ -191,6 +194,24 @@ type Search struct {
 	// spares are the histograms the search's runs share, one set per
 	// search (withSpares): each probe's go back once it is measured.
 	spares *sim.Spares
+	// probes, when set (CountProbes), counts every probe run.
+	probes *atomic.Int64
+}
+
+// Watch shows on line, polled until line.Done, the configurations
+// finished of n and the probes run so far; the Progress it returns is the
+// one to give SearchConfigs or SearchTargets. A capacity search's probe
+// count is not known up front: the time left comes from configurations.
+func (s *Search) Watch(line *progress.Line, n int) Progress {
+	if line == nil {
+		return nil
+	}
+	var probes, finished atomic.Int64
+	s.probes = &probes
+	line.Poll(func() progress.Status {
+		return progress.Status{Done: finished.Load(), Total: int64(n), Unit: "configurations", Note: fmt.Sprintf("%d probes", probes.Load())}
+	})
+	return func(done, _ int) { finished.Store(int64(done)) }
 }
 
 // withSpares is s with a set of spare histograms for its runs: s itself
@@ -352,6 +373,9 @@ func (s *Search) probeFrom(v scenario.Variant, cfg sim.Config, r float64, seed u
 	cfg.Workload.Rate = r
 	cfg.Seed = seed
 	m, secs, err := simulateFrom(cfg, s.Window, scoresQoE(s.Terms), sectionsFor(s.Terms), from, s.spares)
+	if s.probes != nil {
+		s.probes.Add(1)
+	}
 	if err != nil {
 		return Point{}, fmt.Errorf("%s at %g req/s, seed %d: %w", v.Name, r, seed, err)
 	}
@@ -530,15 +554,37 @@ func (s *Search) SearchConfigs(vs []scenario.Variant, prices Prices, workers int
 			jobs = append(jobs, job{vi, seed})
 		}
 	}
+	// progress counts configurations finished: those with no search left
+	// in this round, nor a round to come (a configuration given more
+	// seeds goes back to unfinished).
+	var mu sync.Mutex
 	for len(jobs) > 0 {
 		type found struct {
 			sc  SeedCapacity
 			pts []Point
 		}
+		left := make([]int, len(vs))
+		for _, j := range jobs {
+			left[j.v]++
+		}
+		finished := 0
+		for _, n := range left {
+			if n == 0 {
+				finished++
+			}
+		}
 		res, err := Map(len(jobs), workers, func(i int) (found, error) {
 			sc, pts, err := s.searchSeed(vs[jobs[i].v], jobs[i].seed)
+			if progress != nil {
+				mu.Lock()
+				if left[jobs[i].v]--; left[jobs[i].v] == 0 {
+					finished++
+				}
+				progress(finished, len(vs))
+				mu.Unlock()
+			}
 			return found{sc, pts}, err
-		}, progress)
+		}, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -4,49 +4,30 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/mattn/go-isatty"
+	"github.com/itlsim/itlsim/reports/progress"
 )
-
-// ProgressETA reports points done and the time left on a terminal;
-// elsewhere nothing.
-func ProgressETA(w io.Writer, what string) (Progress, func()) {
-	f, ok := w.(*os.File)
-	if !ok || !isatty.IsTerminal(f.Fd()) {
-		return nil, func() {}
-	}
-	start := time.Now()
-	return func(done, total int) {
-			el := time.Since(start)
-			eta := time.Duration(float64(el) / float64(done) * float64(total-done)).Round(time.Second)
-			fmt.Fprintf(w, "\r\033[K%s: %d/%d done, %s elapsed, ETA %s", what, done, total, el.Round(time.Second), eta)
-		}, func() {
-			fmt.Fprintf(w, "\r\033[K%s: done in %.1f s wall time\n", what, time.Since(start).Seconds())
-		}
-}
 
 // ComputeShard computes the units of share not yet in dir, each written
 // as soon as it is done (a retried pod resumes), and says so on stderr.
-func ComputeShard[T any](stderr io.Writer, dir Dir, keys []string, share []int, workers int, fn func(i int) (T, error)) error {
+// line, when not nil, shows the units done.
+func ComputeShard[T any](stderr io.Writer, line *progress.Line, dir Dir, keys []string, share []int, workers int, fn func(i int) (T, error)) error {
 	var todo []int
 	for _, i := range share {
 		if !dir.Has(keys[i]) {
 			todo = append(todo, i)
 		}
 	}
-	progress, done := ProgressETA(stderr, "shard")
 	_, err := Map(len(todo), workers, func(k int) (struct{}, error) {
 		v, err := fn(todo[k])
 		if err != nil {
 			return struct{}{}, err
 		}
 		return struct{}{}, dir.Put(keys[todo[k]], v)
-	}, progress)
-	done()
+	}, progress.Counter(line, "units"))
+	line.Done()
 	if err != nil {
 		return err
 	}

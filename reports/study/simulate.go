@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
-	"time"
 
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/outfiles"
+	"github.com/itlsim/itlsim/reports/progress"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/scenario"
 )
@@ -20,7 +19,9 @@ import (
 // With timelines non-nil, every finished stream's chunk times are written
 // there, run after run in order: each run writes to its own temporary file
 // (its streams can be many) and the files are concatenated at the end.
-func RunVariants(variants []scenario.Variant, withStreams bool, timelines *outfiles.File, progress io.Writer) ([]reports.Run, error) {
+//
+// progress, when not nil, shows the requests ended across the runs.
+func RunVariants(variants []scenario.Variant, withStreams bool, timelines *outfiles.File, line *progress.Line) ([]reports.Run, error) {
 	engines := make([]*sim.Engine, len(variants))
 	for i, v := range variants {
 		e, err := sim.New(v.Config)
@@ -50,10 +51,8 @@ func RunVariants(variants []scenario.Variant, withStreams bool, timelines *outfi
 			writers = append(writers, w)
 		}
 	}
-	if progress != nil {
-		stop := showProgress(progress, variants, engines)
-		defer stop()
-	}
+	line.Poll(func() progress.Status { return requestsEnded(variants, engines) })
+	defer line.Done()
 	// Every finished stream is scored (QoE, fluidity) from its timeline,
 	// which then goes on to --timelines.
 	runs, _ := Map(len(variants), Workers(0), func(i int) (reports.Run, error) {
@@ -101,34 +100,23 @@ func RunVariants(variants []scenario.Variant, withStreams bool, timelines *outfi
 	return runs, nil
 }
 
-// showProgress rewrites one stderr line every quarter second with how many
-// requests each run has ended, until the returned stop is called. It is
-// for terminals only: the simulation itself never reads the wall clock.
-func showProgress(w io.Writer, variants []scenario.Variant, engines []*sim.Engine) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		tick := time.NewTicker(250 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				fmt.Fprint(w, "\r\033[K")
-				return
-			case <-tick.C:
-				var b strings.Builder
-				b.WriteString("\r\033[Ksimulating:")
-				for i, e := range engines {
-					fmt.Fprintf(&b, " %s %d", variants[i].Name, e.Progress())
-					if n := variants[i].Config.Workload.Requests; n > 0 && variants[i].Config.Workload.DrawsLengths() {
-						fmt.Fprintf(&b, "/%d", n)
-					}
-				}
-				b.WriteString(" requests")
-				fmt.Fprint(w, b.String())
-			}
+// requestsEnded is the requests the runs have ended, of the number they
+// will end when every run's count is known. The engines' counts are read
+// from another goroutine: the simulation itself never reads the wall
+// clock.
+func requestsEnded(variants []scenario.Variant, engines []*sim.Engine) progress.Status {
+	st := progress.Status{Unit: "requests"}
+	for i, e := range engines {
+		st.Done += e.Progress()
+		w := variants[i].Config.Workload
+		if n := w.Requests; n > 0 && w.DrawsLengths() && st.Total >= 0 {
+			st.Total += int64(n)
+		} else {
+			st.Total = -1
 		}
-	}()
-	return func() { close(done); <-finished }
+	}
+	if len(engines) > 1 {
+		st.Note = fmt.Sprintf("%d runs", len(engines))
+	}
+	return st
 }

@@ -15,9 +15,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/itlsim/itlsim/reports/progress"
 	"github.com/itlsim/itlsim/scheduler"
 	"github.com/itlsim/itlsim/workloads"
 	"github.com/itlsim/itlsim/workloads/seed"
@@ -60,6 +62,31 @@ type Options struct {
 	Seed uint64
 	// Client sends the requests; nil: a client with no overall timeout.
 	Client *http.Client
+	// Counts, when not nil, counts the requests sent and finished as the
+	// run goes, for a progress line on another goroutine.
+	Counts *Counts
+}
+
+// Counts are a recording's requests sent and finished so far.
+type Counts struct{ Sent, Finished atomic.Int64 }
+
+// Watch shows on line, polled until line.Done, the requests o's run has
+// finished of total and those sent; with total 0 (a run bounded by
+// duration) the share done is the wall time gone by of span.
+func Watch(line *progress.Line, o *Options, total int, span time.Duration) {
+	if line == nil {
+		return
+	}
+	c := new(Counts)
+	o.Counts = c
+	start := time.Now()
+	line.Poll(func() progress.Status {
+		st := progress.Status{Done: c.Finished.Load(), Total: int64(total), Unit: "requests", Note: fmt.Sprintf("%d sent", c.Sent.Load())}
+		if total <= 0 && span > 0 {
+			st.Fraction = float64(time.Since(start)) / float64(span)
+		}
+		return st
+	})
 }
 
 // Outcomes: how a request ended. Every request is recorded with one.
@@ -347,6 +374,9 @@ loop:
 		req := q
 		inflight++
 		res.Sent++
+		if r.o.Counts != nil {
+			r.o.Counts.Sent.Add(1)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -354,6 +384,9 @@ loop:
 			mu.Lock()
 			streams = append(streams, s)
 			mu.Unlock()
+			if r.o.Counts != nil {
+				r.o.Counts.Finished.Add(1)
+			}
 			if sem != nil {
 				<-sem
 			}
