@@ -446,3 +446,21 @@ func waitHealthy(ctx context.Context, client *http.Client, base string, limit ti
 	}
 	return last
 }
+
+// docs/proxies.md shows the configurations the test runs, for a proxy on
+// 127.0.0.1:8080 in front of serve --replicas 2 --addr 127.0.0.1:8000.
+func TestProxyDocsShowTheTestedConfigs(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "docs", "proxies.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := proxyConf{Listen: "127.0.0.1:8080", Backends: []string{"127.0.0.1:8000", "127.0.0.1:8001"}, Buffering: "off"}
+	for name, text := range map[string]string{"haproxy.cfg": render(t, haproxyConf, c), "nginx's http block": render(t, nginxHTTP, c)} {
+		if os.Getenv("PROXYDOCS") != "" {
+			fmt.Printf("---- %s\n%s", name, text)
+		}
+		if !strings.Contains(string(doc), text) {
+			t.Errorf("docs/proxies.md does not show the tested %s:\n%s", name, text)
+		}
+	}
+}
