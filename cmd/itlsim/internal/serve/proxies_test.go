@@ -124,16 +124,18 @@ const ignoreAccel = "\n            proxy_ignore_headers X-Accel-Buffering;"
 // until its compressor's buffer fills, unless proxy_buffering is off.
 const gzipSSE = "\n            gzip_types text/event-stream;"
 
-// sinkLog keeps every served stream's simulated chunk times by id.
+// sinkLog keeps every served stream's simulated arrival and chunk times
+// by id: the arrival first, then the chunks.
 type sinkLog struct {
 	mu     sync.Mutex
 	chunks map[int][]sim.Time
 }
 
 func (s *sinkLog) Stream(tl *sim.Timeline) {
-	at := make([]sim.Time, len(tl.Chunks))
-	for i, c := range tl.Chunks {
-		at[i] = c.At
+	at := make([]sim.Time, 1, 1+len(tl.Chunks))
+	at[0] = tl.Arrival
+	for _, c := range tl.Chunks {
+		at = append(at, c.At)
 	}
 	s.mu.Lock()
 	s.chunks[tl.ID] = at
@@ -141,7 +143,7 @@ func (s *sinkLog) Stream(tl *sim.Timeline) {
 }
 
 // arrivals sends a streamed completion to base and returns the response's
-// id and when each chunk carrying text reached the client.
+// id, when it was sent and when each chunk carrying text reached the client.
 func arrivals(ctx context.Context, client *http.Client, base string, tokens int) (string, []time.Time, error) {
 	reqBody := fmt.Sprintf(`{"model":"sim-model","prompt":"a b c d e f g h","max_tokens":%d,"ignore_eos":true,"stream":true}`, tokens)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/completions", strings.NewReader(reqBody))
@@ -150,6 +152,7 @@ func arrivals(ctx context.Context, client *http.Client, base string, tokens int)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept-Encoding", "gzip") // as browsers send it
+	at := []time.Time{time.Now()}
 	resp, err := client.Do(req)
 	if err != nil {
 		return "", nil, err
@@ -160,7 +163,6 @@ func arrivals(ctx context.Context, client *http.Client, base string, tokens int)
 		return "", nil, fmt.Errorf("status %d: %s", resp.StatusCode, b)
 	}
 	var id string
-	var at []time.Time
 	var body io.Reader = resp.Body
 	if resp.Header.Get("Content-Encoding") == "gzip" {
 		zr, err := gzip.NewReader(resp.Body)
@@ -206,11 +208,15 @@ type passFigures struct {
 	burstShare float64
 	errP50     float64 // ms
 	errP90     float64 // ms
+	// firstLate is the median of how much later the first chunk reached
+	// the client after sending than serve's schedule has it after the
+	// request's arrival: the way there and back, in ms.
+	firstLate float64
 }
 
 func (f passFigures) String() string {
-	return fmt.Sprintf("%d gaps, %.1f %% under 2 ms, gap error vs serve's schedule p50 %.2f ms p90 %.2f ms",
-		f.gaps, 100*f.burstShare, f.errP50, f.errP90)
+	return fmt.Sprintf("%d gaps, %.1f %% under 2 ms, gap error vs serve's schedule p50 %.2f ms p90 %.2f ms, first chunk %.2f ms late",
+		f.gaps, 100*f.burstShare, f.errP50, f.errP90, f.firstLate)
 }
 
 // TestProxiesPassChunksOneByOne puts haproxy and nginx, with the
@@ -279,14 +285,14 @@ func TestProxiesPassChunksOneByOne(t *testing.T) {
 		}
 		wg.Wait()
 		sum := func(res []result) passFigures {
-			var errs []float64
+			var errs, first []float64
 			bursts := 0
 			for _, r := range res {
 				if r.err != nil {
 					t.Fatalf("%s: %v", base, r.err)
 				}
-				if len(r.at) != tokens {
-					t.Fatalf("%s: %d chunks with text, want %d", base, len(r.at), tokens)
+				if len(r.at) != 1+tokens {
+					t.Fatalf("%s: %d chunks with text, want %d", base, len(r.at)-1, tokens)
 				}
 				var id int
 				if _, err := fmt.Sscanf(r.id, "cmpl-%d", &id); err != nil {
@@ -301,10 +307,11 @@ func TestProxiesPassChunksOneByOne(t *testing.T) {
 						break
 					}
 				}
-				if len(sched) != tokens {
-					t.Fatalf("%s: serve's timeline of %s has %d chunks, want %d", base, r.id, len(sched), tokens)
+				if len(sched) != 1+tokens {
+					t.Fatalf("%s: serve's timeline of %s has %d chunks, want %d", base, r.id, len(sched)-1, tokens)
 				}
-				for k := 1; k < tokens; k++ {
+				first = append(first, float64(r.at[1].Sub(r.at[0])-time.Duration(float64(sched[1]-sched[0])/scale))/1e6)
+				for k := 2; k <= tokens; k++ {
 					got := r.at[k].Sub(r.at[k-1])
 					want := time.Duration(float64(sched[k]-sched[k-1]) / scale)
 					if got < 2*time.Millisecond {
@@ -314,8 +321,9 @@ func TestProxiesPassChunksOneByOne(t *testing.T) {
 				}
 			}
 			slices.Sort(errs)
+			slices.Sort(first)
 			return passFigures{gaps: len(errs), burstShare: float64(bursts) / float64(len(errs)),
-				errP50: errs[len(errs)/2], errP90: errs[len(errs)*9/10]}
+				errP50: errs[len(errs)/2], errP90: errs[len(errs)*9/10], firstLate: first[len(first)/2]}
 		}
 		return sum(res[streams:]), sum(res[:streams])
 	}
@@ -334,6 +342,7 @@ func TestProxiesPassChunksOneByOne(t *testing.T) {
 		{"nginx, proxy_buffering on, X-Accel-Buffering ignored", "nginx", proxyConf{Buffering: "on", Extra: ignoreAccel}, false},
 		{"nginx, proxy_buffering on, X-Accel-Buffering ignored, gzip on text/event-stream", "nginx", proxyConf{Buffering: "on", Gzip: "on", Extra: ignoreAccel + gzipSSE}, true},
 	}
+	attempts := 0
 	for _, c := range cases {
 		dir := t.TempDir()
 		c.conf.Listen = freeAddr(t)
@@ -354,23 +363,39 @@ func TestProxiesPassChunksOneByOne(t *testing.T) {
 		if err := waitHealthy(ctx, client, base, 10*time.Second); err != nil {
 			t.Fatalf("%s never answered /health: %v\n%s", c.name, err, stopProxy())
 		}
-		direct, f := measure(base)
+		// Serve's own late steps (a busy machine) collapse gaps on both
+		// sides alike, and a proxy is one more process waiting for a CPU:
+		// an attempt whose direct streams lost more than a quarter of
+		// their gaps, or that misses the bound, is measured again, up to
+		// three times. A proxy that batches does so every time.
+		var tries []string
+		ok := false
+		for range 3 {
+			direct, f := measure(base)
+			attempts++
+			tries = append(tries, fmt.Sprintf("%v; direct to serve alongside: %v", f, direct))
+			t.Logf("%s: %s", c.name, tries[len(tries)-1])
+			if direct.burstShare > 0.25 {
+				continue
+			}
+			if c.batch && f.burstShare >= direct.burstShare+0.4 || !c.batch && f.burstShare <= direct.burstShare+0.1 {
+				ok = true
+				break
+			}
+		}
 		if log := stopProxy(); log != "" {
 			t.Logf("%s said:\n%s", c.name, log)
 		}
-		t.Logf("%s: %v; direct to serve alongside: %v", c.name, f, direct)
-		// Serve's own late steps (a busy machine) collapse gaps on both
-		// sides alike; the proxy may add a few.
 		switch {
-		case c.batch && f.burstShare < direct.burstShare+0.4:
-			t.Errorf("%s: %v; want chunks batched (40 %% more gaps under 2 ms than direct to serve: %v)", c.name, f, direct)
-		case !c.batch && f.burstShare > direct.burstShare+0.1:
-			t.Errorf("%s: %v; want chunks one by one as direct to serve (%v)", c.name, f, direct)
+		case !ok && c.batch:
+			t.Errorf("%s: want chunks batched (40 points more gaps under 2 ms than direct to serve); got\n%s", c.name, strings.Join(tries, "\n"))
+		case !ok:
+			t.Errorf("%s: want chunks one by one as direct to serve (at most 10 points more gaps under 2 ms); got\n%s", c.name, strings.Join(tries, "\n"))
 		}
 	}
 	// Round-robin: each port served as many streams, direct and proxied.
 	for i, base := range bases {
-		if g, want := counter(scrape(t, base), metricGeneration), float64(len(cases)*streams*tokens); g != want {
+		if g, want := counter(scrape(t, base), metricGeneration), float64(attempts*streams*tokens); g != want {
 			t.Errorf("port %d: generation_tokens_total %g, want %g (half of every case's streams)", i, g, want)
 		}
 	}
