@@ -25,62 +25,24 @@ import (
 	"github.com/itlsim/itlsim/sim"
 )
 
-// The proxy configurations docs/proxies.md shows, as templates: Listen is
-// the proxy's address, Backends serve's per-replica addresses. The test
-// runs them with the ports it picked; the docs show them for 8080 in front
-// of 8000 and 8001 (TestProxyDocsShowTheTestedConfigs keeps the two equal).
-const haproxyConf = `global
-    maxconn 4096
+// The proxy configurations docs/proxies.md shows are the templates in
+// testdata/proxies (haproxy.cfg.tmpl, and nginx-http.conf.tmpl: the http
+// block's content): Listen is the proxy's address, Backends serve's
+// per-replica addresses. The tests run them with the ports they picked;
+// the docs show them for 8080 in front of 8000 and 8001
+// (TestProxyDocsShowTheTestedConfigs keeps the two equal).
+func proxyTemplate(t testing.TB, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "proxies", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
 
-defaults
-    mode http
-    {{if .NoDelayOff}}# {{end}}option http-no-delay            # send each chunk at once, never wait to merge it with the next
-    no option http-buffer-request   # do not hold a request for its body (the default)
-    timeout connect 5s
-    timeout client 10m              # longest silence from the client
-    timeout server 10m              # longest silence from serve: a queue wait or a stall
-    timeout http-request 30s
-    timeout http-keep-alive 60s
-
-frontend llm
-    bind {{.Listen}}
-    default_backend itlsim
-
-backend itlsim
-    balance roundrobin
-    option httpchk GET /health
-{{- range $i, $b := .Backends}}
-    server replica-{{$i}} {{$b}} check inter 5s
-{{- end}}
-`
-
-// nginxHTTP is the http block's content that matters; nginxConf wraps it
-// with what a test run needs (everything in the prefix directory).
-const nginxHTTP = `    upstream itlsim {
-{{- range .Backends}}
-        server {{.}};
-{{- end}}
-        keepalive 32;                 # reuse connections to serve
-    }
-
-    server {
-        listen {{.Listen}};
-
-        location / {
-            proxy_pass http://itlsim;
-            proxy_http_version 1.1;       # chunked responses and keep-alive upstream
-            proxy_set_header Connection "";
-            proxy_buffering {{.Buffering}};{{.Extra}}
-            proxy_cache off;
-            proxy_request_buffering off;
-            gzip {{or .Gzip "off"}};
-            proxy_read_timeout 10m;       # longest silence from serve: a queue wait or a stall
-            proxy_send_timeout 10m;
-        }
-    }
-`
-
-const nginxConf = `pid nginx.pid;
+// nginxPrefix and "}" wrap the http block's content with what a test run
+// needs (everything in nginx's prefix directory, the test's).
+const nginxPrefix = `pid nginx.pid;
 error_log error.log warn;
 worker_processes 1;
 events { worker_connections 256; }
@@ -93,7 +55,6 @@ http {
     uwsgi_temp_path uwsgi;
     scgi_temp_path scgi;
 
-` + nginxHTTP + `}
 `
 
 type proxyConf struct {
@@ -351,11 +312,11 @@ func TestProxiesPassChunksOneByOne(t *testing.T) {
 		switch c.proxy {
 		case "haproxy":
 			conf := filepath.Join(dir, "haproxy.cfg")
-			write(t, conf, render(t, haproxyConf, c.conf))
+			write(t, conf, render(t, proxyTemplate(t, "haproxy.cfg.tmpl"), c.conf))
 			cmd = exec.CommandContext(ctx, bins["haproxy"], "-f", conf, "-db")
 		case "nginx":
 			conf := filepath.Join(dir, "nginx.conf")
-			write(t, conf, render(t, nginxConf, c.conf))
+			write(t, conf, nginxPrefix+render(t, proxyTemplate(t, "nginx-http.conf.tmpl"), c.conf)+"}\n")
 			cmd = exec.CommandContext(ctx, bins["nginx"], "-p", dir, "-c", conf, "-g", "daemon off;")
 		}
 		stopProxy := startProxy(t, cmd, dir)
@@ -480,7 +441,7 @@ func TestProxyDocsShowTheTestedConfigs(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := proxyConf{Listen: "127.0.0.1:8080", Backends: []string{"127.0.0.1:8000", "127.0.0.1:8001"}, Buffering: "off"}
-	for name, text := range map[string]string{"haproxy.cfg": render(t, haproxyConf, c), "nginx's http block": render(t, nginxHTTP, c)} {
+	for name, text := range map[string]string{"haproxy.cfg": render(t, proxyTemplate(t, "haproxy.cfg.tmpl"), c), "nginx's http block": render(t, proxyTemplate(t, "nginx-http.conf.tmpl"), c)} {
 		if os.Getenv("PROXYDOCS") != "" {
 			fmt.Printf("---- %s\n%s", name, text)
 		}
