@@ -442,9 +442,6 @@ func TestProxyDocsShowTheTestedConfigs(t *testing.T) {
 	}
 	c := proxyConf{Listen: "127.0.0.1:8080", Backends: []string{"127.0.0.1:8000", "127.0.0.1:8001"}, Buffering: "off"}
 	for name, text := range map[string]string{"haproxy.cfg": render(t, proxyTemplate(t, "haproxy.cfg.tmpl"), c), "nginx's http block": render(t, proxyTemplate(t, "nginx-http.conf.tmpl"), c)} {
-		if os.Getenv("PROXYDOCS") != "" {
-			fmt.Printf("---- %s\n%s", name, text)
-		}
 		if !strings.Contains(string(doc), text) {
 			t.Errorf("docs/proxies.md does not show the tested %s:\n%s", name, text)
 		}
