@@ -20,6 +20,12 @@ import (
 // until the test ends; the reports come after Serve returned.
 func startPorts(t *testing.T, mutate func(*sim.Config)) (srv *Server, bases []string, stop func()) {
 	t.Helper()
+	return startPortsWith(t, mutate, Options{ModelName: "sim-model", TimeScale: 1, PerReplica: true}, nil)
+}
+
+// startPortsWith is startPorts with serve's options and a timeline sink.
+func startPortsWith(t *testing.T, mutate func(*sim.Config), opt Options, sink sim.TimelineSink) (srv *Server, bases []string, stop func()) {
+	t.Helper()
 	cfg := sim.DefaultConfig()
 	cfg.Cluster.Replicas = 2
 	cfg.Cluster.Router.Policy = "round-robin"
@@ -30,7 +36,7 @@ func startPorts(t *testing.T, mutate func(*sim.Config)) (srv *Server, bases []st
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err = New(setup, Options{ModelName: "sim-model", TimeScale: 1, PerReplica: true}, nil)
+	srv, err = New(setup, opt, sink)
 	if err != nil {
 		t.Fatal(err)
 	}
