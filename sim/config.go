@@ -1,13 +1,11 @@
 package sim
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/itlsim/itlsim/kvcache"
@@ -132,48 +130,8 @@ type CostConfig struct {
 	CUDAGraphCaptureSizes CaptureSizes `yaml:"cudagraph_capture_sizes" json:"cudagraph_capture_sizes"`
 }
 
-// CaptureSizes are CUDA-graph capture sizes in tokens. In YAML they are a
-// comma-separated scalar ("1,2,4,8") or a sequence.
-type CaptureSizes []int
-
-// String is the comma-separated form.
-func (s CaptureSizes) String() string {
-	parts := make([]string, len(s))
-	for i, v := range s {
-		parts[i] = strconv.Itoa(v)
-	}
-	return strings.Join(parts, ",")
-}
-
-// MarshalText writes the comma-separated form (YAML's scalar).
-func (s CaptureSizes) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
-// UnmarshalText reads the comma-separated form; empty text is the default.
-func (s *CaptureSizes) UnmarshalText(b []byte) error {
-	if strings.TrimSpace(string(b)) == "" {
-		*s = nil
-		return nil
-	}
-	v, err := cost.ParseCaptureSizes(string(b))
-	if err != nil {
-		return err
-	}
-	*s = v
-	return nil
-}
-
-// MarshalJSON writes a JSON array of numbers.
-func (s CaptureSizes) MarshalJSON() ([]byte, error) { return json.Marshal([]int(s)) }
-
-// UnmarshalJSON reads a JSON array of numbers.
-func (s *CaptureSizes) UnmarshalJSON(b []byte) error {
-	var xs []int
-	if err := json.Unmarshal(b, &xs); err != nil {
-		return err
-	}
-	*s = xs
-	return nil
-}
+// CaptureSizes are CUDA-graph capture sizes in tokens (cost.CaptureSizes).
+type CaptureSizes = cost.CaptureSizes
 
 // DefaultConfig is the built-in scenario: Llama-3.1-8B on one H100-SXM-80GB
 // under vLLM-v1-style chunked prefill, serving a chat workload with Poisson

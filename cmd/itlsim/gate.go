@@ -262,25 +262,5 @@ func (o *gateOptions) run(cmd *cobra.Command) error {
 
 // thresholds applies the threshold flags given on the command line to m.
 func (o *gateOptions) thresholds(cmd *cobra.Command, m *sim.MetricsConfig) error {
-	fl := cmd.Flags()
-	set := func(name string, dst *float64, v float64) {
-		if fl.Changed(name) {
-			*dst = v
-		}
-	}
-	f := o.metrics.m
-	set("stall-threshold", &m.StallThresholdMS, f.StallThresholdMS)
-	set("itl-goodput", &m.ITLGoodputMS, f.ITLGoodputMS)
-	set("unstable-jitter", &m.UnstableJitter, f.UnstableJitter)
-	set("slo-ttft", &m.SLO.TTFTMS, f.SLO.TTFTMS)
-	set("slo-tpot", &m.SLO.TPOTMS, f.SLO.TPOTMS)
-	set("slo-e2el", &m.SLO.E2ELMS, f.SLO.E2ELMS)
-	if o.metrics.percentiles != "" {
-		ps, err := sim.ParsePercentiles(o.metrics.percentiles)
-		if err != nil {
-			return fmt.Errorf("--percentiles: %w", err)
-		}
-		m.Percentiles = ps
-	}
-	return nil
+	return gate.OverrideThresholds(m, o.metrics.m, cmd.Flags().Changed, o.metrics.percentiles)
 }

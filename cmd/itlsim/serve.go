@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -262,7 +260,7 @@ func (o *serveOptions) serveAndReport(cmd *cobra.Command, srv *serve.Server, add
 	notes := append([]string{lag.Line()}, lag.Warnings()...)
 	res := srv.Result()
 	if res != nil {
-		fmt.Fprintf(stderr, "itlsim serve: stopped after %d requests (%s)\n", res.Requests, servedCounts(res))
+		fmt.Fprintf(stderr, "itlsim serve: stopped after %d requests (%s)\n", res.Requests, serve.Counts(res))
 	}
 	for _, n := range notes {
 		fmt.Fprintln(stderr, "itlsim serve: "+n)
@@ -279,22 +277,6 @@ func (o *serveOptions) serveAndReport(cmd *cobra.Command, srv *serve.Server, add
 	return (runOutputs{files: newOutputs(o.temps), format: format}).write(cmd.OutOrStdout(), []reports.Run{run})
 }
 
-// servedCounts says how the served requests ended: finished, rejected and
-// aborted by reason (cancelled: the client went away; write-timeout and
-// drain: the server cut the stream), as the summary and the timelines
-// file count them.
-func servedCounts(res *sim.Result) string {
-	parts := []string{fmt.Sprintf("%d finished", res.Finished)}
-	if n := res.RejectedTotal(); n > 0 {
-		parts = append(parts, fmt.Sprintf("%d rejected", n))
-	}
-	whys := slices.Sorted(maps.Keys(res.Aborted))
-	for _, why := range whys {
-		parts = append(parts, fmt.Sprintf("%d %s", res.Aborted[why], why))
-	}
-	return strings.Join(parts, ", ")
-}
-
 func (o *serveOptions) scenarioLabel(s *sim.Setup) string {
 	if s == nil {
 		return ""
@@ -305,30 +287,5 @@ func (o *serveOptions) scenarioLabel(s *sim.Setup) string {
 // replayScripts reads --replay and injects the pauses: one script per
 // stream, offsets from its arrival.
 func (o *serveOptions) replayScripts(seed uint64) ([]serve.Script, error) {
-	in, err := ingest.ParseFormat(o.replayFormat)
-	if err != nil {
-		return nil, fmt.Errorf("--replay-format: %w", err)
-	}
-	ro := ingest.ReplayOptions{Pauses: o.pauses, PauseMS: o.pauseMS, PauseAt: o.pauseAt, Seed: seed,
-		Smoothing: []string{"none"}, Flush: []string{"none"}, Network: []string{"none"}}
-	plan, err := ro.PausePlan()
-	if err != nil {
-		return nil, err
-	}
-	mits, err := ro.Mitigations()
-	if err != nil {
-		return nil, err
-	}
-	recs, err := ingest.ReadFiles([]string{o.replay}, in)
-	if err != nil {
-		return nil, err
-	}
-	scripts, err := serve.Scripts(recs, plan, mits[0])
-	if err != nil {
-		return nil, err
-	}
-	if len(scripts) == 0 {
-		return nil, fmt.Errorf("--replay %s: no stream with output to serve", o.replay)
-	}
-	return scripts, nil
+	return serve.ReplayScripts(o.replay, o.replayFormat, ingest.ReplayOptions{Pauses: o.pauses, PauseMS: o.pauseMS, PauseAt: o.pauseAt, Seed: seed})
 }

@@ -154,36 +154,8 @@ func (o *studyFlags) shard() (index, count int, err error) {
 	if o.out.files() || o.out.format != "table" {
 		return 0, 0, errors.New("--out writes point files, not results: leave out --json, --csv, --html and --format, and give them to itlsim merge DIR")
 	}
-	count = o.shardCount
-	if count == 0 {
-		count = 1
-	}
-	if count < 1 || count > study.MaxShards {
-		return 0, 0, fmt.Errorf("--shard-count: expected 1 to %d shards, got %d", study.MaxShards, o.shardCount)
-	}
-	index = o.shardIndex
-	if index < -1 {
-		return 0, 0, fmt.Errorf("--shard-index %d: expected 0 to %d (--shard-count %d)", index, count-1, count)
-	}
-	if index < 0 {
-		if s, ok := os.LookupEnv("JOB_COMPLETION_INDEX"); ok {
-			n, err := strconv.Atoi(strings.TrimSpace(s))
-			if err != nil || n < 0 || n >= count {
-				return 0, 0, fmt.Errorf("JOB_COMPLETION_INDEX=%q: expected the pod's index in its Indexed Job, a whole number from 0 to %d (--shard-count %d)",
-					reports.Printable(s), count-1, count)
-			}
-			index = n
-		} else {
-			index = 0
-			if count > 1 {
-				return 0, 0, fmt.Errorf("--shard-count %d: which shard is this? give --shard-index I (0 to %d) or set JOB_COMPLETION_INDEX", count, count-1)
-			}
-		}
-	}
-	if index >= count {
-		return 0, 0, fmt.Errorf("--shard-index %d: expected 0 to %d (--shard-count %d)", index, count-1, count)
-	}
-	return index, count, nil
+	env, set := os.LookupEnv("JOB_COMPLETION_INDEX")
+	return study.ResolveShard(o.shardIndex, o.shardCount, env, set)
 }
 
 // studyArgs rebuilds the study's command line without the shard, worker

@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -123,4 +124,47 @@ func (r *Roofline) PaddedTokens(tokens int64) int64 {
 		}
 	}
 	return int64(r.graphSizes[lo])
+}
+
+// CaptureSizes are CUDA-graph capture sizes in tokens. In YAML they are a
+// comma-separated scalar ("1,2,4,8") or a sequence.
+type CaptureSizes []int
+
+// String is the comma-separated form.
+func (s CaptureSizes) String() string {
+	parts := make([]string, len(s))
+	for i, v := range s {
+		parts[i] = strconv.Itoa(v)
+	}
+	return strings.Join(parts, ",")
+}
+
+// MarshalText writes the comma-separated form (YAML's scalar).
+func (s CaptureSizes) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads the comma-separated form; empty text is the default.
+func (s *CaptureSizes) UnmarshalText(b []byte) error {
+	if strings.TrimSpace(string(b)) == "" {
+		*s = nil
+		return nil
+	}
+	v, err := ParseCaptureSizes(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+// MarshalJSON writes a JSON array of numbers.
+func (s CaptureSizes) MarshalJSON() ([]byte, error) { return json.Marshal([]int(s)) }
+
+// UnmarshalJSON reads a JSON array of numbers.
+func (s *CaptureSizes) UnmarshalJSON(b []byte) error {
+	var xs []int
+	if err := json.Unmarshal(b, &xs); err != nil {
+		return err
+	}
+	*s = xs
+	return nil
 }
