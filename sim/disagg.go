@@ -9,9 +9,7 @@ import (
 
 	"github.com/itlsim/itlsim/kvcache"
 	"github.com/itlsim/itlsim/scheduler"
-	"github.com/itlsim/itlsim/scheduler/router"
 	"github.com/itlsim/itlsim/sim/quantile"
-	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // Disaggregated prefill and decode (DistServe, Splitwise, llm-d P/D,
@@ -138,100 +136,36 @@ type TransferStats struct {
 	Violations int
 }
 
-// disagg is the engine's state for disaggregated pools.
-type disagg struct {
-	prefill, decode routeGroup
-	link            LinkConfig
-	bitNS           float64 // ns per byte on the link
-	latency         Time
-	freeAt          Time // the link is free from then
-	queue           []transfer
-	head            int // queue[head:] are on the link, in landing order
-	stats           TransferStats
-	handedOff       []int // per replica: requests a prefill replica handed to the link
-	received        []int // per replica: transfers a decode replica took over
+// kvLink is the link between the prefill and decode pools: its transfers
+// in landing order and what it carried.
+type kvLink struct {
+	link      LinkConfig
+	bitNS     float64 // ns per byte on the link
+	latency   Time
+	freeAt    Time // the link is free from then
+	queue     []transfer
+	head      int // queue[head:] are on the link, in landing order
+	stats     TransferStats
+	handedOff []int // per replica: requests a prefill replica handed to the link
+	received  []int // per replica: transfers a decode replica took over
 }
 
-// routeGroup is a router over some of the engine's replicas.
-type routeGroup struct {
-	members []int32 // replica indexes; the router's replica i is members[i]
-	router  router.Router
-	state   router.State
-	reasons [router.NumReasons]int
-	policy  string
-	rq      router.Request
-	events  bool // the router reads each member's cached prefix (router.Config.UsesKVEvents)
-}
-
-// newDisagg builds the routers of a disaggregated cluster over the
-// replicas of each role.
-func newDisagg(s *Setup, reps []*Replica, infos []router.Replica, runSeed uint64) (*disagg, error) {
-	cl := &s.Config.Cluster
-	d := &disagg{link: cl.KVLink.Resolved(), handedOff: make([]int, len(reps)), received: make([]int, len(reps))}
+// newKVLink builds the link lc of a cluster of n replicas.
+func newKVLink(lc LinkConfig, n int) *kvLink {
+	d := &kvLink{link: lc.Resolved(), handedOff: make([]int, n), received: make([]int, n)}
 	d.bitNS = 8 / d.link.Gbps
 	d.latency = Time(d.link.LatencyUS*1e3 + 0.5)
 	d.stats.Link = d.link
 	d.stats.Time, d.stats.Wait = quantile.NewHistogram(pooledBits), quantile.NewHistogram(pooledBits)
-	dc := cl.DecodeRouterConfig()
-	for _, g := range []struct {
-		g    *routeGroup
-		role string
-		rc   router.Config
-		name string
-	}{{&d.prefill, RolePrefill, cl.Router, "router"}, {&d.decode, RoleDecode, dc, "decode-router"}} {
-		var in []router.Replica
-		for i, r := range reps {
-			if r.role == g.role {
-				g.g.members = append(g.g.members, int32(i))
-				in = append(in, infos[i])
-			}
-		}
-		var err error
-		if g.g.router, err = router.New(g.rc, in, seed.Stream(runSeed, g.name)); err != nil {
-			return nil, err
-		}
-		g.g.policy = g.rc.Policy
-		g.g.events = g.rc.UsesKVEvents()
-		g.g.state.Loads = make([]router.Load, len(in))
-	}
-	return d, nil
-}
-
-// pick routes a request of prompt tokens and content over g's replicas,
-// reading their loads live, and returns the replica's index.
-func (e *Engine) pick(g *routeGroup, id, prompt int, content *kvcache.Content) int32 {
-	st := &g.state
-	for i, m := range g.members {
-		l := &st.Loads[i]
-		r := e.reps[m]
-		l.InFlight = e.inflight[m]
-		l.Waiting = r.sched.Waiting()
-		l.Running = len(r.sched.Running())
-		l.KVUtilization = r.kv.Utilization()
-		if g.events {
-			l.CachedTokens = r.kv.CachedPrefix(content, prompt)
-		}
-	}
-	st.Snapshot++
-	rq := &g.rq
-	rq.ID, rq.PromptTokens = id, prompt
-	rq.Prefix, rq.PrefixUnit = content.Units, content.UnitTokens
-	rq.Content = content
-	d := g.router.Route(rq, st)
-	rq.Content = nil
-	g.reasons[d.Reason]++
-	m := g.members[d.Replica]
-	e.inflight[m]++
-	e.routed[m]++
-	return m
+	return d
 }
 
 // handoff takes over request q, whose prefill replica r has just sampled
 // its first token (its blocks are already freed), and puts its KV cache on
 // the link to the decode replica the decode router picks.
 func (e *Engine) handoff(r *Replica, q *request) {
-	d := e.disagg
-	e.inflight[r.index]--
+	d := e.link
+	e.groups[0].inflight[r.index]--
 	d.handedOff[r.index]++
 	d.queue = slices.Grow(d.queue, 1)
 	d.queue = d.queue[:len(d.queue)+1]
@@ -239,7 +173,7 @@ func (e *Engine) handoff(r *Replica, q *request) {
 	t.seq = q.seq
 	t.seq.Output, t.seq.State, t.seq.KV, t.seq.Reserved, t.seq.Sched, t.seq.Spec = q.output, scheduler.Waiting, kvcache.Alloc{}, 0, 0, 0
 	t.arrival, t.seed, t.class, t.preemptions = q.arrival, q.seed, q.class, q.preemptions
-	t.to = e.pick(&d.decode, t.seq.ID, t.seq.Prompt, &t.seq.Content)
+	t.to, _ = e.groups[1].route(e.reps, t.seq.ID, t.seq.Prompt, &t.seq.Content)
 	t.bytes = int64(q.seq.Prompt) * r.kvTokenBytes
 	t.prefillEnd = e.now
 	ready := e.now
@@ -267,7 +201,7 @@ func (e *Engine) handoff(r *Replica, q *request) {
 
 // land is a transfer's landing: the decode replica takes the request over.
 func (e *Engine) land() {
-	d := e.disagg
+	d := e.link
 	t := &d.queue[d.head]
 	d.head++
 	r := e.reps[t.to]
@@ -321,10 +255,10 @@ func (r *Replica) takeOver(now Time, q *request) (start bool) {
 
 // Transfers reports the KV transfers of a disaggregated run; nil otherwise.
 func (e *Engine) Transfers() *TransferStats {
-	if e.disagg == nil {
+	if e.link == nil {
 		return nil
 	}
-	return &e.disagg.stats
+	return &e.link.stats
 }
 
 // PoolReport is one pool's share of a run.
