@@ -164,57 +164,73 @@ func newKVLink(lc LinkConfig, n int) *kvLink {
 // its first token (its blocks are already freed), and puts its KV cache on
 // the link to the decode replica the decode router picks.
 func (e *Engine) handoff(r *Replica, q *request) {
-	d := e.link
-	e.groups[0].inflight[r.index]--
-	d.handedOff[r.index]++
-	d.queue = slices.Grow(d.queue, 1)
-	d.queue = d.queue[:len(d.queue)+1]
-	t := &d.queue[len(d.queue)-1] // filled in place
+	e.groupOf(int(r.index)).inflight[r.index]--
+	t := e.link.put(r.index)
 	t.seq = q.seq
 	t.seq.Output, t.seq.State, t.seq.KV, t.seq.Reserved, t.seq.Sched, t.seq.Spec = q.output, scheduler.Waiting, kvcache.Alloc{}, 0, 0, 0
 	t.arrival, t.seed, t.class, t.preemptions = q.arrival, q.seed, q.class, q.preemptions
 	t.to, _ = e.groups[1].route(e.reps, t.seq.ID, t.seq.Prompt, &t.seq.Content)
 	t.bytes = int64(q.seq.Prompt) * r.kvTokenBytes
-	t.prefillEnd = e.now
-	ready := e.now
-	wire := Time(float64(t.bytes)*d.bitNS + 0.5)
-	if d.link.Layerwise {
-		ready = r.stepAt
+	e.link.send(t, e.now, r.stepAt, r.setup.Model.Layers)
+	e.push(t.land, evTransferEnd, t.to)
+}
+
+// put appends a transfer from replica from to the queue, to be filled in.
+func (l *kvLink) put(from int32) *transfer {
+	l.handedOff[from]++
+	l.queue = slices.Grow(l.queue, 1)
+	l.queue = l.queue[:len(l.queue)+1]
+	return &l.queue[len(l.queue)-1]
+}
+
+// send times transfer t, whose prefill ends now and whose last step
+// started at stepAt, on a model of layers layers, and records it.
+func (l *kvLink) send(t *transfer, now, stepAt Time, layers int) {
+	t.prefillEnd = now
+	ready := now
+	wire := Time(float64(t.bytes)*l.bitNS + 0.5)
+	if l.link.Layerwise {
+		ready = stepAt
 	}
-	t.start = max(ready, d.freeAt)
-	d.freeAt = t.start + wire
-	t.land = d.freeAt + d.latency
-	if d.link.Layerwise {
-		t.land = max(t.land, e.now+Time(float64(wire)/float64(max(1, r.setup.Model.Layers))+0.5)+d.latency)
+	t.start = max(ready, l.freeAt)
+	l.freeAt = t.start + wire
+	t.land = l.freeAt + l.latency
+	if l.link.Layerwise {
+		t.land = max(t.land, now+Time(float64(wire)/float64(max(1, layers))+0.5)+l.latency)
 	}
 	if t.start < ready || t.land < t.prefillEnd {
-		d.stats.Violations++
+		l.stats.Violations++
 		panic(fmt.Sprintf("sim: request %d: transfer at %d (landing %d) before its prefill ended at %d", t.seq.ID, t.start, t.land, t.prefillEnd))
 	}
-	d.stats.Count++
-	d.stats.Bytes += t.bytes
-	d.stats.BusyNS += wire
-	d.stats.Time.Record(int64(t.land - t.prefillEnd))
-	d.stats.Wait.Record(int64(t.start - ready))
-	e.push(t.land, evTransferEnd, t.to)
+	l.stats.Count++
+	l.stats.Bytes += t.bytes
+	l.stats.BusyNS += wire
+	l.stats.Time.Record(int64(t.land - t.prefillEnd))
+	l.stats.Wait.Record(int64(t.start - ready))
+}
+
+// next takes the transfer landing now off the link; what it points to
+// holds until the next put.
+func (l *kvLink) next() *transfer {
+	t := &l.queue[l.head]
+	l.head++
+	l.received[t.to]++
+	if l.head == len(l.queue) {
+		l.queue, l.head = l.queue[:0], 0
+	}
+	return t
 }
 
 // land is a transfer's landing: the decode replica takes the request over.
 func (e *Engine) land() {
-	d := e.link
-	t := &d.queue[d.head]
-	d.head++
+	t := e.link.next()
 	r := e.reps[t.to]
-	d.received[t.to]++
 	q := r.alloc()
 	slot, kv := q.seq.Slot, q.seq.KV.Recycle()
 	q.seq = t.seq
 	q.seq.Slot, q.seq.KV = slot, kv
 	q.arrival, q.seed, q.class, q.preemptions = t.arrival, t.seed, t.class, t.preemptions
 	q.output = t.seq.Output
-	if d.head == len(d.queue) {
-		d.queue, d.head = d.queue[:0], 0
-	}
 	if r.takeOver(e.now, q) {
 		e.push(e.now, evStepStart, r.index)
 	}
