@@ -395,7 +395,7 @@ func (e *Engine) arrive() {
 		e.arrivalPending = false
 	}
 	p := &e.pending
-	r := e.reps[0]
+	var r *Replica
 	e.content = kvcache.Content{Units: p.PrefixBlocks, UnitTokens: p.PrefixBlockTokens, Prompt: p.InputTokens,
 		SharedKey: p.SharedKey, SharedTokens: p.SharedTokens, Key: p.Key(), OutKey: p.OutputKey,
 		Own: p.ContentKey == 0 && p.OutputKey == 0} // the seed key: unique per request ID, and IDs per run

@@ -91,8 +91,8 @@ func (g *routeGroup) route(reps []*Replica, id, prompt int, c *kvcache.Content) 
 		return m, false
 	}
 	st := &g.state
-	for i, m := range g.members {
-		st.Loads[i].InFlight = g.inflight[m]
+	for i, r := range g.members {
+		st.Loads[i].InFlight = g.inflight[r]
 	}
 	if g.engineState && (g.staleness == 0 || !g.ticking) { // live, or the first request after an idle spell
 		g.read(reps)
@@ -100,8 +100,8 @@ func (g *routeGroup) route(reps []*Replica, id, prompt int, c *kvcache.Content) 
 		g.ticking = arm
 	}
 	if g.events {
-		for i, m := range g.members {
-			st.Loads[i].CachedTokens = reps[m].kv.CachedPrefix(c, prompt)
+		for i, r := range g.members {
+			st.Loads[i].CachedTokens = reps[r].kv.CachedPrefix(c, prompt)
 		}
 	}
 	rq := &g.rq
