@@ -9,9 +9,7 @@ import (
 
 	"github.com/itlsim/itlsim/kvcache"
 	"github.com/itlsim/itlsim/scheduler"
-	"github.com/itlsim/itlsim/scheduler/router"
 	"github.com/itlsim/itlsim/sim/quantile"
-	"github.com/itlsim/itlsim/workloads/seed"
 )
 
 // Disaggregated prefill and decode (DistServe, Splitwise, llm-d P/D,
@@ -138,149 +136,101 @@ type TransferStats struct {
 	Violations int
 }
 
-// disagg is the engine's state for disaggregated pools.
-type disagg struct {
-	prefill, decode routeGroup
-	link            LinkConfig
-	bitNS           float64 // ns per byte on the link
-	latency         Time
-	freeAt          Time // the link is free from then
-	queue           []transfer
-	head            int // queue[head:] are on the link, in landing order
-	stats           TransferStats
-	handedOff       []int // per replica: requests a prefill replica handed to the link
-	received        []int // per replica: transfers a decode replica took over
+// kvLink is the link between the prefill and decode pools: its transfers
+// in landing order and what it carried.
+type kvLink struct {
+	link      LinkConfig
+	bitNS     float64 // ns per byte on the link
+	latency   Time
+	freeAt    Time // the link is free from then
+	queue     []transfer
+	head      int // queue[head:] are on the link, in landing order
+	stats     TransferStats
+	handedOff []int // per replica: requests a prefill replica handed to the link
+	received  []int // per replica: transfers a decode replica took over
 }
 
-// routeGroup is a router over some of the engine's replicas.
-type routeGroup struct {
-	members []int32 // replica indexes; the router's replica i is members[i]
-	router  router.Router
-	state   router.State
-	reasons [router.NumReasons]int
-	policy  string
-	rq      router.Request
-	events  bool // the router reads each member's cached prefix (router.Config.UsesKVEvents)
-}
-
-// newDisagg builds the routers of a disaggregated cluster over the
-// replicas of each role.
-func newDisagg(s *Setup, reps []*Replica, infos []router.Replica, runSeed uint64) (*disagg, error) {
-	cl := &s.Config.Cluster
-	d := &disagg{link: cl.KVLink.Resolved(), handedOff: make([]int, len(reps)), received: make([]int, len(reps))}
+// newKVLink builds the link lc of a cluster of n replicas.
+func newKVLink(lc LinkConfig, n int) *kvLink {
+	d := &kvLink{link: lc.Resolved(), handedOff: make([]int, n), received: make([]int, n)}
 	d.bitNS = 8 / d.link.Gbps
 	d.latency = Time(d.link.LatencyUS*1e3 + 0.5)
 	d.stats.Link = d.link
 	d.stats.Time, d.stats.Wait = quantile.NewHistogram(pooledBits), quantile.NewHistogram(pooledBits)
-	dc := cl.DecodeRouterConfig()
-	for _, g := range []struct {
-		g    *routeGroup
-		role string
-		rc   router.Config
-		name string
-	}{{&d.prefill, RolePrefill, cl.Router, "router"}, {&d.decode, RoleDecode, dc, "decode-router"}} {
-		var in []router.Replica
-		for i, r := range reps {
-			if r.role == g.role {
-				g.g.members = append(g.g.members, int32(i))
-				in = append(in, infos[i])
-			}
-		}
-		var err error
-		if g.g.router, err = router.New(g.rc, in, seed.Stream(runSeed, g.name)); err != nil {
-			return nil, err
-		}
-		g.g.policy = g.rc.Policy
-		g.g.events = g.rc.UsesKVEvents()
-		g.g.state.Loads = make([]router.Load, len(in))
-	}
-	return d, nil
-}
-
-// pick routes a request of prompt tokens and content over g's replicas,
-// reading their loads live, and returns the replica's index.
-func (e *Engine) pick(g *routeGroup, id, prompt int, content *kvcache.Content) int32 {
-	st := &g.state
-	for i, m := range g.members {
-		l := &st.Loads[i]
-		r := e.reps[m]
-		l.InFlight = e.inflight[m]
-		l.Waiting = r.sched.Waiting()
-		l.Running = len(r.sched.Running())
-		l.KVUtilization = r.kv.Utilization()
-		if g.events {
-			l.CachedTokens = r.kv.CachedPrefix(content, prompt)
-		}
-	}
-	st.Snapshot++
-	rq := &g.rq
-	rq.ID, rq.PromptTokens = id, prompt
-	rq.Prefix, rq.PrefixUnit = content.Units, content.UnitTokens
-	rq.Content = content
-	d := g.router.Route(rq, st)
-	rq.Content = nil
-	g.reasons[d.Reason]++
-	m := g.members[d.Replica]
-	e.inflight[m]++
-	e.routed[m]++
-	return m
+	return d
 }
 
 // handoff takes over request q, whose prefill replica r has just sampled
 // its first token (its blocks are already freed), and puts its KV cache on
 // the link to the decode replica the decode router picks.
 func (e *Engine) handoff(r *Replica, q *request) {
-	d := e.disagg
-	e.inflight[r.index]--
-	d.handedOff[r.index]++
-	d.queue = slices.Grow(d.queue, 1)
-	d.queue = d.queue[:len(d.queue)+1]
-	t := &d.queue[len(d.queue)-1] // filled in place
+	e.groupOf(int(r.index)).inflight[r.index]--
+	t := e.link.put(r.index)
 	t.seq = q.seq
 	t.seq.Output, t.seq.State, t.seq.KV, t.seq.Reserved, t.seq.Sched, t.seq.Spec = q.output, scheduler.Waiting, kvcache.Alloc{}, 0, 0, 0
 	t.arrival, t.seed, t.class, t.preemptions = q.arrival, q.seed, q.class, q.preemptions
-	t.to = e.pick(&d.decode, t.seq.ID, t.seq.Prompt, &t.seq.Content)
+	t.to, _ = e.groups[1].route(e.reps, t.seq.ID, t.seq.Prompt, &t.seq.Content)
 	t.bytes = int64(q.seq.Prompt) * r.kvTokenBytes
-	t.prefillEnd = e.now
-	ready := e.now
-	wire := Time(float64(t.bytes)*d.bitNS + 0.5)
-	if d.link.Layerwise {
-		ready = r.stepAt
+	e.link.send(t, e.now, r.stepAt, r.setup.Model.Layers)
+	e.push(t.land, evTransferEnd, t.to)
+}
+
+// put appends a transfer from replica from to the queue, to be filled in.
+func (l *kvLink) put(from int32) *transfer {
+	l.handedOff[from]++
+	l.queue = slices.Grow(l.queue, 1)
+	l.queue = l.queue[:len(l.queue)+1]
+	return &l.queue[len(l.queue)-1]
+}
+
+// send times transfer t, whose prefill ends now and whose last step
+// started at stepAt, on a model of layers layers, and records it.
+func (l *kvLink) send(t *transfer, now, stepAt Time, layers int) {
+	t.prefillEnd = now
+	ready := now
+	wire := Time(float64(t.bytes)*l.bitNS + 0.5)
+	if l.link.Layerwise {
+		ready = stepAt
 	}
-	t.start = max(ready, d.freeAt)
-	d.freeAt = t.start + wire
-	t.land = d.freeAt + d.latency
-	if d.link.Layerwise {
-		t.land = max(t.land, e.now+Time(float64(wire)/float64(max(1, r.setup.Model.Layers))+0.5)+d.latency)
+	t.start = max(ready, l.freeAt)
+	l.freeAt = t.start + wire
+	t.land = l.freeAt + l.latency
+	if l.link.Layerwise {
+		t.land = max(t.land, now+Time(float64(wire)/float64(max(1, layers))+0.5)+l.latency)
 	}
 	if t.start < ready || t.land < t.prefillEnd {
-		d.stats.Violations++
+		l.stats.Violations++
 		panic(fmt.Sprintf("sim: request %d: transfer at %d (landing %d) before its prefill ended at %d", t.seq.ID, t.start, t.land, t.prefillEnd))
 	}
-	d.stats.Count++
-	d.stats.Bytes += t.bytes
-	d.stats.BusyNS += wire
-	d.stats.Time.Record(int64(t.land - t.prefillEnd))
-	d.stats.Wait.Record(int64(t.start - ready))
-	e.push(t.land, evTransferEnd, t.to)
+	l.stats.Count++
+	l.stats.Bytes += t.bytes
+	l.stats.BusyNS += wire
+	l.stats.Time.Record(int64(t.land - t.prefillEnd))
+	l.stats.Wait.Record(int64(t.start - ready))
+}
+
+// next takes the transfer landing now off the link; what it points to
+// holds until the next put.
+func (l *kvLink) next() *transfer {
+	t := &l.queue[l.head]
+	l.head++
+	l.received[t.to]++
+	if l.head == len(l.queue) {
+		l.queue, l.head = l.queue[:0], 0
+	}
+	return t
 }
 
 // land is a transfer's landing: the decode replica takes the request over.
 func (e *Engine) land() {
-	d := e.disagg
-	t := &d.queue[d.head]
-	d.head++
+	t := e.link.next()
 	r := e.reps[t.to]
-	d.received[t.to]++
 	q := r.alloc()
 	slot, kv := q.seq.Slot, q.seq.KV.Recycle()
 	q.seq = t.seq
 	q.seq.Slot, q.seq.KV = slot, kv
 	q.arrival, q.seed, q.class, q.preemptions = t.arrival, t.seed, t.class, t.preemptions
 	q.output = t.seq.Output
-	if d.head == len(d.queue) {
-		d.queue, d.head = d.queue[:0], 0
-	}
 	if r.takeOver(e.now, q) {
 		e.push(e.now, evStepStart, r.index)
 	}
@@ -321,10 +271,10 @@ func (r *Replica) takeOver(now Time, q *request) (start bool) {
 
 // Transfers reports the KV transfers of a disaggregated run; nil otherwise.
 func (e *Engine) Transfers() *TransferStats {
-	if e.disagg == nil {
+	if e.link == nil {
 		return nil
 	}
-	return &e.disagg.stats
+	return &e.link.stats
 }
 
 // PoolReport is one pool's share of a run.

@@ -32,22 +32,12 @@ type Engine struct {
 	aborts  []abortAsk  // requests to abort at a replica's next step start (live.go)
 	pins    map[int]int // request id → the replica it goes to, bypassing the router (live.go)
 
-	// Routing (clusters of more than one replica; see route.go).
-	router      router.Router
-	state       router.State // the loads the router sees
-	engineState bool         // the router reads engine-reported load
-	staleness   Time         // snapshot period; 0 reads live state
-	ticking     bool         // a snapshot event is scheduled
-	inflight    []int        // per replica: routed and not ended
-	routed      []int        // per replica: requests routed
-	reasons     [router.NumReasons]int
-	routeReq    router.Request
-	kvEvents    bool            // the router reads each replica's cached prefix (router.Config.UsesKVEvents)
-	content     kvcache.Content // the arriving request's content, named before it is routed
-	disagg      *disagg         // prefill and decode pools; nil otherwise (disagg.go)
-	shared      *clusterHists   // the histograms a cluster's replicas record into (ITL by position, over time); nil for one replica
-	finished    bool            // Run reduced ended streams on the finisher
-	spares      *Spares         // where histograms come from and go back to (NewReusing, Release); nil allocates
+	groups   []routeGroup    // one router over every replica, or with P/D pools the prefill's and the decode's (route.go)
+	link     *kvLink         // between prefill and decode pools; nil otherwise (disagg.go)
+	content  kvcache.Content // the arriving request's content, named before it is routed
+	shared   *clusterHists   // the histograms a cluster's replicas record into (ITL by position, over time); nil for one replica
+	finished bool            // Run reduced ended streams on the finisher
+	spares   *Spares         // where histograms come from and go back to (NewReusing, Release); nil allocates
 
 	classIndex     map[string]int16
 	classNames     []string
@@ -149,7 +139,7 @@ func newFromSetup(s *Setup, src workloads.Source, sp *Spares) (*Engine, error) {
 				r.sched.SetReference(true)
 			}
 			r.ended = func(id int) {
-				e.inflight[i]--
+				e.groupOf(i).inflight[i]--
 				if o := e.rec.observer; o != nil { // the stream's summary was appended last
 					o.Ended(i, r.rec.res.Streams.Last())
 				}
@@ -159,25 +149,12 @@ func newFromSetup(s *Setup, src workloads.Source, sp *Spares) (*Engine, error) {
 			infos = append(infos, router.Replica{KVTokens: p.Setup.Blocks * p.Setup.Config.KVCache.BlockSize})
 		}
 	}
-	e.inflight = make([]int, len(e.reps))
-	e.routed = make([]int, len(e.reps))
+	var err error
+	if e.groups, err = newGroups(s, e.reps, infos, c.Seed); err != nil {
+		return nil, err
+	}
 	if c.Cluster.Disaggregated() {
-		var err error
-		if e.disagg, err = newDisagg(s, e.reps, infos, c.Seed); err != nil {
-			return nil, err
-		}
-	} else if len(e.reps) > 1 {
-		rc := c.Cluster.Router
-		var err error
-		if e.router, err = router.New(rc, infos, seed.Stream(c.Seed, "router")); err != nil {
-			return nil, err
-		}
-		e.state.Loads = make([]router.Load, len(e.reps))
-		if rc.UsesEngineState() {
-			e.engineState = true
-			e.staleness = FromMS(rc.Staleness())
-		}
-		e.kvEvents = rc.UsesKVEvents()
+		e.link = newKVLink(c.Cluster.KVLink, len(e.reps))
 	}
 	for _, cl := range s.Classes { // configured classes first, in order
 		e.classOf(cl.Name)
@@ -275,7 +252,9 @@ func (e *Engine) Step() bool {
 		e.reps[ev.replica].endStep(e.now)
 		e.push(e.now, evStepStart, ev.replica)
 	case evSnapshot:
-		e.snapshot()
+		if g := &e.groups[0]; g.snapshot(e.reps, e.arrivalPending) {
+			e.push(e.now.Add(g.staleness), evSnapshot, -1)
+		}
 	case evTransferEnd:
 		e.land()
 	}
@@ -416,19 +395,18 @@ func (e *Engine) arrive() {
 		e.arrivalPending = false
 	}
 	p := &e.pending
-	r := e.reps[0]
+	var r *Replica
 	e.content = kvcache.Content{Units: p.PrefixBlocks, UnitTokens: p.PrefixBlockTokens, Prompt: p.InputTokens,
 		SharedKey: p.SharedKey, SharedTokens: p.SharedTokens, Key: p.Key(), OutKey: p.OutputKey,
 		Own: p.ContentKey == 0 && p.OutputKey == 0} // the seed key: unique per request ID, and IDs per run
 	if i, ok := e.pinned(p.ID); ok {
 		r = e.reps[i]
-	} else if e.disagg != nil {
-		r = e.reps[e.pick(&e.disagg.prefill, p.ID, p.InputTokens, &e.content)]
-	} else if e.router != nil {
-		r = e.reps[e.route(p)]
 	} else {
-		e.inflight[0]++
-		e.routed[0]++
+		i, arm := e.groups[0].route(e.reps, p.ID, p.InputTokens, &e.content)
+		if arm {
+			e.push(e.now.Add(e.groups[0].staleness), evSnapshot, -1)
+		}
+		r = e.reps[i]
 	}
 	q := r.alloc()
 	q.arrival = Time(p.Arrival)

@@ -160,8 +160,9 @@ func (e *Engine) pinned(id int) (int, bool) {
 		return 0, false
 	}
 	delete(e.pins, id)
-	e.inflight[i]++
-	e.routed[i]++
+	g := e.groupOf(i)
+	g.inflight[i]++
+	g.routed[i]++
 	return i, true
 }
 

@@ -1,18 +1,10 @@
 package sim
 
 import (
+	"github.com/itlsim/itlsim/kvcache"
 	"github.com/itlsim/itlsim/scheduler/router"
-	"github.com/itlsim/itlsim/workloads"
+	"github.com/itlsim/itlsim/workloads/seed"
 )
-
-// Routing in a cluster. Each arrival asks the router (package
-// scheduler/router) for a replica, handing it the request and the loads
-// as the router sees them: its own in-flight counts, always fresh, and the
-// engines' reports (waiting, running, KV utilisation) as of the last
-// snapshot. Snapshots are events every staleness period while the cluster
-// has work; with staleness 0 the router reads live state at every arrival.
-// A one-replica run routes nothing and schedules no snapshot, so it is
-// exactly the plain run.
 
 // newRecorder builds the recorder of a replica resolved as s.
 func (e *Engine) newRecorder(s *Setup) recorder {
@@ -45,44 +37,91 @@ func (e *Engine) newRecorder(s *Setup) recorder {
 	return rec
 }
 
-// route picks the replica for the pending request.
-func (e *Engine) route(p *workloads.Request) int {
-	st := &e.state
-	for i := range e.reps {
-		st.Loads[i].InFlight = e.inflight[i]
-	}
-	if e.engineState {
-		switch {
-		case e.staleness == 0:
-			e.readLoads()
-		case !e.ticking: // the first arrival, or the first after an idle spell
-			e.readLoads()
-			e.ticking = true
-			e.push(e.now.Add(e.staleness), evSnapshot, -1)
-		}
-	}
-	rq := &e.routeReq
-	rq.ID, rq.PromptTokens = p.ID, p.InputTokens
-	rq.Prefix, rq.PrefixUnit = p.PrefixBlocks, p.PrefixBlockTokens
-	rq.Content = &e.content
-	if e.kvEvents {
-		for i, r := range e.reps {
-			st.Loads[i].CachedTokens = r.kv.CachedPrefix(&e.content, p.InputTokens)
-		}
-	}
-	d := e.router.Route(rq, st)
-	rq.Content = nil
-	e.reasons[d.Reason]++
-	e.inflight[d.Replica]++
-	e.routed[d.Replica]++
-	return d.Replica
+// routeGroup is a router over a group of the engine's replicas: one over
+// every replica in a plain cluster, one over the prefill replicas and one
+// over the decode replicas with P/D pools. Each request it routes asks the
+// router (package scheduler/router) for a member, handing it the request
+// and the loads as the router sees them: the group's in-flight counts,
+// always fresh, and the engines' reports (waiting, running, KV
+// utilisation) as of the last snapshot. Snapshots are events every
+// staleness period while the group has work; with staleness 0 the router
+// reads live state at every request. A one-replica run has no router and
+// schedules no snapshot, so it is exactly the plain run.
+type routeGroup struct {
+	members     []int32       // replica indexes; the router's replica i is members[i]
+	router      router.Router // nil with one replica, which takes every request
+	policy      string
+	state       router.State // the loads the router sees
+	engineState bool         // the router reads engine-reported load
+	events      bool         // the router reads each member's cached prefix (router.Config.UsesKVEvents)
+	staleness   Time         // snapshot period; 0 reads live state
+	ticking     bool         // a snapshot event is scheduled
+	inflight    []int        // per replica (engine index): routed here and not ended
+	routed      []int        // per replica (engine index): requests routed here
+	reasons     [router.NumReasons]int
+	rq          router.Request
 }
 
-// readLoads takes the engines' snapshot.
-func (e *Engine) readLoads() {
-	st := &e.state
-	for i, r := range e.reps {
-		l := &st.Loads[i]
+// newRouteGroup builds the router rc over members (infos are theirs) of n
+// replicas; live reads the engines' state at every request whatever the
+// policy reads.
+func newRouteGroup(rc router.Config, members []int32, infos []router.Replica, n int, stream seed.Rand, live bool) (routeGroup, error) {
+	g := routeGroup{members: members, policy: rc.Policy, events: rc.UsesKVEvents(), inflight: make([]int, n), routed: make([]int, n)}
+	var err error
+	g.router, err = router.New(rc, infos, stream)
+	g.state.Loads = make([]router.Load, len(members))
+	switch {
+	case live:
+		g.engineState = true
+	case rc.UsesEngineState():
+		g.engineState, g.staleness = true, FromMS(rc.Staleness())
+	}
+	return g, err
+}
+
+// route picks the member for request id of prompt tokens and content c,
+// counts it there and returns its replica index; arm reports that this
+// took the first snapshot of a busy spell, so the next is due staleness
+// from now.
+func (g *routeGroup) route(reps []*Replica, id, prompt int, c *kvcache.Content) (m int32, arm bool) {
+	if g.router == nil {
+		m = g.members[0]
+		g.inflight[m]++
+		g.routed[m]++
+		return m, false
+	}
+	st := &g.state
+	for i, r := range g.members {
+		st.Loads[i].InFlight = g.inflight[r]
+	}
+	if g.engineState && (g.staleness == 0 || !g.ticking) { // live, or the first request after an idle spell
+		g.read(reps)
+		arm = g.staleness > 0
+		g.ticking = arm
+	}
+	if g.events {
+		for i, r := range g.members {
+			st.Loads[i].CachedTokens = reps[r].kv.CachedPrefix(c, prompt)
+		}
+	}
+	rq := &g.rq
+	rq.ID, rq.PromptTokens = id, prompt
+	rq.Prefix, rq.PrefixUnit = c.Units, c.UnitTokens
+	rq.Content = c
+	d := g.router.Route(rq, st)
+	rq.Content = nil
+	g.reasons[d.Reason]++
+	m = g.members[d.Replica]
+	g.inflight[m]++
+	g.routed[m]++
+	return m, arm
+}
+
+// read takes the engines' snapshot.
+func (g *routeGroup) read(reps []*Replica) {
+	st := &g.state
+	for i, m := range g.members {
+		l, r := &st.Loads[i], reps[m]
 		l.Waiting = r.sched.Waiting()
 		l.Running = len(r.sched.Running())
 		l.KVUtilization = r.kv.Utilization()
@@ -91,18 +130,61 @@ func (e *Engine) readLoads() {
 }
 
 // snapshot is the periodic snapshot event: it refreshes the loads and
-// re-arms while requests are due or active.
-func (e *Engine) snapshot() {
-	e.readLoads()
-	active := e.arrivalPending
-	for _, r := range e.reps {
-		active = active || r.Active() > 0
+// reports whether to re-arm, which it does while requests are due or a
+// member has work.
+func (g *routeGroup) snapshot(reps []*Replica, due bool) bool {
+	g.read(reps)
+	active := due
+	for _, m := range g.members {
+		active = active || reps[m].Active() > 0
 	}
-	if active {
-		e.push(e.now.Add(e.staleness), evSnapshot, -1)
-	} else {
-		e.ticking = false
+	g.ticking = active
+	return active
+}
+
+// newGroups builds the route groups of the replicas reps (infos are
+// theirs): one over every replica, or with P/D pools one over each role,
+// whose routers read live loads.
+func newGroups(s *Setup, reps []*Replica, infos []router.Replica, runSeed uint64) ([]routeGroup, error) {
+	cl := &s.Config.Cluster
+	n := len(reps)
+	if !cl.Disaggregated() {
+		all := make([]int32, n)
+		for i := range all {
+			all[i] = int32(i)
+		}
+		if n == 1 {
+			return []routeGroup{{members: all, inflight: make([]int, 1), routed: make([]int, 1)}}, nil
+		}
+		g, err := newRouteGroup(cl.Router, all, infos, n, seed.Stream(runSeed, "router"), false)
+		return []routeGroup{g}, err
 	}
+	gs := make([]routeGroup, 2)
+	for k, g := range []struct {
+		role, name string
+		rc         router.Config
+	}{{RolePrefill, "router", cl.Router}, {RoleDecode, "decode-router", cl.DecodeRouterConfig()}} {
+		var members []int32
+		var in []router.Replica
+		for i, r := range reps {
+			if r.role == g.role {
+				members, in = append(members, int32(i)), append(in, infos[i])
+			}
+		}
+		var err error
+		if gs[k], err = newRouteGroup(g.rc, members, in, n, seed.Stream(runSeed, g.name), true); err != nil {
+			return nil, err
+		}
+	}
+	return gs, nil
+}
+
+// groupOf is the route group replica i is a member of.
+func (e *Engine) groupOf(i int) *routeGroup {
+	if len(e.groups) > 1 && e.reps[i].role == RoleDecode {
+		return &e.groups[1]
+	}
+	return &e.groups[0]
 }
 
 // ReplicaReport is one replica's share of a run.
@@ -134,9 +216,9 @@ func (e *Engine) ReplicaReports() []ReplicaReport {
 			busy += float64(b.BusyNS)
 			kv += b.KVUsedNS
 		}
-		rr := ReplicaReport{Name: r.name, Pool: r.pool, Role: r.role, Setup: r.setup, Routed: e.routed[i], Result: r.Result(), Server: r.ServerResult()}
-		if e.disagg != nil {
-			rr.HandedOff, rr.Received = e.disagg.handedOff[i], e.disagg.received[i]
+		rr := ReplicaReport{Name: r.name, Pool: r.pool, Role: r.role, Setup: r.setup, Routed: e.groupOf(i).routed[i], Result: r.Result(), Server: r.ServerResult()}
+		if l := e.link; l != nil {
+			rr.HandedOff, rr.Received = l.handedOff[i], l.received[i]
 		}
 		if d > 0 {
 			rr.BusyShare, rr.KVUtilizationMean = min(1, busy/d), kv/d
@@ -161,13 +243,15 @@ type Routing struct {
 // Routing reports the router's policy and its decisions by reason; zero
 // for a one-replica run.
 func (e *Engine) Routing() Routing {
-	if d := e.disagg; d != nil {
-		// Both routers read live loads (staleness 0).
-		return Routing{Policy: d.prefill.policy, Reasons: d.prefill.reasons, DecodePolicy: d.decode.policy, DecodeReasons: d.decode.reasons}
-	}
-	if e.router == nil {
+	g := &e.groups[0]
+	if g.router == nil {
 		return Routing{}
 	}
-	rc := e.setup.Config.Cluster.Router
-	return Routing{Policy: rc.Policy, StalenessMS: rc.Staleness(), Reasons: e.reasons}
+	out := Routing{Policy: g.policy, Reasons: g.reasons}
+	if len(e.groups) > 1 { // both routers read live loads (staleness 0)
+		out.DecodePolicy, out.DecodeReasons = e.groups[1].policy, e.groups[1].reasons
+	} else {
+		out.StalenessMS = e.setup.Config.Cluster.Router.Staleness()
+	}
+	return out
 }
