@@ -145,6 +145,31 @@ var models = map[string]ModelSpec{
 		SlidingWindow: 128, SlidingLayers: 18,
 		Source: "https://huggingface.co/openai/gpt-oss-120b/blob/main/config.json",
 	},
+	"llama-4-scout": {
+		// Llama 4 Scout 17B-16E, text model (the 34-layer vision encoder is
+		// not counted). Every layer is MoE: 16 routed experts top-1 plus one
+		// shared expert, each 8192 wide. 36 of the 48 layers (the RoPE ones)
+		// use chunked attention over 8192-token chunks; every 4th layer
+		// (NoPE) attends to the whole context.
+		Description: "Meta Llama 4 Scout 17B-16E: 48 layers (36 with 8192-token chunked attention), GQA 40q/8kv, 16 experts top-1 + 1 shared (17.2B active), 256k context",
+		Params:      107_769_861_120, Layers: 48, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128,
+		Intermediate: 16384, Vocab: 202048, MaxContext: 262144, DTypeBytes: 2,
+		Experts: 16, ExpertsPerToken: 1, MoEIntermediate: 8192, SharedExperts: 1,
+		AttentionChunk: 8192, ChunkedLayers: 36,
+		Source: "https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E/blob/main/config.json",
+	},
+	"llama-4-maverick": {
+		// Llama 4 Maverick 17B-128E, text model. interleave_moe_layer_step
+		// 2: layers 1, 3, … 47 are MoE (128 routed experts top-1 plus one
+		// shared, 8192 wide), the other 24 dense (16384 wide). Chunked
+		// attention as Scout.
+		Description: "Meta Llama 4 Maverick 17B-128E: 48 layers (36 with 8192-token chunked attention, 24 MoE), GQA 40q/8kv, 128 experts top-1 + 1 shared (17.2B active), 1M context",
+		Params:      400_711_848_960, Layers: 48, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128,
+		Intermediate: 16384, Vocab: 202048, MaxContext: 1048576, DTypeBytes: 2,
+		Experts: 128, ExpertsPerToken: 1, MoEIntermediate: 8192, SharedExperts: 1, DenseLayers: 24,
+		AttentionChunk: 8192, ChunkedLayers: 36,
+		Source: "https://huggingface.co/meta-llama/Llama-4-Maverick-17B-128E/blob/main/config.json",
+	},
 	"qwen3-8b": {
 		Description: "Qwen3 8B: 36 layers, GQA 32q/8kv, 40k context",
 		Params:      8_190_726_144, Layers: 36, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128,

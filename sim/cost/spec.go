@@ -85,6 +85,19 @@ type ModelSpec struct {
 	// manager frees a sequence's blocks that fall out of it.
 	SlidingLayers int `yaml:"sliding_layers,omitempty" json:"sliding_layers,omitempty"`
 
+	// Chunked attention (Llama 4); ChunkedLayers 0 for none.
+
+	// AttentionChunk is attention_chunk_size: a chunked layer's query at
+	// position p attends to the positions of its own chunk,
+	// [⌊p/AttentionChunk⌋·AttentionChunk, p].
+	AttentionChunk int `yaml:"attention_chunk,omitempty" json:"attention_chunk,omitempty"`
+	// ChunkedLayers is how many of the Layers are chunked (Llama 4's RoPE
+	// layers; its NoPE layers attend to the whole context). Their KV is
+	// sized as full attention's (exact up to AttentionChunk tokens of
+	// context, and what vLLM's "GPU KV cache size" counts); their attention
+	// FLOPs and reads are bounded by the chunk.
+	ChunkedLayers int `yaml:"chunked_layers,omitempty" json:"chunked_layers,omitempty"`
+
 	// Quantization; zero values keep DTypeBytes for everything.
 
 	// WeightBits is bits per weight: 8 for fp8, 4 for int4 (AWQ/GPTQ);
@@ -296,6 +309,12 @@ func (m ModelSpec) Validate() error {
 		return bad("sliding_layers", fmt.Sprintf("in [0,layers=%d) (at least one full-attention layer)", m.Layers), m.SlidingLayers)
 	case m.SlidingLayers > 0 && (m.SlidingWindow < 1 || m.SlidingWindow > maxCtx):
 		return bad("sliding_window", fmt.Sprintf("in [1,%d] tokens when sliding_layers is set", maxCtx), m.SlidingWindow)
+	case m.ChunkedLayers < 0 || m.ChunkedLayers >= m.Layers:
+		return bad("chunked_layers", fmt.Sprintf("in [0,layers=%d) (at least one full-attention layer)", m.Layers), m.ChunkedLayers)
+	case m.ChunkedLayers > 0 && (m.AttentionChunk < 1 || m.AttentionChunk > maxCtx):
+		return bad("attention_chunk", fmt.Sprintf("in [1,%d] tokens when chunked_layers is set", maxCtx), m.AttentionChunk)
+	case m.ChunkedLayers > 0 && m.SlidingLayers > 0:
+		return bad("chunked_layers", "0 when sliding_layers is set (one windowed kind per model)", m.ChunkedLayers)
 	case m.SlidingLayers > 0 && m.IsMLA():
 		return bad("sliding_layers", "0 with multi-head latent attention", m.SlidingLayers)
 	case m.KVDTypeBytes != 0 && m.KVDTypeBytes != 1 && m.KVDTypeBytes != 2 && m.KVDTypeBytes != 4:
