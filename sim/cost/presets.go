@@ -122,7 +122,7 @@ var models = map[string]ModelSpec{
 		Source: "https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json",
 	},
 	"gpt-oss-20b": {
-		// MXFP4 experts (4 bits; the 8-bit scale per 32 weights is ignored),
+		// MXFP4 experts (4 bits and an 8-bit scale per 32 weights),
 		// bf16 attention, router, embeddings. layer_types alternates
 		// 128-token sliding-window and full-attention layers, 12 each.
 		// Attention sinks and the experts' biases are left out.

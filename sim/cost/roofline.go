@@ -592,6 +592,9 @@ func NewRooflineParallel(m ModelSpec, g GPUSpec, p Parallelism, cfg RooflineConf
 		r.router = k.shape(h, m.Experts)
 		ek := k
 		ek.wBytes = float64(m.expertWeightBits()) / 8
+		if m.expertScaleBytes() > 0 { // MXFP4: one scale byte per 32 weights
+			ek.wBytes += 1.0 / 32
+		}
 		if bits := m.expertWeightBits(); (bits < 8 && !(bits == 4 && m.WeightFP4 && g.PeakFP4FLOPS > 0)) || (bits == 8 && g.PeakFP8FLOPS == 0) {
 			ek.flopsPerNS = g.PeakFLOPS * cfg.ComputeEfficiency / 1e9
 			ek.opBytes = max(float64(m.DTypeBytes), 2)

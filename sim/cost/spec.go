@@ -106,8 +106,8 @@ type ModelSpec struct {
 	WeightBits int `yaml:"weight_bits,omitempty" json:"weight_bits,omitempty"`
 	// ExpertWeightBits is bits per routed-expert weight when the experts
 	// are quantized apart from the rest (gpt-oss: MXFP4 experts, 4 bits
-	// with the shared 8-bit scale of each 32 weights ignored); 0 takes
-	// WeightBits.
+	// plus the shared 8-bit scale of each 32 weights, counted in the
+	// weight bytes); 0 takes WeightBits.
 	ExpertWeightBits int `yaml:"expert_weight_bits,omitempty" json:"expert_weight_bits,omitempty"`
 	// WeightFP4 says 4-bit weights are an FP4 block format (vLLM
 	// --quantization mxfp4 or nvfp4) whose GEMMs run at the GPU's fp4
@@ -194,7 +194,17 @@ func (m ModelSpec) WeightBytes() int64 {
 		return m.Params * int64(m.DTypeBytes)
 	}
 	experts := m.RoutedExpertParams()
-	return ((m.Params-experts)*int64(m.weightBits()) + experts*int64(m.expertWeightBits())) / 8
+	return ((m.Params-experts)*int64(m.weightBits())+experts*int64(m.expertWeightBits()))/8 + m.expertScaleBytes()
+}
+
+// expertScaleBytes is the block scales of MXFP4 routed experts
+// (ExpertWeightBits 4, gpt-oss's quantization_config): one 8-bit E8M0
+// scale per 32 weights, 0.25 bits a weight on top of the 4.
+func (m ModelSpec) expertScaleBytes() int64 {
+	if m.ExpertWeightBits != 4 {
+		return 0
+	}
+	return m.RoutedExpertParams() / 32
 }
 
 // KVBytesPerToken is the KV cache one token occupies over all layers, K and
