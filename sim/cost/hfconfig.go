@@ -84,6 +84,7 @@ func ParseHFConfig(name string, data []byte) (ModelSpec, error) {
 	}
 	p.moe(&m)
 	p.layerTypes(&m)
+	p.chunkedAttention(&m)
 	m.DTypeBytes = p.dtype()
 	m.WeightBits, m.ExpertWeightBits = p.quantization()
 	m.TiedEmbeddings = p.boolean("tie_word_embeddings")
@@ -148,13 +149,65 @@ func (p *hfParser) layerTypes(m *ModelSpec) {
 	m.SlidingWindow = p.dim("sliding_window", maxCtx)
 }
 
+// chunkedAttention reads Llama 4's attention_chunk_size: a layer that uses
+// RoPE attends only to the tokens of its own chunk of attention_chunk_size
+// positions; the NoPE layers attend to the whole context. no_rope_layers
+// lists 1 for a RoPE layer and 0 for a NoPE one; empty or absent, every
+// no_rope_layer_interval-th layer (default 4) is NoPE, as transformers'
+// Llama4TextConfig fills it in.
+func (p *hfParser) chunkedAttention(m *ModelSpec) {
+	if !p.present("attention_chunk_size") || p.str("model_type") != "llama4_text" || p.err != nil {
+		return
+	}
+	m.AttentionChunk = p.dim("attention_chunk_size", maxCtx)
+	var list []any
+	if v, ok := p.cfg["no_rope_layers"]; ok && v != nil {
+		l, ok := v.([]any)
+		if !ok || (len(l) != 0 && len(l) != m.Layers) {
+			p.fail("no_rope_layers", fmt.Sprintf("must be a list of num_hidden_layers = %d entries", m.Layers))
+			return
+		}
+		list = l
+	}
+	if len(list) == 0 {
+		interval := 4
+		if p.present("no_rope_layer_interval") {
+			interval = p.dim("no_rope_layer_interval", maxLayers)
+		}
+		for i := 0; i < m.Layers; i++ {
+			if (i+1)%max(interval, 1) != 0 {
+				m.ChunkedLayers++
+			}
+		}
+	} else {
+		for i, e := range list {
+			switch n, _ := e.(json.Number); n.String() {
+			case "1":
+				m.ChunkedLayers++
+			case "0":
+			default:
+				p.fail("no_rope_layers", fmt.Sprintf("entry %d is %v, not 0 or 1", i, e))
+				return
+			}
+		}
+	}
+	if m.ChunkedLayers == m.Layers {
+		p.fail("no_rope_layers", "has no NoPE (full-attention) layer (not supported)")
+	}
+	if m.ChunkedLayers == 0 {
+		m.AttentionChunk = 0
+	}
+}
+
 // moe reads the mixture-of-experts fields: the routed expert count
 // (num_local_experts: Mixtral, gpt-oss; n_routed_experts: DeepSeek;
 // num_experts: Qwen MoE), num_experts_per_tok (experts_per_token),
 // moe_intermediate_size (default intermediate_size), n_shared_experts, and
 // which layers are dense: DeepSeek's layer i is MoE when
 // i ≥ first_k_dense_replace and i % moe_layer_freq == 0; Qwen's when
-// (i+1) % decoder_sparse_step == 0 and i is not in mlp_only_layers.
+// (i+1) % decoder_sparse_step == 0 and i is not in mlp_only_layers; Llama
+// 4's when (i+1) % interleave_moe_layer_step == 0, each with one shared
+// expert.
 func (p *hfParser) moe(m *ModelSpec) {
 	field := ""
 	for _, f := range []string{"num_local_experts", "n_routed_experts", "num_experts"} {
@@ -179,6 +232,15 @@ func (p *hfParser) moe(m *ModelSpec) {
 	if p.present("n_shared_experts") {
 		m.SharedExperts = p.dim("n_shared_experts", maxDim)
 	}
+	if p.str("model_type") == "llama4_text" {
+		// Llama 4: every MoE layer has one shared expert as wide as a
+		// routed one (intermediate_size); the dense layers' MLP is
+		// intermediate_size_mlp wide.
+		m.SharedExperts = 1
+		if p.present("intermediate_size_mlp") {
+			m.Intermediate = p.dim("intermediate_size_mlp", maxDim)
+		}
+	}
 	firstK, freq, step := 0, 1, 1
 	if p.present("first_k_dense_replace") {
 		firstK = p.count("first_k_dense_replace")
@@ -188,6 +250,9 @@ func (p *hfParser) moe(m *ModelSpec) {
 	}
 	if p.present("decoder_sparse_step") {
 		step = p.dim("decoder_sparse_step", maxLayers)
+	}
+	if p.present("interleave_moe_layer_step") { // Llama 4, as decoder_sparse_step
+		step = p.dim("interleave_moe_layer_step", maxLayers)
 	}
 	dense := map[int]bool{}
 	if v, ok := p.cfg["mlp_only_layers"]; ok && v != nil {

@@ -11,7 +11,8 @@ import (
 // reading them must give the presets back.
 func TestParseHFConfigMatchesPresets(t *testing.T) {
 	for _, name := range []string{"llama-3.1-8b", "qwen2.5-7b", "qwen3-30b-a3b", "qwen3-235b-a22b",
-		"mixtral-8x7b", "gpt-oss-20b", "gpt-oss-120b", "qwen3-8b", "qwen3-32b", "deepseek-v3"} {
+		"mixtral-8x7b", "gpt-oss-20b", "gpt-oss-120b", "qwen3-8b", "qwen3-32b", "deepseek-v3",
+		"llama-4-scout", "llama-4-maverick"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("testdata", "hf", name, "config.json")
 			data, err := os.ReadFile(path)
@@ -23,8 +24,8 @@ func TestParseHFConfigMatchesPresets(t *testing.T) {
 				t.Fatal(err)
 			}
 			want, _ := LookupModel(name)
-			if got.Name != path || got.Source != path {
-				t.Errorf("Name %q, Source %q, want both %q", got.Name, got.Source, path)
+			if want := path + map[bool]string{true: ": text_config"}[strings.HasPrefix(name, "llama-4")]; got.Name != want || got.Source != want {
+				t.Errorf("Name %q, Source %q, want both %q", got.Name, got.Source, want)
 			}
 			got.Name, got.Source, got.Description = want.Name, want.Source, want.Description
 			if got != want {
@@ -158,7 +159,7 @@ func TestParseHFConfigErrors(t *testing.T) {
 // roofline can be built from.
 func FuzzParseHFConfig(f *testing.F) {
 	for _, name := range []string{"llama-3.1-8b", "qwen2.5-7b", "qwen3-30b-a3b", "qwen3-235b-a22b",
-		"mixtral-8x7b", "gpt-oss-20b", "qwen3-8b", "qwen3-32b", "deepseek-v3"} {
+		"mixtral-8x7b", "gpt-oss-20b", "qwen3-8b", "qwen3-32b", "deepseek-v3", "llama-4-maverick"} {
 		data, err := os.ReadFile(filepath.Join("testdata", "hf", name, "config.json"))
 		if err != nil {
 			f.Fatal(err)

@@ -102,7 +102,7 @@ func WeightBytesPerGPU(m ModelSpec, tp int) int64 {
 
 // RoutedExpertBytes is the routed experts' weights, all MoE layers.
 func (m ModelSpec) RoutedExpertBytes() int64 {
-	return m.RoutedExpertParams() * int64(m.expertWeightBits()) / 8
+	return m.RoutedExpertParams()*int64(m.expertWeightBits())/8 + m.expertScaleBytes()
 }
 
 // WeightBytesPerGPUParallel is the weights one GPU holds under p: with

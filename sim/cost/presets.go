@@ -122,7 +122,7 @@ var models = map[string]ModelSpec{
 		Source: "https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json",
 	},
 	"gpt-oss-20b": {
-		// MXFP4 experts (4 bits; the 8-bit scale per 32 weights is ignored),
+		// MXFP4 experts (4 bits and an 8-bit scale per 32 weights),
 		// bf16 attention, router, embeddings. layer_types alternates
 		// 128-token sliding-window and full-attention layers, 12 each.
 		// Attention sinks and the experts' biases are left out.
@@ -144,6 +144,31 @@ var models = map[string]ModelSpec{
 		Experts: 128, ExpertsPerToken: 4, MoEIntermediate: 2880, ExpertWeightBits: 4,
 		SlidingWindow: 128, SlidingLayers: 18,
 		Source: "https://huggingface.co/openai/gpt-oss-120b/blob/main/config.json",
+	},
+	"llama-4-scout": {
+		// Llama 4 Scout 17B-16E, text model (the 34-layer vision encoder is
+		// not counted). Every layer is MoE: 16 routed experts top-1 plus one
+		// shared expert, each 8192 wide. 36 of the 48 layers (the RoPE ones)
+		// use chunked attention over 8192-token chunks; every 4th layer
+		// (NoPE) attends to the whole context.
+		Description: "Meta Llama 4 Scout 17B-16E: 48 layers (36 with 8192-token chunked attention), GQA 40q/8kv, 16 experts top-1 + 1 shared (17.2B active), 256k context",
+		Params:      107_769_861_120, Layers: 48, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128,
+		Intermediate: 16384, Vocab: 202048, MaxContext: 262144, DTypeBytes: 2,
+		Experts: 16, ExpertsPerToken: 1, MoEIntermediate: 8192, SharedExperts: 1,
+		AttentionChunk: 8192, ChunkedLayers: 36,
+		Source: "https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E/blob/main/config.json",
+	},
+	"llama-4-maverick": {
+		// Llama 4 Maverick 17B-128E, text model. interleave_moe_layer_step
+		// 2: layers 1, 3, … 47 are MoE (128 routed experts top-1 plus one
+		// shared, 8192 wide), the other 24 dense (16384 wide). Chunked
+		// attention as Scout.
+		Description: "Meta Llama 4 Maverick 17B-128E: 48 layers (36 with 8192-token chunked attention, 24 MoE), GQA 40q/8kv, 128 experts top-1 + 1 shared (17.2B active), 1M context",
+		Params:      400_711_848_960, Layers: 48, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128,
+		Intermediate: 16384, Vocab: 202048, MaxContext: 1048576, DTypeBytes: 2,
+		Experts: 128, ExpertsPerToken: 1, MoEIntermediate: 8192, SharedExperts: 1, DenseLayers: 24,
+		AttentionChunk: 8192, ChunkedLayers: 36,
+		Source: "https://huggingface.co/meta-llama/Llama-4-Maverick-17B-128E/blob/main/config.json",
 	},
 	"qwen3-8b": {
 		Description: "Qwen3 8B: 36 layers, GQA 32q/8kv, 40k context",

@@ -10,7 +10,7 @@ import (
 func TestModelPresets(t *testing.T) {
 	names := ModelNames()
 	want := []string{"deepseek-v3", "gpt-oss-120b", "gpt-oss-20b", "llama-2-70b", "llama-2-7b", "llama-3.1-70b", "llama-3.1-8b",
-		"llama-3.2-1b", "llama-3.3-70b", "mistral-7b", "mixtral-8x7b", "qwen2.5-7b", "qwen3-235b-a22b",
+		"llama-3.2-1b", "llama-3.3-70b", "llama-4-maverick", "llama-4-scout", "mistral-7b", "mixtral-8x7b", "qwen2.5-7b", "qwen3-235b-a22b",
 		"qwen3-30b-a3b", "qwen3-32b", "qwen3-8b", "yi-34b"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("ModelNames() = %v, want %v", names, want)
@@ -55,6 +55,10 @@ func TestMoEPresetParams(t *testing.T) {
 		{"gpt-oss-20b", 20.9, 3.61 + 0.58},
 		{"gpt-oss-120b", 117, 5.13 + 0.58},
 		{"deepseek-v3", 671, 37},
+		// Llama 4's cards: 17B active; 109B and 400B total with the
+		// vision encoder (about 0.9B), which is not counted here.
+		{"llama-4-scout", 109 - 0.9, 17},
+		{"llama-4-maverick", 400, 17},
 	} {
 		m, _ := LookupModel(tt.name)
 		total, active := float64(m.Params)/1e9, float64(m.ActiveParams())/1e9

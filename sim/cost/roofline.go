@@ -548,12 +548,18 @@ func NewRooflineParallel(m ModelSpec, g GPUSpec, p Parallelism, cfg RooflineConf
 	fq, fkv, fd := float64(qHeads), float64(kvHeads), float64(d)
 	r.denseLayers, r.moeLayers = float64(denseLayers), float64(m.MoELayers())
 	r.attnFixedNS = layers * k.attnNS
-	full := float64(m.FullAttnLayers())
+	full := float64(m.FullAttnLayers() - m.ChunkedLayers)
 	r.attnFLOPNSPerPair = full * 4 * fq * fd / k.flopsPerNS
 	r.kvReadNSPerToken = full * 2 * fkv * fd * k.kvBytes / k.bytesPerNS
-	if m.SlidingLayers > 0 {
-		sw := float64(m.SlidingLayers)
-		r.window = float64(m.SlidingWindow)
+	if m.SlidingLayers > 0 || m.ChunkedLayers > 0 {
+		// Chunked layers (Llama 4) are priced as a window of the chunk:
+		// exact up to one chunk of context, beyond it an upper bound (a
+		// query sees only the part of its chunk before it).
+		sw, win := float64(m.SlidingLayers), float64(m.SlidingWindow)
+		if m.ChunkedLayers > 0 {
+			sw, win = float64(m.ChunkedLayers), float64(m.AttentionChunk)
+		}
+		r.window = win
 		r.swPairNS = sw * 4 * fq * fd / k.flopsPerNS
 		r.swKVNS = sw * 2 * fkv * fd * k.kvBytes / k.bytesPerNS
 	}
@@ -586,6 +592,9 @@ func NewRooflineParallel(m ModelSpec, g GPUSpec, p Parallelism, cfg RooflineConf
 		r.router = k.shape(h, m.Experts)
 		ek := k
 		ek.wBytes = float64(m.expertWeightBits()) / 8
+		if m.expertScaleBytes() > 0 { // MXFP4: one scale byte per 32 weights
+			ek.wBytes += 1.0 / 32
+		}
 		if bits := m.expertWeightBits(); (bits < 8 && !(bits == 4 && m.WeightFP4 && g.PeakFP4FLOPS > 0)) || (bits == 8 && g.PeakFP8FLOPS == 0) {
 			ek.flopsPerNS = g.PeakFLOPS * cfg.ComputeEfficiency / 1e9
 			ek.opBytes = max(float64(m.DTypeBytes), 2)

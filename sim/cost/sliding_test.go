@@ -80,3 +80,48 @@ func TestParseLayerTypes(t *testing.T) {
 		}
 	}
 }
+
+// Llama 4: 36 of 48 layers chunked over 8192 tokens (no_rope_layers, or
+// every 4th layer NoPE when it is empty), KV sized as full attention on
+// every layer, as vLLM's "GPU KV cache size" counts it: 48·2·8·128·2 bytes
+// a token. Their attention is bounded by the chunk, so at 32k of context a
+// decode step's attention costs less than all-full, and at 4k the same.
+func TestLlama4ChunkedAttention(t *testing.T) {
+	scout, _ := LookupModel("llama-4-scout")
+	if scout.ChunkedLayers != 36 || scout.AttentionChunk != 8192 {
+		t.Fatalf("chunked %d layers of %d tokens, want 36 of 8192", scout.ChunkedLayers, scout.AttentionChunk)
+	}
+	if got := scout.KVBytesPerToken(); got != 196_608 {
+		t.Errorf("KV bytes per token %d, want 196,608", got)
+	}
+	data := []byte(`{"model_type": "llama4_text", "hidden_size": 64, "num_hidden_layers": 8, "num_attention_heads": 4,
+		"intermediate_size": 64, "vocab_size": 64, "max_position_embeddings": 65536, "attention_chunk_size": 1024,
+		"no_rope_layers": []}`)
+	m, err := ParseHFConfig("c.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ChunkedLayers != 6 || m.AttentionChunk != 1024 {
+		t.Errorf("empty no_rope_layers: %d chunked layers of %d, want 6 of 1024", m.ChunkedLayers, m.AttentionChunk)
+	}
+	for _, bad := range []string{`[1,1]`, `[1,1,1,1,1,1,1,1]`, `[1,2,1,0,1,1,1,0]`} {
+		d := []byte(strings.Replace(string(data), `"no_rope_layers": []`, `"no_rope_layers": `+bad, 1))
+		if _, err := ParseHFConfig("c.json", d); err == nil || !strings.Contains(err.Error(), "no_rope_layers") {
+			t.Errorf("no_rope_layers %s: error %v, want one naming no_rope_layers", bad, err)
+		}
+	}
+	h100, _ := LookupGPU("h100-sxm-80gb")
+	full := scout
+	full.ChunkedLayers, full.AttentionChunk = 0, 0
+	rc, _ := NewRoofline(scout, h100, 4, DefaultRoofline())
+	rf, _ := NewRoofline(full, h100, 4, DefaultRoofline())
+	attn := func(r *Roofline, b *Batch) float64 { return r.Breakdown(b).AttentionNS - r.attnFixedNS }
+	short := &Batch{DecodeSeqs: 32, DecodeContext: 32 * 4096}
+	if c, f := attn(rc, short), attn(rf, short); c != f {
+		t.Errorf("at 4k of context chunked attention %.0f ns, all-full %.0f ns: want equal", c, f)
+	}
+	long := &Batch{DecodeSeqs: 32, DecodeContext: 32 * 32768}
+	if r := attn(rc, long) / attn(rf, long); r < 0.43 || r > 0.46 {
+		t.Errorf("32k decode attention, chunked/full = %.3f, want about (12·32768 + 36·8192)/(48·32768) = 0.4375", r)
+	}
+}

@@ -85,6 +85,19 @@ type ModelSpec struct {
 	// manager frees a sequence's blocks that fall out of it.
 	SlidingLayers int `yaml:"sliding_layers,omitempty" json:"sliding_layers,omitempty"`
 
+	// Chunked attention (Llama 4); ChunkedLayers 0 for none.
+
+	// AttentionChunk is attention_chunk_size: a chunked layer's query at
+	// position p attends to the positions of its own chunk,
+	// [⌊p/AttentionChunk⌋·AttentionChunk, p].
+	AttentionChunk int `yaml:"attention_chunk,omitempty" json:"attention_chunk,omitempty"`
+	// ChunkedLayers is how many of the Layers are chunked (Llama 4's RoPE
+	// layers; its NoPE layers attend to the whole context). Their KV is
+	// sized as full attention's (exact up to AttentionChunk tokens of
+	// context, and what vLLM's "GPU KV cache size" counts); their attention
+	// FLOPs and reads are bounded by the chunk.
+	ChunkedLayers int `yaml:"chunked_layers,omitempty" json:"chunked_layers,omitempty"`
+
 	// Quantization; zero values keep DTypeBytes for everything.
 
 	// WeightBits is bits per weight: 8 for fp8, 4 for int4 (AWQ/GPTQ);
@@ -93,8 +106,8 @@ type ModelSpec struct {
 	WeightBits int `yaml:"weight_bits,omitempty" json:"weight_bits,omitempty"`
 	// ExpertWeightBits is bits per routed-expert weight when the experts
 	// are quantized apart from the rest (gpt-oss: MXFP4 experts, 4 bits
-	// with the shared 8-bit scale of each 32 weights ignored); 0 takes
-	// WeightBits.
+	// plus the shared 8-bit scale of each 32 weights, counted in the
+	// weight bytes); 0 takes WeightBits.
 	ExpertWeightBits int `yaml:"expert_weight_bits,omitempty" json:"expert_weight_bits,omitempty"`
 	// WeightFP4 says 4-bit weights are an FP4 block format (vLLM
 	// --quantization mxfp4 or nvfp4) whose GEMMs run at the GPU's fp4
@@ -181,7 +194,17 @@ func (m ModelSpec) WeightBytes() int64 {
 		return m.Params * int64(m.DTypeBytes)
 	}
 	experts := m.RoutedExpertParams()
-	return ((m.Params-experts)*int64(m.weightBits()) + experts*int64(m.expertWeightBits())) / 8
+	return ((m.Params-experts)*int64(m.weightBits())+experts*int64(m.expertWeightBits()))/8 + m.expertScaleBytes()
+}
+
+// expertScaleBytes is the block scales of MXFP4 routed experts
+// (ExpertWeightBits 4, gpt-oss's quantization_config): one 8-bit E8M0
+// scale per 32 weights, 0.25 bits a weight on top of the 4.
+func (m ModelSpec) expertScaleBytes() int64 {
+	if m.ExpertWeightBits != 4 {
+		return 0
+	}
+	return m.RoutedExpertParams() / 32
 }
 
 // KVBytesPerToken is the KV cache one token occupies over all layers, K and
@@ -296,6 +319,12 @@ func (m ModelSpec) Validate() error {
 		return bad("sliding_layers", fmt.Sprintf("in [0,layers=%d) (at least one full-attention layer)", m.Layers), m.SlidingLayers)
 	case m.SlidingLayers > 0 && (m.SlidingWindow < 1 || m.SlidingWindow > maxCtx):
 		return bad("sliding_window", fmt.Sprintf("in [1,%d] tokens when sliding_layers is set", maxCtx), m.SlidingWindow)
+	case m.ChunkedLayers < 0 || m.ChunkedLayers >= m.Layers:
+		return bad("chunked_layers", fmt.Sprintf("in [0,layers=%d) (at least one full-attention layer)", m.Layers), m.ChunkedLayers)
+	case m.ChunkedLayers > 0 && (m.AttentionChunk < 1 || m.AttentionChunk > maxCtx):
+		return bad("attention_chunk", fmt.Sprintf("in [1,%d] tokens when chunked_layers is set", maxCtx), m.AttentionChunk)
+	case m.ChunkedLayers > 0 && m.SlidingLayers > 0:
+		return bad("chunked_layers", "0 when sliding_layers is set (one windowed kind per model)", m.ChunkedLayers)
 	case m.SlidingLayers > 0 && m.IsMLA():
 		return bad("sliding_layers", "0 with multi-head latent attention", m.SlidingLayers)
 	case m.KVDTypeBytes != 0 && m.KVDTypeBytes != 1 && m.KVDTypeBytes != 2 && m.KVDTypeBytes != 4:
