@@ -420,30 +420,7 @@ func TestStoryRecordMatchesRun(t *testing.T) {
 		s := startServe(t, append([]string{"--route", "--time-scale", "0.5", "--exit-after", "80"}, w...)...)
 		mustRunCLI(t, append([]string{"record", s.url, "--time-scale", "0.5", "--json", recJSON}, w...)...)
 		s.wait(t)
-		type summary struct {
-			Finished int `json:"finished"`
-			TTFT     struct {
-				Mean float64 `json:"mean"`
-			} `json:"ttft_ms"`
-			TPOT struct {
-				P50 float64 `json:"p50"`
-			} `json:"tpot_ms"`
-			StreamP99 struct {
-				P90 float64 `json:"p90"`
-			} `json:"stream_p99_itl_ms"`
-		}
-		read := func(path string) summary {
-			var doc struct {
-				Runs []struct {
-					Summary summary `json:"summary"`
-				} `json:"runs"`
-			}
-			if err := json.Unmarshal(mustRead(t, path), &doc); err != nil || len(doc.Runs) != 1 {
-				t.Fatalf("%s: %v", path, err)
-			}
-			return doc.Runs[0].Summary
-		}
-		run, rec := read(runJSON), read(recJSON)
+		run, rec := readLiveSummary(t, runJSON), readLiveSummary(t, recJSON)
 		t.Logf("run %+v\nrecorded %+v", run, rec)
 		if rec.Finished != 80 || run.Finished != 80 {
 			t.Fatalf("finished: run %d, recorded %d; want 80", run.Finished, rec.Finished)
@@ -529,30 +506,7 @@ func TestRecordMatchesRunAt64Streams(t *testing.T) {
 		s := startServe(t, append([]string{"--time-scale", "1", "--exit-after", "192"}, w[:8]...)...)
 		mustRunCLI(t, append([]string{"record", s.url, "--time-scale", "1", "--json", recJSON}, w...)...)
 		s.wait(t)
-		type summary struct {
-			Finished int `json:"finished"`
-			TTFT     struct {
-				Mean float64 `json:"mean"`
-			} `json:"ttft_ms"`
-			TPOT struct {
-				P50 float64 `json:"p50"`
-			} `json:"tpot_ms"`
-			StreamP99 struct {
-				P90 float64 `json:"p90"`
-			} `json:"stream_p99_itl_ms"`
-		}
-		read := func(path string) summary {
-			var doc struct {
-				Runs []struct {
-					Summary summary `json:"summary"`
-				} `json:"runs"`
-			}
-			if err := json.Unmarshal(mustRead(t, path), &doc); err != nil || len(doc.Runs) != 1 {
-				t.Fatalf("%s: %v", path, err)
-			}
-			return doc.Runs[0].Summary
-		}
-		run, rec := read(runJSON), read(recJSON)
+		run, rec := readLiveSummary(t, runJSON), readLiveSummary(t, recJSON)
 		t.Logf("run %+v\nrecorded %+v", run, rec)
 		if rec.Finished != 192 || run.Finished != 192 {
 			t.Fatalf("finished: run %d, recorded %d; want 192", run.Finished, rec.Finished)
@@ -570,4 +524,32 @@ func TestRecordMatchesRunAt64Streams(t *testing.T) {
 			}
 		}
 	})
+}
+
+// liveSummary is what the serve/record tests compare of a run's summary.
+type liveSummary struct {
+	Finished int `json:"finished"`
+	TTFT     struct {
+		Mean float64 `json:"mean"`
+	} `json:"ttft_ms"`
+	TPOT struct {
+		P50 float64 `json:"p50"`
+	} `json:"tpot_ms"`
+	StreamP99 struct {
+		P90 float64 `json:"p90"`
+	} `json:"stream_p99_itl_ms"`
+}
+
+// readLiveSummary reads the one run's summary of a --json document.
+func readLiveSummary(t testing.TB, path string) liveSummary {
+	t.Helper()
+	var doc struct {
+		Runs []struct {
+			Summary liveSummary `json:"summary"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(mustRead(t, path), &doc); err != nil || len(doc.Runs) != 1 {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return doc.Runs[0].Summary
 }
