@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
-	"math"
 	"strconv"
 	"strings"
 
@@ -110,25 +109,21 @@ func finish(c optioner, id, title string, height int) (chart, error) {
 	return chart{ID: id, Title: title, Height: height, Option: template.JS(b)}, nil
 }
 
-// Layout of the page's charts: the plot width they are laid out for (the
-// page is at most 1200 px wide, less its padding and the grid's margins)
-// and the legend's font.
 const (
-	layoutPlotPX   = 1000
-	legendRowPX    = 24
-	legendItemPX   = 35  // the icon and the gap after an item
-	legendCharPX   = 6.5 // 12 px sans-serif, on average
-	maxPlainLegend = 30  // past it the legend pages (ECharts' scroll legend)
-	xLabelMargin   = 14  // px between the x axis and its labels: below the y axis' lowest label
+	maxPlainLegend = 30 // past it the legend pages (ECharts' scroll legend)
+	xLabelMargin   = 14 // px between the x axis and its labels: below the y axis' lowest label
 )
 
 // layout fixes what go-echarts leaves to ECharts' defaults that would hide
 // or overlap text: a legend of at most maxPlainLegend entries is laid out
-// whole (type plain) instead of paginated, and the grid and the chart grow
-// by the rows it wraps to, so it never sits on the plot; a category axis
-// shows every category (interval 0), its labels wrapped to their share of
-// the width instead of skipped. It returns the option and the chart's
-// height.
+// whole (type plain) instead of paginated, a category axis shows every
+// category (interval 0) and its labels fit (overflow), and x labels sit
+// below the y axis' lowest one. The sizes that depend on the chart's real
+// width — each category label's width, the rows the legend wraps to and
+// what the grid and the chart grow by — are set by the page's script when
+// it draws (fit, in report.go's "draw" template), from the grid's top
+// margin recorded here as itlsimBaseTop. It returns the option and the
+// chart's height.
 func layout(option []byte, height int) ([]byte, int, error) {
 	var m map[string]any
 	if err := json.Unmarshal(option, &m); err != nil {
@@ -146,22 +141,16 @@ func layout(option []byte, height int) ([]byte, int, error) {
 		}
 	}
 	if lg, ok := m["legend"].(map[string]any); ok && len(names) <= maxPlainLegend {
-		// The page's script widens the grid's top margin and the chart by
-		// the rows the legend wraps to at the chart's real width (the
-		// same estimate as legendRows); this is the layout at 1000 px.
 		lg["type"] = "plain"
-		rows := legendRows(names)
 		if grid, ok := m["grid"].([]any); ok && len(grid) > 0 {
 			if g, ok := grid[0].(map[string]any); ok {
 				top := 40.0
 				if t, err := strconv.ParseFloat(fmt.Sprint(g["top"]), 64); err == nil {
 					top = t
 				}
-				g["top"] = strconv.Itoa(int(top) + legendRowPX*(rows-1))
 				g["itlsimBaseTop"] = int(top)
 			}
 		}
-		height += legendRowPX * (rows - 1)
 	}
 	for _, key := range []string{"xAxis", "yAxis"} {
 		axes, _ := m[key].([]any)
@@ -180,14 +169,9 @@ func layout(option []byte, height int) ([]byte, int, error) {
 			if key != "xAxis" || len(data) == 0 {
 				continue
 			}
-			share := 0.8 * layoutPlotPX / float64(len(data)) // a category's width, less a gap
+			label["overflow"] = "break" // the script sets the width, or slants and truncates
 			if rot, ok := label["rotate"].(float64); ok && rot != 0 {
-				// Slanted labels are cut to what fits beside the next one.
-				label["width"] = int(min(180, share/math.Cos(rot*math.Pi/180)))
 				label["overflow"] = "truncate"
-			} else {
-				label["width"] = int(max(40, share))
-				label["overflow"] = "break"
 			}
 		}
 	}
@@ -206,21 +190,6 @@ func layout(option []byte, height int) ([]byte, int, error) {
 	}
 	b, err := json.Marshal(m)
 	return b, height, err
-}
-
-// legendRows is how many rows a plain legend of names wraps to across the
-// plot's width.
-func legendRows(names []string) int {
-	rows, x := 1, 0.0
-	for _, n := range names {
-		w := legendItemPX + legendCharPX*float64(len([]rune(n)))
-		if x > 0 && x+w > layoutPlotPX {
-			rows++
-			x = 0
-		}
-		x += w
-	}
-	return rows
 }
 
 // common are the options every chart shares: its fixed id and the SVG

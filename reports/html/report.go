@@ -316,10 +316,10 @@ thead th { background: #f4f4f4; }
   "use strict";
   if (typeof echarts === "undefined") { return; }
   document.getElementById("itlsim-nojs").style.display = "none";
-  // fit lays a chart out for its real width (the option is laid out for a
-  // 1000 px plot, charts.go's layout): category labels get their share of
-  // the width, and the grid and the chart grow by the rows a plain legend
-  // wraps to, so that no text sits on other text.
+  // fit lays a chart out for its real width (charts.go's layout marks
+  // what it sizes): category labels get their share of the width, and the
+  // grid and the chart grow by the rows a plain legend wraps to, so that no
+  // text sits on other text.
   function fit(el, opt) {
     var plot = Math.max(200, el.clientWidth - 160);
     (opt.xAxis || []).forEach(function (ax) {
@@ -349,7 +349,7 @@ thead th { background: #f4f4f4; }
         }
       }
     });
-    var g = (opt.grid || [])[0], lg = (opt.legend || [])[0];
+    var g = [].concat(opt.grid || [])[0], lg = [].concat(opt.legend || [])[0]; // an object or a list of them
     if (!g || !lg || lg.type !== "plain" || g.itlsimBaseTop === undefined) { return; }
     var names = [], seen = {};
     (opt.series || []).forEach(function (s) { if (s.name && !seen[s.name]) { seen[s.name] = true; names.push(s.name); } });
@@ -359,9 +359,8 @@ thead th { background: #f4f4f4; }
       if (x > 0 && x + w > plot) { rows++; x = 0; }
       x += w;
     });
-    var grow = 24 * (rows - 1) - (parseInt(g.top, 10) - g.itlsimBaseTop);
     g.top = String(g.itlsimBaseTop + 24 * (rows - 1));
-    el.style.height = (el.clientHeight + grow) + "px";
+    el.style.height = (el.clientHeight + 24 * (rows - 1)) + "px";
   }
   var els = document.querySelectorAll("div.chart");
   for (var i = 0; i < els.length; i++) {
