@@ -53,3 +53,49 @@ func TestMemoryCap(t *testing.T) {
 		t.Fatalf("default scenario: %v", err)
 	}
 }
+
+// A closed loop bounded by its duration alone is estimated from its users'
+// cycle of think time and request time, not counted as one request per
+// user: the estimate is at least what the run sends and within a few times
+// of it, and a loop that would send far too many is refused up front.
+func TestClosedLoopByDurationEstimate(t *testing.T) {
+	for _, c := range []struct {
+		users         int
+		thinkS, durS  float64
+		maxSeqs, reps int
+	}{
+		{50, 1, 60, 0, 1},   // thinking users: the think time bounds them
+		{8, 0, 60, 0, 1},    // no think time: their request time does
+		{100, 0, 30, 16, 1}, // more users than max_num_seqs: the batch does
+		{40, 0.5, 30, 0, 2}, // two replicas
+	} {
+		cfg := sim.DefaultConfig()
+		cfg.Workload.Arrival = "closed"
+		cfg.Workload.Requests, cfg.Workload.Rate = 0, 0
+		cfg.Workload.Users, cfg.Workload.ThinkS, cfg.Workload.DurationS = c.users, c.thinkS, c.durS
+		if c.maxSeqs > 0 {
+			cfg.Scheduler.MaxNumSeqs = c.maxSeqs
+		}
+		if c.reps > 1 {
+			cfg.Cluster.Replicas = c.reps
+		}
+		s := resolve(t, cfg)
+		e, err := sim.NewFromSetup(s, nil)
+		if err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		sent := float64(e.Run().Requests)
+		est := (sim.MemoryEstimate(s, -1) - sim.MemoryEstimate(s, 0)) / (sim.MemoryEstimate(s, 1) - sim.MemoryEstimate(s, 0))
+		t.Logf("%+v: %.0f requests sent, %.0f estimated", c, sent, est)
+		if est < sent || est > 4*sent {
+			t.Errorf("%+v: %.0f requests estimated for %.0f sent: want between 1 and 4 times", c, est, sent)
+		}
+	}
+	cfg := sim.DefaultConfig()
+	cfg.Workload.Arrival = "closed"
+	cfg.Workload.Requests, cfg.Workload.Rate = 0, 0
+	cfg.Workload.Users, cfg.Workload.DurationS = 1000, 1e7
+	if _, err := sim.New(cfg); err == nil {
+		t.Error("1000 users over 1e7 s: want the memory estimate refused")
+	}
+}

@@ -21,9 +21,11 @@ import (
 const FormatVLLMBench = "vllm-bench"
 
 // isVLLMBench reports whether the start of a JSON file looks like a vLLM
-// benchmark result.
+// benchmark result: it names input_lens or output_lens (a result of more
+// than about 13000 prompts has only the first of the two arrays in its
+// first 64 KiB; the reader then checks that both are there).
 func isVLLMBench(head []byte) bool {
-	return bytes.Contains(head, []byte(`"input_lens"`)) && bytes.Contains(head, []byte(`"output_lens"`))
+	return bytes.Contains(head, []byte(`"input_lens"`)) || bytes.Contains(head, []byte(`"output_lens"`))
 }
 
 type vllmBench struct {

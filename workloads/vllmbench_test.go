@@ -25,6 +25,15 @@ func TestVLLMBenchWorkload(t *testing.T) {
 	if f, err := DetectFormat(starts); err != nil || f != FormatVLLMBench {
 		t.Fatalf("detected %q, %v", f, err)
 	}
+	// A result of 20000 prompts has only its first array in the first
+	// 64 KiB the detector reads: still a vLLM benchmark result.
+	big := write("big.json", `{"request_rate": 10, "input_lens": [`+strings.Repeat("100, ", 19999)+`100], "output_lens": [`+strings.Repeat("10, ", 19999)+`10]}`)
+	if f, err := DetectFormat(big); err != nil || f != FormatVLLMBench {
+		t.Fatalf("20000 prompts: detected %q, %v", f, err)
+	}
+	if n := len(Collect(must(New(cfg(big, ""), 1)), 0)); n != 20000 {
+		t.Errorf("20000 prompts: read %d requests", n)
+	}
 	src, err := New(cfg(starts, ""), 1)
 	if err != nil {
 		t.Fatal(err)
@@ -62,4 +71,11 @@ func TestVLLMBenchWorkload(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -255,6 +255,16 @@ func badInputs() []badCall {
 		"run", "--workload", "{dir}/t.jsonl", "--max-memory", "128MiB", "--json", "{dir}/out.json")
 	add("--max-memory", map[string]string{"t.csv": "TIMESTAMP,ContextTokens,GeneratedTokens\n" + strings.Repeat("2023-11-16 18:15:46.6805900,374,44\n", 20000)},
 		"run", "--workload", "{dir}/t.csv", "--max-memory", "128MiB", "--json", "{dir}/out.json")
+	// A closed loop bounded by its duration alone is estimated from its
+	// users' cycle (not one request per user); a vLLM benchmark result by
+	// its input_lens, a ServeGen client by its expected requests.
+	add("--max-memory", map[string]string{"s.yaml": "workload:\n  arrival: closed\n  users: 1000\n  requests: 0\n  duration_s: 1e7\n"},
+		"run", "{dir}/s.yaml", "--json", "{dir}/out.json")
+	add("--max-memory", map[string]string{"v.json": `{"request_rate": 10, "input_lens": [` + strings.Repeat("100, ", 19999) + `100], "output_lens": [` + strings.Repeat("10, ", 19999) + `10]}`},
+		"run", "--workload", "{dir}/v.json", "--max-memory", "128MiB", "--json", "{dir}/out.json")
+	add("--max-memory", map[string]string{"c-trace.csv": "0,100,4,Gamma,1,0.01\n600,0,0,,0,0\n",
+		"c-dataset.json": `{"0": {"input_tokens": "{100: 1}", "output_tokens": "{10: 1}"}}`},
+		"run", "--workload", "{dir}/c-trace.csv", "--max-memory", "128MiB", "--json", "{dir}/out.json")
 	add("", nil, "cost", "check", "--data", "{dir}/missing")
 	add("", nil, "presets", "extra")
 	add("", nil, "version", "extra")

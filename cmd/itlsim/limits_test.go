@@ -115,6 +115,11 @@ func TestStdoutWriteErrorsFail(t *testing.T) {
 		{"run", "--requests", "20"},
 		{"analyze", v},
 		{"gate", "--candidate", v, "--slo", "ttft:p99<=1s"},
+		// A gate with a verdict of its own (inconclusive: 4 streams a
+		// side) still exits 2 when its table is lost.
+		{"gate", "--baseline", v, "--candidate", v},
+		// and a failed one.
+		{"gate", "--candidate", v, "--slo", "ttft:p99<=1us"},
 		{"sweep", "--rate", "1", "--requests", "20"},
 		{"merge", shards},
 		{"validate", v},

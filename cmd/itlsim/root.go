@@ -44,12 +44,23 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if perr := prof.stop(); err == nil {
 		err = perr
 	}
-	if werr := out.Failed(); werr != nil && (err == nil || errors.Is(err, werr)) {
+	if werr := out.Failed(); werr != nil {
 		// What the command printed did not all arrive (a full disk, a
-		// closed pipe): the answer is lost, so the command failed.
-		err = fmt.Errorf("stdout: %w", outfiles.PathErr(werr))
-		if cmd != nil && cmd.Name() == "gate" {
-			err = &exitError{gateBadInput, err}
+		// closed pipe): the answer is lost, so the command failed, also
+		// when it had its own error to report (a failed or inconclusive
+		// gate, whose verdict table is what was lost): that error follows.
+		lost := fmt.Errorf("stdout: %w", outfiles.PathErr(werr))
+		if err != nil && !errors.Is(err, werr) {
+			lost = fmt.Errorf("%w; %v", lost, err)
+		}
+		var ee *exitError
+		switch {
+		case cmd != nil && cmd.Name() == "gate":
+			err = &exitError{gateBadInput, lost}
+		case errors.As(err, &ee):
+			err = &exitError{ee.code, lost}
+		default:
+			err = lost
 		}
 	}
 	if err != nil {
