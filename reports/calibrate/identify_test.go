@@ -180,3 +180,22 @@ func TestDetokenizationInEngineNotSeparable(t *testing.T) {
 		t.Errorf("start value %g, want the vllm-v0 profile's 30", s.Value)
 	}
 }
+
+// Under CUDA graphs a default tuning fits the kernel floors too; eagerly it
+// does not.
+func TestDefaultTuningFitsGraphFloors(t *testing.T) {
+	recs := []ingest.Recording{spaced("light", []int{128, 512, 2048})}
+	for _, eager := range []bool{true, false} {
+		base := identifyConfig()
+		base.Cost.EnforceEager = eager
+		res, err := Tune(base, recs, TuneOptions{Evals: 2, Validate: Options{Seeds: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range GraphTuned {
+			if _, ok := res.Values[p]; ok == eager {
+				t.Errorf("enforce_eager %v: %s fitted %v", eager, p, ok)
+			}
+		}
+	}
+}
