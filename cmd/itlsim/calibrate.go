@@ -51,7 +51,15 @@ With measured runs (vLLM bench results, AIPerf, GuideLLM, itlsim streams) and
 the scenario they were served under, fit the roofline's efficiencies and
 overheads and the server's overhead with the simulation in the loop
 (Nelder-Mead), minimising the errors of TTFT, TPOT and ITL percentiles, and
-print the errors before and after.
+print the errors before and after. Without --fit, the front end's serial
+work per prompt token and per request and its detokenization per output
+token join the fit where the runs separate each from step time: moving it
+must move the target figures by 0.5 % RMS or more, and at least 20 % of that
+movement must be one no combination of the other fitted fields makes (an
+independence of 0.2, a variance inflation of at most 25). Otherwise it is
+held, and calibrate prints "front end: not separable from step time on this
+data (why)". A front-end field given by a flag, --set, the scenario or a
+profile is held as given.
 
 Fields --fit may name: ` + strings.Join(calibrate.TunableNames(), ", "),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -64,7 +72,7 @@ Fields --fit may name: ` + strings.Join(calibrate.TunableNames(), ", "),
 	f.StringVar(&o.input, "input-format", "auto", "format of the measured files: auto, "+strings.Join(ingest.Formats(), ", "))
 	f.StringVar(&o.steps, "steps", "", "CSV of step timings to fit (prefill_tokens, decode_seqs, decode_context, duration_ms; or a Sarathi-Serve or Splitwise profile)")
 	f.StringVar(&o.costModel, "fit-model", "linear", "with --steps: the model fitted, linear or roofline")
-	f.StringSliceVar(&o.fit, "fit", nil, "with measured runs: fields to fit (default: "+strings.Join(calibrate.DefaultTuned, ",")+")")
+	f.StringSliceVar(&o.fit, "fit", nil, "with measured runs: fields to fit (default: "+strings.Join(calibrate.DefaultTuned, ",")+", and "+strings.Join(calibrate.FrontEndParams, ",")+" where the runs separate them from step time; +FIELD,… adds to that set)")
 	f.IntVar(&o.evals, "evals", 300, "with measured runs: simulations the fit may spend")
 	f.IntVar(&o.seeds, "seeds", 2, "with measured runs: arrival draws per simulation when arrivals are random")
 	f.BoolVar(&o.warmCache, "warm-cache", false, "with measured runs: earlier runs' prompts start cached (see validate)")
@@ -122,7 +130,7 @@ func (o *calibrateOptions) calibrate(cmd *cobra.Command, args []string) error {
 }
 
 // measured reads the measured runs and the tuning options the flags give.
-func (o *calibrateOptions) measured(cmd *cobra.Command, args []string) ([]ingest.Recording, calibrate.TuneOptions, *progress.Line, error) {
+func (o *calibrateOptions) measured(cmd *cobra.Command, base sim.Config, args []string) ([]ingest.Recording, calibrate.TuneOptions, *progress.Line, error) {
 	in, err := ingest.ParseFormat(o.input)
 	if err != nil {
 		return nil, calibrate.TuneOptions{}, nil, fmt.Errorf("--input-format: %w", err)
@@ -137,15 +145,56 @@ func (o *calibrateOptions) measured(cmd *cobra.Command, args []string) ([]ingest
 	if err != nil {
 		return nil, calibrate.TuneOptions{}, nil, err
 	}
+	// --fit +FIELD,… fits those beside the default set.
+	params, extra := o.fit, []string(nil)
+	for i, f := range o.fit {
+		if strings.HasPrefix(f, "+") != strings.HasPrefix(o.fit[0], "+") {
+			return nil, calibrate.TuneOptions{}, nil, fmt.Errorf("--fit: give either fields (%s) or +fields added to the default set, not both (%q)", o.fit[0], o.fit[i])
+		}
+		if strings.HasPrefix(f, "+") {
+			params, extra = nil, append(extra, strings.TrimPrefix(f, "+"))
+		}
+	}
 	line := progressLine(cmd, "calibrate", o.quiet)
-	return recs, calibrate.TuneOptions{Params: o.fit, Evals: o.evals, Progress: progress.Counter(line, "simulations"),
+	return recs, calibrate.TuneOptions{Params: params, Extra: extra, Evals: o.evals, Progress: progress.Counter(line, "simulations"),
+		FrontEnd: len(params) == 0, Hold: o.heldFrontEnd(cmd, base),
 		Validate: calibrate.Options{Seeds: o.seeds, WarmCache: o.warmCache}}, line, nil
+}
+
+// heldFrontEnd are the front-end fields the user set, which a default fit
+// leaves as given: by a flag (even to its default value), by --set, or by
+// the scenario or a profile (a value away from the built-in default).
+func (o *calibrateOptions) heldFrontEnd(cmd *cobra.Command, base sim.Config) []string {
+	var held []string
+	def := sim.DefaultServer()
+	for _, p := range calibrate.FrontEndParams {
+		given := false
+		for _, s := range shorthands {
+			given = given || (s.path == p && cmd.Flags().Changed(s.flag))
+		}
+		for _, kv := range o.run.sets {
+			given = given || strings.HasPrefix(kv, p+"=")
+		}
+		if !given {
+			// A --frontend profile's values are cited defaults the fit
+			// starts from, not a choice: compare the fields as written.
+			raw := base.Server
+			raw.Frontend = ""
+			r, _ := calibrate.FieldValue(sim.Config{Server: raw}, p)
+			d, _ := calibrate.FieldValue(sim.Config{Server: def}, p)
+			given = r != d
+		}
+		if given {
+			held = append(held, p)
+		}
+	}
+	return held
 }
 
 // leaveOneOut prints, for each measured run, the errors of a fit made on
 // the other runs: the fidelity a user can expect on a run nobody fitted.
 func (o *calibrateOptions) leaveOneOut(cmd *cobra.Command, w io.Writer, base sim.Config, args []string) error {
-	recs, opt, line, err := o.measured(cmd, args)
+	recs, opt, line, err := o.measured(cmd, base, args)
 	if err != nil {
 		return err
 	}
@@ -158,7 +207,7 @@ func (o *calibrateOptions) leaveOneOut(cmd *cobra.Command, w io.Writer, base sim
 }
 
 func (o *calibrateOptions) tune(cmd *cobra.Command, w io.Writer, base sim.Config, args []string) (*calibrate.Profile, string, error) {
-	recs, opt, line, err := o.measured(cmd, args)
+	recs, opt, line, err := o.measured(cmd, base, args)
 	if err != nil {
 		return nil, "", err
 	}

@@ -53,6 +53,8 @@ func TestCalibrateBadInput(t *testing.T) {
 		{"both", []string{"calibrate", "--steps", steps, filepath.Join("testdata", "analyze", "vllm_small.json")}, 0, []string{"give either --steps"}},
 		{"fit model", []string{"calibrate", "--steps", steps, "--fit-model", "cubic"}, 0, []string{"--fit-model: must be linear or roofline"}},
 		{"unknown field", []string{"calibrate", filepath.Join("testdata", "analyze", "vllm_small.json"), "--fit", "cost.roofline.nope"}, 0, []string{"unknown field \"cost.roofline.nope\""}},
+		{"unknown added field", []string{"calibrate", filepath.Join("testdata", "analyze", "vllm_small.json"), "--fit", "+cost.roofline.nope"}, 0, []string{"unknown field \"cost.roofline.nope\""}},
+		{"mixed fit", []string{"calibrate", filepath.Join("testdata", "analyze", "vllm_small.json"), "--fit", "cost.noise_cv,+cost.hiccup_ms"}, 0, []string{"--fit: give either fields", "+fields added to the default set"}},
 		{"profile field", []string{"run", "--profile", bad}, 0, []string{"bad.yaml", "c9_us"}},
 		{"profile missing", []string{"run", "--profile", filepath.Join(dir, "none.yaml")}, 0, []string{"none.yaml"}},
 	})
@@ -209,5 +211,29 @@ func TestCalibrateLeaveOneOut(t *testing.T) {
 	}
 	if r := execCLI(t, "calibrate", files[0], "--leave-one-out", "-o", filepath.Join(t.TempDir(), "p.yaml")); r.code == 0 {
 		t.Error("--leave-one-out with -o: accepted, want an error (it writes no profile)")
+	}
+}
+
+// TestCalibrateFrontEndByDefault: without --fit, calibrate fits the front
+// end where the runs separate it from step time and says when they cannot.
+// One run at 1 req/s cannot (an isolated request pays its serial work as a
+// fixed latency would); the same run with the all-at-once one can for the
+// per-token cost (the burst queues for it). A flag holds it.
+func TestCalibrateFrontEndByDefault(t *testing.T) {
+	files := vllm70B(t)
+	args := []string{"--model", "llama-3.3-70b", "--gpu", "a100-40gb", "--tp", "8", "--evals", "3", "--warm-cache"}
+	light := mustRunCLI(t, append([]string{"calibrate", files[0]}, args...)...).stdout
+	if !strings.Contains(light, "front end: not separable from step time on this data (server.serial_us_per_prompt_token: ") ||
+		strings.Contains(light, "server.serial_us_per_prompt_token │") {
+		t.Errorf("qps 1 alone: want the front end held and said so:\n%s", light)
+	}
+	both := mustRunCLI(t, append([]string{"calibrate", files[0], files[3]}, args...)...).stdout
+	if !strings.Contains(both, "front end: fitted beside step time (server.serial_us_per_prompt_token: separable") ||
+		!strings.Contains(both, "server.serial_us_per_prompt_token │") {
+		t.Errorf("qps 1 and inf: want the per-token cost fitted:\n%s", both)
+	}
+	held := mustRunCLI(t, append([]string{"calibrate", files[0], files[3], "--serial-us-per-prompt-token", "10"}, args...)...).stdout
+	if strings.Contains(held, "server.serial_us_per_prompt_token │") {
+		t.Errorf("--serial-us-per-prompt-token given: want it held:\n%s", held)
 	}
 }

@@ -45,6 +45,11 @@ func TestValidateSensitivity(t *testing.T) {
 	if !strings.Contains(r.stdout, "sensitivity %/%") {
 		t.Errorf("no sensitivity column:\n%s", r.stdout)
 	}
+	// The default front end tokenizes at 10 µs per prompt token: its
+	// column is beside step time's; the fixed latency, 0, has none.
+	if !strings.Contains(r.stdout, "front end per prompt token %/%") || strings.Contains(r.stdout, "front end fixed") {
+		t.Errorf("want a front-end column for the per-token cost alone:\n%s", r.stdout)
+	}
 	if !strings.Contains(r.stdout, "note: fragile: +1 % step time moves ttft_p50_ms by +") {
 		t.Errorf("no fragile note for TTFT p50:\n%s", r.stdout)
 	}
@@ -56,7 +61,8 @@ func TestValidateSensitivity(t *testing.T) {
 		Runs []struct {
 			Figures []struct {
 				Metric      string
-				Sensitivity *float64 `json:"sensitivity_pct_per_pct"`
+				Sensitivity *float64           `json:"sensitivity_pct_per_pct"`
+				FrontEnd    map[string]float64 `json:"frontend_sensitivity_pct_per_pct"`
 			}
 			Notes []string
 		}
@@ -71,6 +77,9 @@ func TestValidateSensitivity(t *testing.T) {
 			continue
 		}
 		el[f.Metric] = *f.Sensitivity
+		if _, ok := f.FrontEnd["server.serial_us_per_prompt_token"]; !ok {
+			t.Errorf("%s: no frontend_sensitivity_pct_per_pct for the per-token cost: %v", f.Metric, f.FrontEnd)
+		}
 	}
 	if e := el["tpot_p50_ms"]; math.Abs(e-1) > 0.1 {
 		t.Errorf("TPOT p50 elasticity %g, want about 1 (decode steps slow down 1:1)", e)
@@ -99,6 +108,11 @@ func TestCapacitySensitivity(t *testing.T) {
 	r := mustRunCLI(t, append(args, "--sensitivity", "--json", js, "--csv", cs, "--html", hs)...)
 	if !strings.Contains(r.stdout, "sensitivity %/%") {
 		t.Errorf("no sensitivity column:\n%s", r.stdout)
+	}
+	// The default front end tokenizes at 10 µs per prompt token: its
+	// column is beside step time's; the fixed latency, 0, has none.
+	if !strings.Contains(r.stdout, "front end per prompt token %/%") || strings.Contains(r.stdout, "front end fixed") {
+		t.Errorf("want a front-end column for the per-token cost alone:\n%s", r.stdout)
 	}
 	raw, err := os.ReadFile(js)
 	if err != nil {

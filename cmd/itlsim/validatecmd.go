@@ -48,8 +48,12 @@ prefix caching on (prompts are matched by position and length).
 --sensitivity reruns every run with the same seeds and step times 2 % shorter
 and 2 % longer, and gives each figure its elasticity to step time (% per %,
 column "sensitivity %/%", JSON sensitivity_pct_per_pct); a figure that moves
-more than 5 % per 1 % of step time gets a "fragile:" note. It triples the
-simulations, so it is off by default.
+more than 5 % per 1 % of step time gets a "fragile:" note. Beside it, one
+column per front-end constant that is not 0 (serial work per prompt token
+and per request, fixed latency, hand-off, detokenization in the engine)
+gives the elasticity to that constant alone (JSON
+frontend_sensitivity_pct_per_pct, by field path), two more simulations each.
+It triples the simulations or more, so it is off by default.
 
   itlsim validate qps_01.json qps_04.json --model llama-3.3-70b --gpu a100-40gb --tp 8 --warm-cache`,
 		Args: cobra.MinimumNArgs(1),
@@ -63,7 +67,7 @@ simulations, so it is off by default.
 	f.StringVar(&o.input, "input-format", "auto", "format of the measured files: auto, "+strings.Join(ingest.Formats(), ", "))
 	f.IntVar(&o.seeds, "seeds", calibrate.DefaultOptions().Seeds, "arrival draws to simulate when arrivals are random (Poisson at the file's rate)")
 	f.BoolVar(&o.warmCache, "warm-cache", false, "start each run with the earlier runs' prompts in the prefix cache (runs made back to back)")
-	f.BoolVar(&o.sens, "sensitivity", false, "rerun with step times ±2 % and give each figure's elasticity to step time (% per %); triples the simulations")
+	f.BoolVar(&o.sens, "sensitivity", false, "rerun with step times ±2 % and each front-end constant ±2 %, and give each figure's elasticity to each (% per %); triples the simulations or more")
 	f.StringVar(&o.run.format, "format", "table", "stdout form: table, markdown or json")
 	f.StringVar(&o.run.jsonPath, "json", "", "write the comparison as JSON to this file")
 	f.StringVar(&o.run.htmlPath, "html", "", "write an HTML report with each measured run beside its simulation")

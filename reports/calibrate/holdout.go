@@ -10,11 +10,13 @@ import (
 // HoldOut is one measured run checked out of sample: the fields fitted on
 // every other run (FittedOn), then this run simulated with them.
 type HoldOut struct {
-	Run        string
-	FittedOn   []string
-	Values     map[string]float64 // the fitted fields, by path
-	LossFit    float64            // the fit's loss on the runs it saw
-	Comparison Comparison         // the held-out run, measured against simulated
+	Run      string
+	FittedOn []string
+	Values   map[string]float64 // the fitted fields, by path
+	LossFit  float64            // the fit's loss on the runs it saw
+	// FrontEnd is which front-end fields the fit took (TuneOptions.FrontEnd).
+	FrontEnd   *Identification
+	Comparison Comparison // the held-out run, measured against simulated
 }
 
 // LeaveOneOut fits the fields of o on all runs but one and validates on the
@@ -48,7 +50,7 @@ func LeaveOneOut(base sim.Config, recs []ingest.Recording, o TuneOptions) ([]Hol
 		if err != nil {
 			return nil, fmt.Errorf("validate %s: %w", recs[i].Name, err)
 		}
-		h := HoldOut{Run: recs[i].Name, Values: res.Values, LossFit: res.LossAfter, Comparison: cmps[i]}
+		h := HoldOut{Run: recs[i].Name, Values: res.Values, LossFit: res.LossAfter, Comparison: cmps[i], FrontEnd: res.FrontEnd}
 		for j := range others {
 			h.FittedOn = append(h.FittedOn, others[j].Name)
 		}

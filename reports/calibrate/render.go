@@ -115,6 +115,13 @@ func WriteValidation(w io.Writer, cmps []Comparison, f reports.Format) error {
 		if sens {
 			head = append(head, "sensitivity %/%")
 		}
+		var fe []string // the front-end constants with an elasticity
+		for _, p := range FrontEndConstants {
+			if slices.ContainsFunc(c.Figures, func(fg Figure) bool { _, ok := fg.FrontEnd[p]; return ok }) {
+				fe = append(fe, p)
+				head = append(head, frontEndLabel[p]+" %/%")
+			}
+		}
 		t.Header(head)
 		for _, fg := range c.Figures {
 			rng := num(fg.Min) + "–" + num(fg.Max)
@@ -124,6 +131,13 @@ func WriteValidation(w io.Writer, cmps []Comparison, f reports.Format) error {
 			row := []string{fg.Metric, numNA(fg.Measured, fg.MeasuredNA), numNA(fg.Simulated, fg.SimulatedNA), rng, errText(fg.Error)}
 			if sens {
 				row = append(row, elasticityText(fg.Sensitivity))
+			}
+			for _, p := range fe {
+				if el, ok := fg.FrontEnd[p]; ok {
+					row = append(row, elasticityText(&el))
+				} else {
+					row = append(row, "n/a")
+				}
 			}
 			_ = t.Append(row)
 		}
@@ -135,6 +149,15 @@ func WriteValidation(w io.Writer, cmps []Comparison, f reports.Format) error {
 		}
 	}
 	return nil
+}
+
+// frontEndLabel names a front-end constant's elasticity column.
+var frontEndLabel = map[string]string{
+	"server.serial_us_per_prompt_token":     "front end per prompt token",
+	"server.serial_ms_per_request":          "front end per request",
+	"server.request_overhead_ms":            "front end fixed",
+	"server.handoff_ms":                     "front end hand-off",
+	"server.detokenize_us_per_output_token": "front end per output token",
 }
 
 // elasticityText is an elasticity in % per %, signed, or n/a.
@@ -193,9 +216,13 @@ func WriteLeaveOneOut(w io.Writer, hs []HoldOut, n, evals int) error {
 	}
 	fmt.Fprintln(w)
 	// The fitted fields, one row per fit (each on every run but its own).
-	keys := make([]string, 0, len(hs[0].Values))
-	for k := range hs[0].Values {
-		keys = append(keys, k)
+	var keys []string
+	for _, h := range hs {
+		for k := range h.Values {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
 	}
 	sort.Strings(keys)
 	t = newTable(w, reports.FormatTable)
@@ -207,11 +234,24 @@ func WriteLeaveOneOut(w io.Writer, hs []HoldOut, n, evals int) error {
 	for _, h := range hs {
 		row := []any{h.Run}
 		for _, k := range keys {
-			row = append(row, num(h.Values[k]))
+			v, ok := h.Values[k]
+			if !ok { // a front-end field this fit held
+				row = append(row, "held")
+				continue
+			}
+			row = append(row, num(v))
 		}
 		_ = t.Append(row...)
 	}
-	return t.Render()
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, h := range hs {
+		if h.FrontEnd != nil {
+			fmt.Fprintf(w, "fitted without %s: %s\n", h.Run, h.FrontEnd.Summary())
+		}
+	}
+	return nil
 }
 
 // TuneReport fits base to the measured runs with the simulation in the
@@ -224,6 +264,9 @@ func TuneReport(w io.Writer, base sim.Config, recs []ingest.Recording, opt TuneO
 	}
 	fmt.Fprintf(w, "fitted with the simulation in the loop: %d simulations, loss (mean squared log error) %.4g -> %.4g\n\n",
 		res.Evals, res.LossBefore, res.LossAfter)
+	if res.FrontEnd != nil {
+		fmt.Fprintf(w, "%s\n\n", res.FrontEnd.Summary())
+	}
 	t := newTable(w, reports.FormatTable)
 	t.Header("field", "before", "after")
 	keys := make([]string, 0, len(res.Values))

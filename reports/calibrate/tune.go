@@ -35,6 +35,9 @@ var TunableParams = map[string]Param{
 	"server.request_overhead_ms":             {"server.request_overhead_ms", 0, 500},
 	"server.serial_ms_per_request":           {"server.serial_ms_per_request", 0, 50},
 	"server.serial_us_per_prompt_token":      {"server.serial_us_per_prompt_token", 0, 100},
+	// Detokenization moves a figure only where it is on the engine's
+	// critical path (server.detokenize_in_engine, vLLM V0).
+	"server.detokenize_us_per_output_token": {"server.detokenize_us_per_output_token", 0, 200},
 	// The step-time variance: per-step lognormal jitter and rare long
 	// steps (a Poisson rate and a length). Only the tails of the ITL and
 	// TTFT distributions show them, so fit them with runs whose tails
@@ -54,14 +57,23 @@ func TunableNames() []string {
 	return n
 }
 
-// DefaultTuned are the fields fitted when none are named: the roofline's
-// efficiencies and overheads and the server's fixed overhead. The serial
-// front-end stage is left out: only a burst of arrivals shows it (at light
-// load an isolated request's serial work and the fixed latency add the same
-// to its TTFT, so one run at 1 req/s cannot tell them apart); hold it at a
-// measured value with --set instead.
+// DefaultTuned are the fields always fitted when none are named: the
+// roofline's efficiencies and overheads and the server's fixed overhead.
+// The front end's constants (FrontEndParams) join them only where the
+// measured runs separate each from these (Identify): at light load an
+// isolated request's serial work and the fixed latency add the same to its
+// TTFT, so one run at 1 req/s cannot tell them apart, while a burst of
+// arrivals queues for the serial part alone.
 var DefaultTuned = []string{"cost.roofline.compute_efficiency", "cost.roofline.memory_efficiency",
 	"cost.roofline.overhead_us", "cost.roofline.seq_overhead_us", "server.request_overhead_ms"}
+
+// GraphTuned join DefaultTuned when the roofline replays CUDA graphs
+// (cost.enforce_eager false): the floor of a kernel replayed in a graph
+// and, for the steps beyond the largest captured size, run eagerly, the
+// eager one. Fitted out of sample on the shared vLLM 0.8.3 runs, which
+// replayed graphs, they bring the leave-one-out table from 10 cells out of
+// bounds to 3 (docs/fidelity.md, "CUDA graphs").
+var GraphTuned = []string{"cost.roofline.graph_kernel_overhead_us", "cost.roofline.kernel_overhead_us"}
 
 // TargetMetrics are the figures a tuning minimises the error of: the mean
 // of squared log ratios simulated/measured.
@@ -69,8 +81,18 @@ var TargetMetrics = []string{"ttft_p50_ms", "ttft_p90_ms", "tpot_p50_ms", "itl_p
 
 // TuneOptions control a tuning.
 type TuneOptions struct {
-	Params   []string // field paths (keys of TunableParams); nil: DefaultTuned
-	Evals    int      // simulations budget (each over Validate.Seeds seeds); default 300
+	Params []string // field paths (keys of TunableParams); nil: DefaultTuned
+	// FrontEnd, with Params nil, adds each field of FrontEndParams not in
+	// Hold to the fit when the runs separate it from the others
+	// (Identify), and holds it at its value otherwise; TuneResult.FrontEnd
+	// says which and why.
+	FrontEnd bool
+	// Extra, with Params nil, are fitted beside DefaultTuned (and the
+	// front end's separable fields).
+	Extra []string
+	// Hold are fields the user set: FrontEnd leaves them as given.
+	Hold     []string
+	Evals    int // simulations budget (each over Validate.Seeds seeds); default 300
 	Validate Options
 	// Progress, when not nil, is told after each simulation of the fit
 	// how many of Evals are done.
@@ -85,6 +107,9 @@ type TuneResult struct {
 	LossBefore    float64
 	LossAfter     float64
 	Evals         int
+	// FrontEnd is the front end's identification (with
+	// TuneOptions.FrontEnd), nil otherwise.
+	FrontEnd *Identification
 }
 
 // loss is the mean squared log error of the target figures over runs;
@@ -115,8 +140,37 @@ func loss(cmps []Comparison) float64 {
 // by a logistic, starting from base's values.
 func Tune(base sim.Config, recs []ingest.Recording, o TuneOptions) (*TuneResult, error) {
 	names := o.Params
+	var id *Identification
 	if len(names) == 0 {
-		names = DefaultTuned
+		names = slices.Clone(DefaultTuned)
+		if base.Cost.Model == "roofline" && !base.Cost.EnforceEager {
+			// Under CUDA graphs the kernel floors are not the eager
+			// ones the defaults were set against: fit them too.
+			names = append(names, GraphTuned...)
+		}
+		for _, p := range o.Extra {
+			if !slices.Contains(names, p) {
+				names = append(names, p)
+			}
+		}
+		if o.FrontEnd {
+			for _, p := range o.Extra {
+				if _, ok := TunableParams[p]; !ok {
+					return nil, fmt.Errorf("unknown field %q to fit; valid: %s", p, strings.Join(TunableNames(), ", "))
+				}
+			}
+			var cand []string
+			for _, p := range FrontEndParams {
+				if !slices.Contains(names, p) {
+					cand = append(cand, p)
+				}
+			}
+			var err error
+			if id, err = Identify(base, recs, names, cand, o.Hold, o.Validate); err != nil {
+				return nil, fmt.Errorf("front end: %w", err)
+			}
+			names = append(names, id.Fit()...)
+		}
 	}
 	params := make([]Param, len(names))
 	for i, n := range names {
@@ -212,7 +266,7 @@ func Tune(base sim.Config, recs []ingest.Recording, o TuneOptions) (*TuneResult,
 	if err != nil {
 		return nil, err
 	}
-	return &TuneResult{Config: c, Values: vals, Before: before, After: after, LossBefore: loss(before), LossAfter: loss(after), Evals: evals}, nil
+	return &TuneResult{Config: c, Values: vals, Before: before, After: after, LossBefore: loss(before), LossAfter: loss(after), Evals: evals, FrontEnd: id}, nil
 }
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
@@ -237,12 +291,26 @@ func FieldValue(c sim.Config, path string) (float64, error) {
 		return c.Cost.Roofline.AttentionOverheadUS, nil
 	case "cost.roofline.graph_kernel_overhead_us":
 		return c.Cost.Roofline.GraphKernelOverheadUS, nil
-	case "server.request_overhead_ms":
-		return c.Server.RequestOverheadMS, nil
-	case "server.serial_ms_per_request":
-		return c.Server.SerialMSPerRequest, nil
-	case "server.serial_us_per_prompt_token":
-		return c.Server.SerialUSPerPromptToken, nil
+	}
+	if strings.HasPrefix(path, "server.") {
+		// The front end as it runs: a profile (server.frontend) fills
+		// the fields left at 0 or at their defaults.
+		s, err := c.Server.Resolved()
+		if err != nil {
+			return 0, err
+		}
+		switch path {
+		case "server.request_overhead_ms":
+			return s.RequestOverheadMS, nil
+		case "server.serial_ms_per_request":
+			return s.SerialMSPerRequest, nil
+		case "server.serial_us_per_prompt_token":
+			return s.SerialUSPerPromptToken, nil
+		case "server.detokenize_us_per_output_token":
+			return s.DetokenizeUSPerOutputToken, nil
+		}
+	}
+	switch path {
 	case "cost.noise_cv":
 		return c.Cost.NoiseCV, nil
 	case "cost.hiccup_rate_per_s":

@@ -9,6 +9,7 @@ import (
 	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/ingest"
 	"github.com/itlsim/itlsim/sim"
+	"github.com/itlsim/itlsim/sim/frontend"
 	"github.com/itlsim/itlsim/workloads"
 )
 
@@ -27,9 +28,16 @@ type Options struct {
 	// Sensitivity reruns every run with the same seeds and every step's
 	// time scaled by 1 − SensitivityStep and 1 + SensitivityStep, and gives
 	// each figure its elasticity to step time (Figure.Sensitivity). It
-	// triples the simulations.
+	// triples the simulations. It also gives each figure its elasticity
+	// to each front-end constant that is not 0 (FrontEndConstants), one
+	// at a time, two more simulations a constant (Figure.FrontEnd).
 	Sensitivity bool
 }
+
+// FrontEndConstants are the front end's fields whose elasticities
+// Options.Sensitivity reports, in table order.
+var FrontEndConstants = []string{"server.serial_us_per_prompt_token", "server.serial_ms_per_request",
+	"server.request_overhead_ms", "server.handoff_ms", "server.detokenize_us_per_output_token"}
 
 // SensitivityStep is the relative change in step time of a sensitivity
 // analysis' central difference: steps 2 % faster and 2 % slower.
@@ -97,6 +105,11 @@ type Figure struct {
 	// same seeds. 1 means the figure moves as the steps do; near
 	// saturation a tail can move ten times as much.
 	Sensitivity *float64 `json:"sensitivity_pct_per_pct,omitempty"`
+	// FrontEnd is the figure's elasticity to each front-end constant
+	// (Options.Sensitivity), % per %, by field path: the constant scaled
+	// by 1 ± SensitivityStep, the same seeds. A constant at 0, or
+	// detokenization off the engine's path, has none.
+	FrontEnd map[string]float64 `json:"frontend_sensitivity_pct_per_pct,omitempty"`
 	// MeasuredNA and SimulatedNA mark a side that cannot give the figure
 	// (a file without gaps, a run of duration 0, every simulated request
 	// rejected): the table prints n/a there rather than a 0.
@@ -169,7 +182,26 @@ func Validate(setup *sim.Setup, recs []ingest.Recording, o Options) ([]Compariso
 		}
 		c.Seeds, c.Simulated, c.WarmBlocks = ss, results, warmBlocks
 		var slow, fast []reports.Summary
+		type feRuns struct {
+			path       string
+			slow, fast []reports.Summary
+		}
+		var fe []feRuns
 		if o.Sensitivity {
+			for _, p := range FrontEndConstants {
+				lo, hi := withFrontEnd(setup, p, 1-SensitivityStep), withFrontEnd(setup, p, 1+SensitivityStep)
+				if lo == nil {
+					continue
+				}
+				r := feRuns{path: p}
+				if r.fast, _, _, _, err = simulateRun(lo, recs, i, offer, seeds, o.WarmCache); err != nil {
+					return nil, err
+				}
+				if r.slow, _, _, _, err = simulateRun(hi, recs, i, offer, seeds, o.WarmCache); err != nil {
+					return nil, err
+				}
+				fe = append(fe, r)
+			}
 			if fast, _, _, _, err = simulateRun(setup.Scaled(1-SensitivityStep), recs, i, offer, seeds, o.WarmCache); err != nil {
 				return nil, err
 			}
@@ -201,6 +233,16 @@ func Validate(setup *sim.Setup, recs []ingest.Recording, o Options) ([]Compariso
 				f.Sensitivity = &el
 				if math.Abs(el) > FragileElasticity {
 					c.Notes = append(c.Notes, FragileNote(mt.Key, el))
+				}
+				for _, r := range fe {
+					if f.FrontEnd == nil {
+						f.FrontEnd = map[string]float64{}
+					}
+					el := (medianOf(r.slow, mt) - medianOf(r.fast, mt)) / (2 * SensitivityStep * f.Simulated)
+					f.FrontEnd[r.path] = el
+					if math.Abs(el) > FragileElasticity {
+						c.Notes = append(c.Notes, fmt.Sprintf("fragile: +1 %% of %s moves %s by %+.1f %% (beyond ±%g %%/%%)", r.path, mt.Key, el, FragileElasticity))
+					}
 				}
 			}
 			c.Figures = append(c.Figures, f)
@@ -242,6 +284,53 @@ func simulateRun(setup *sim.Setup, recs []ingest.Recording, i int, offer Offer, 
 		sums = append(sums, reports.Summarize(res, m))
 	}
 	return sums, results, ss, warmBlocks, nil
+}
+
+// withFrontEnd is s with the front-end constant path scaled by k, or nil
+// when it is 0 or moves nothing (detokenization off the engine's path). s
+// is not changed.
+func withFrontEnd(s *sim.Setup, path string, k float64) *sim.Setup {
+	c := *s
+	sv := &c.Config.Server
+	var v *float64
+	switch path {
+	case "server.serial_us_per_prompt_token":
+		v = &sv.SerialUSPerPromptToken
+	case "server.serial_ms_per_request":
+		v = &sv.SerialMSPerRequest
+	case "server.request_overhead_ms":
+		v = &sv.RequestOverheadMS
+	case "server.handoff_ms":
+		v = &sv.HandoffMS
+	case "server.detokenize_us_per_output_token":
+		d, ok := s.Cost.(frontend.EngineDetokenization)
+		if !ok || d.NS == 0 {
+			return nil
+		}
+		d.NS *= k
+		c.Cost = d
+		v = &sv.DetokenizeUSPerOutputToken
+	default:
+		return nil
+	}
+	if *v == 0 {
+		return nil
+	}
+	*v *= k
+	// The pools' setups are what the replicas run (a lone
+	// configuration's one pool is s itself).
+	c.Pools = make([]sim.Pool, len(s.Pools))
+	for i, p := range s.Pools {
+		if p.Setup == s {
+			p.Setup = &c
+		} else if p.Setup != nil {
+			if q := withFrontEnd(p.Setup, path, k); q != nil {
+				p.Setup = q
+			}
+		}
+		c.Pools[i] = p
+	}
+	return &c
 }
 
 // medianOf is the median of metric mt over sums.

@@ -2,8 +2,10 @@ package calibrate
 
 import (
 	"math"
+	"strings"
 	"testing"
 
+	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/ingest"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/workloads"
@@ -101,5 +103,53 @@ func TestValidateSensitivity(t *testing.T) {
 	}
 	if got := FragileNote("ttft_p99_ms", 14.2); got != "fragile: +1 % step time moves ttft_p99_ms by +14.2 % (beyond ±5 %/%)" {
 		t.Errorf("FragileNote: %q", got)
+	}
+}
+
+// TestValidateFrontEndSensitivity: a lone request's TTFT is its serial
+// tokenization (500 tokens × 10 µs = 5 ms), the fixed latency (4 ms) and
+// one 1 ms step, so its elasticity to each is that part's share of the
+// 10 ms: 0.5 and 0.4. The per-request work is 0 and gets no column;
+// detokenization off the engine's path neither.
+func TestValidateFrontEndSensitivity(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Cost.Model = "linear"
+	cfg.Cost.Linear.C0US = 1000
+	cfg.Server = sim.ServerConfig{SerialUSPerPromptToken: 10, RequestOverheadMS: 4, DetokenizeUSPerOutputToken: 30}
+	setup, err := cfg.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmps, err := Validate(setup, []ingest.Recording{spaced("one", []int{500})}, Options{Seeds: 1, Sensitivity: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := cmps[0].Figure("ttft_p50_ms")
+	if math.Abs(f.Simulated-10) > 0.01 {
+		t.Fatalf("TTFT %g ms, want 10", f.Simulated)
+	}
+	want := map[string]float64{"server.serial_us_per_prompt_token": 0.5, "server.request_overhead_ms": 0.4}
+	if len(f.FrontEnd) != len(want) {
+		t.Errorf("front-end elasticities %v, want only %v", f.FrontEnd, want)
+	}
+	for k, w := range want {
+		if got, ok := f.FrontEnd[k]; !ok || math.Abs(got-w) > 0.01 {
+			t.Errorf("%s: elasticity %v, want %v", k, got, w)
+		}
+	}
+	if tp, _ := cmps[0].Figure("tpot_p50_ms"); tp.FrontEnd["server.serial_us_per_prompt_token"] != 0 {
+		t.Errorf("TPOT moved with the front end: %v", tp.FrontEnd)
+	}
+	var b strings.Builder
+	if err := WriteValidation(&b, cmps, reports.FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	for _, col := range []string{"sensitivity %/%", "front end per prompt token %/%", "front end fixed %/%", "+0.50", "+0.40"} {
+		if !strings.Contains(b.String(), col) {
+			t.Errorf("table lacks %q:\n%s", col, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "front end per request") {
+		t.Errorf("a column for a constant at 0:\n%s", b.String())
 	}
 }
