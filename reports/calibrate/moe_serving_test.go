@@ -17,7 +17,8 @@ import (
 // moeServingRow is one published benchmark of testdata/moe_serving.csv.
 type moeServingRow struct {
 	id, model, gpu, quant, source   string
-	tp, requests, concurrency       int
+	tp, maxModelLen, requests       int
+	concurrency                     int
 	inf                             bool
 	rate                            float64
 	inputLen, outputLen             int
@@ -58,7 +59,7 @@ func readMoEServing(t *testing.T, path string) []moeServingRow {
 			return v
 		}
 		row := moeServingRow{id: get("id"), model: get("model"), gpu: get("gpu"), quant: get("quantization"),
-			source: get("source"), tp: int(num("tp")), requests: int(num("requests")),
+			source: get("source"), tp: int(num("tp")), maxModelLen: int(num("max_model_len")), requests: int(num("requests")),
 			concurrency: int(num("concurrency")), inputLen: int(num("input_len")), outputLen: int(num("output_len")),
 			measured: [3]float64{num("ttft_ms"), num("tpot_ms"), num("itl_ms")},
 			vllm:     get("vllm"), hardware: get("hardware"), server: get("server"), command: get("bench")}
@@ -84,6 +85,7 @@ func simulateMoEServing(t *testing.T, row moeServingRow) [3]float64 {
 	cfg := sim.DefaultConfig()
 	cfg.Model, cfg.GPU, cfg.TP, cfg.Quantization = row.model, row.gpu, row.tp, row.quant
 	cfg.Cost.EnforceEager = false
+	cfg.MaxModelLen = row.maxModelLen
 	cfg.Workload.MaxConcurrency = row.concurrency
 	setup, err := cfg.Resolve()
 	if err != nil {
