@@ -14,6 +14,7 @@ type stepOptions struct {
 	model, gpu, quant, kvDType string
 	tp, dp                     int
 	ep                         bool
+	zipf                       float64
 	decodeSeqs, context        int
 	prefillTokens, prefillSeqs int
 }
@@ -45,6 +46,7 @@ each phase is the busiest rank's or GPU's.
 	f.BoolVar(&o.ep, "enable-expert-parallel", false, "place whole experts on the tp×dp GPUs (vLLM --enable-expert-parallel)")
 	f.StringVar(&o.quant, "quantization", "", "weight format (vLLM --quantization): fp8, mxfp4, nvfp4, int4 (awq, gptq); empty keeps the checkpoint's")
 	f.StringVar(&o.kvDType, "kv-cache-dtype", "", "KV cache element type: auto or fp8")
+	f.Float64Var(&o.zipf, "moe-routing-zipf", 0, "MoE routing skew: Zipf exponent of the experts' shares of routed rows, in expert order (0: uniform)")
 	f.IntVar(&o.decodeSeqs, "decode-seqs", 64, "sequences decoding one token in the step (all ranks)")
 	f.IntVar(&o.context, "context", 2048, "tokens of context of each decoding sequence")
 	f.IntVar(&o.prefillTokens, "prefill-tokens", 0, "prefill chunk tokens in the step (all ranks), split evenly over --prefill-seqs fresh prompts")
@@ -59,7 +61,7 @@ func (o *stepOptions) run(w io.Writer) error {
 	}
 	c := sim.DefaultConfig()
 	c.Model, c.GPU, c.TP, c.DP, c.EnableExpertParallel = o.model, o.gpu, o.tp, o.dp, o.ep
-	c.Quantization, c.KVCacheDType = o.quant, o.kvDType
+	c.Quantization, c.KVCacheDType, c.Cost.Roofline.MoERoutingZipf = o.quant, o.kvDType, o.zipf
 	c.Files = hostFS{}
 	s, err := c.Resolve()
 	if err != nil {

@@ -191,3 +191,21 @@ func TestRunQwen3235BFP8KVTokens(t *testing.T) {
 		t.Errorf("%v KV tokens, want 271,792", got)
 	}
 }
+
+// --moe-routing-zipf and cost.roofline.moe_expert_load reach the roofline:
+// skewed routing touches fewer experts, so decode at 16 sequences is
+// faster; a load of the wrong length is refused naming the field.
+func TestRunMoERoutingSkew(t *testing.T) {
+	args := []string{"--model", "qwen3-30b-a3b", "--requests", "16", "--rate", "1000", "--input-len", "fixed:512", "--output-len", "fixed:64"}
+	tpot := func(extra ...string) float64 {
+		return runSummary(t, append(args, extra...)...)["tpot_ms"].(map[string]any)["p50"].(float64)
+	}
+	uniform, skewed := tpot(), tpot("--moe-routing-zipf", "1.2")
+	if !(skewed < 0.85*uniform) {
+		t.Errorf("TPOT p50 with --moe-routing-zipf 1.2 %.2f ms, uniform %.2f ms: want below 0.85 ×", skewed, uniform)
+	}
+	r := execCLI(t, "run", "--model", "qwen3-30b-a3b", "--requests", "2", "--set", "cost.roofline.moe_expert_load=[1,2]")
+	if r.code == 0 || !strings.Contains(r.stderr, "roofline.moe_expert_load: has 2 entries, the model has 128 routed experts") {
+		t.Errorf("a short load: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

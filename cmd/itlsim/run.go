@@ -40,6 +40,7 @@ var shorthands = []shorthand{
 	{"enable-expert-parallel", "enable_expert_parallel", "place whole experts on the tp×dp GPUs (vLLM --enable-expert-parallel)", true},
 	{"quantization", "quantization", "weight format (vLLM --quantization): fp8, mxfp4, nvfp4, int4 (awq, gptq); empty keeps the checkpoint's", true},
 	{"kv-cache-dtype", "kv_cache_dtype", "KV cache element type (vLLM --kv-cache-dtype): auto or fp8", true},
+	{"moe-routing-zipf", "cost.roofline.moe_routing_zipf", "MoE routing skew: Zipf exponent of the experts' shares of routed rows, in expert order (0: uniform; a measured load per expert: --set cost.roofline.moe_expert_load=[…])", true},
 	{"seed", "seed", "random seed", true},
 	{"policy", "scheduler.policy", "batching policy: " + names(scheduler.BatcherNames()), true},
 	{"admission", "scheduler.admission.rule", "admission rule: " + names(scheduler.AdmissionNames()), true},

@@ -57,6 +57,14 @@ type RooflineConfig struct {
 	// cost.enforce_eager false). ≥ 0; default 1 (see docs/fidelity.md, "CUDA
 	// graphs").
 	GraphKernelOverheadUS float64 `yaml:"graph_kernel_overhead_us" json:"graph_kernel_overhead_us"`
+	// MoERoutingZipf skews a MoE model's expert routing: expert i (in the
+	// config's order) receives a share of the routed rows proportional to
+	// (i+1)^−s. 0 (the default) routes uniformly. [0,4]. See routing.go.
+	MoERoutingZipf float64 `yaml:"moe_routing_zipf,omitempty" json:"moe_routing_zipf,omitempty"`
+	// MoEExpertLoad is a measured load per routed expert (any scale: counts
+	// or shares, one entry per expert in the config's order), replacing
+	// MoERoutingZipf. Empty: not given.
+	MoEExpertLoad []float64 `yaml:"moe_expert_load,omitempty" json:"moe_expert_load,omitempty"`
 }
 
 // DefaultRoofline returns the calibrated defaults (see the field docs).
@@ -107,7 +115,7 @@ func (c RooflineConfig) Validate() error {
 			return fmt.Errorf("roofline.%s: must be in [0,%g] µs, got %g", f.name, float64(maxOverheadUS), f.v)
 		}
 	}
-	return nil
+	return c.validateRouting()
 }
 
 // Kernels prices single operators on one GPU: each combines
@@ -329,7 +337,8 @@ const elementwiseKernels = 5
 //
 // Not modelled: overlap between phases or between GPUs (none is assumed,
 // so dispatch and combine do not hide behind the expert GEMMs), pipeline
-// parallelism, skewed expert routing, quantized KV scales. Data and expert
+// parallelism, quantized KV scales. Skewed expert routing is the
+// configuration's (see routing.go). Data and expert
 // parallelism: see [NewRooflineParallel].
 //
 // Mixture-of-experts layers price the routed experts as two grouped GEMMs
@@ -358,6 +367,7 @@ type Roofline struct {
 	sharedDown             gemmShape
 	expGateUp, expDown     gemmShape
 	hasShared              bool
+	route                  routing // skewed expert routing (uniform: route.skewed false)
 	moeEWDeltaNSPerToken   float64 // elementwise bytes a MoE layer adds over a dense one
 
 	// Multi-head latent attention: the q (q_a, q_b) and kv (kv_a, kv_b)
@@ -587,8 +597,14 @@ func NewRooflineParallel(m ModelSpec, g GPUSpec, p Parallelism, cfg RooflineConf
 		r.kvB = k.shape(m.KVLoRARank, qHeads*(m.QKNopeHeadDim+m.VHeadDim))
 		r.o = k.shape(qHeads*m.VHeadDim, h)
 	}
+	if !m.IsMoE() && len(cfg.MoEExpertLoad) > 0 {
+		return nil, fmt.Errorf("roofline.moe_expert_load: model %s has no routed experts", m.Name)
+	}
 	if m.IsMoE() {
 		r.experts, r.topK = float64(m.Experts), float64(m.ExpertsPerToken)
+		if r.route, err = newRouting(cfg, m.Experts, m.ExpertsPerToken, 1); err != nil {
+			return nil, fmt.Errorf("model %s: %w", m.Name, err)
+		}
 		r.router = k.shape(h, m.Experts)
 		ek := k
 		ek.wBytes = float64(m.expertWeightBits()) / 8
@@ -669,6 +685,7 @@ func (r *Roofline) setGroup(p Parallelism, g GPUSpec, cfg RooflineConfig) {
 	if r.ep {
 		r.name += ", ep"
 		r.localExperts = r.experts / r.gpus
+		r.route.place(n)
 	}
 	r.name += ")"
 	r.maxLoadZ = math.Sqrt(2 * math.Log(r.gpus))
@@ -729,6 +746,9 @@ func (r *Roofline) BusiestRows(tokens float64) float64 {
 	if !r.ep || rows <= 0 {
 		return rows
 	}
+	if r.route.skewed {
+		return r.route.busiestRows(rows, r.maxLoadZ)
+	}
 	mu := rows / r.gpus
 	return min(mu+r.maxLoadZ*math.Sqrt(mu*(1-1/r.gpus)), rows)
 }
@@ -740,12 +760,35 @@ func (r *Roofline) routedNS(tokens float64) float64 {
 		return 0
 	}
 	if !r.ep {
-		return r.moeGEMM(r.expGateUp, tokens, r.experts, r.topK) + r.moeGEMM(r.expDown, tokens, r.experts, r.topK)
+		return r.routedGEMM(r.expGateUp, tokens) + r.routedGEMM(r.expDown, tokens)
 	}
 	rows := r.BusiestRows(tokens)
 	d := r.localExperts * (1 - math.Pow(1-r.topK/r.experts, tokens))
+	if r.route.skewed {
+		d = r.route.busiestDistinct(tokens)
+	}
 	d = min(max(d, 1), r.localExperts, rows)
 	return r.moeGEMMRows(r.expGateUp, rows, d) + r.moeGEMMRows(r.expDown, rows, d)
+}
+
+// routedGEMM is one of a MoE layer's routed grouped GEMMs (shape s) for m
+// tokens on every expert's TP slice: moeGEMM under uniform routing, else
+// the same rows over the distinct experts the skewed routing touches.
+func (r *Roofline) routedGEMM(s gemmShape, m float64) float64 {
+	if !r.route.skewed || m <= 0 {
+		return r.moeGEMM(s, m, r.experts, r.topK)
+	}
+	return r.moeGEMMRows(s, m*r.topK, r.distinctExperts(m))
+}
+
+// distinctExperts is the expected number of routed experts a step of
+// tokens tokens touches, at least topK and at most all of them.
+func (r *Roofline) distinctExperts(tokens float64) float64 {
+	d := r.experts * (1 - math.Pow(1-r.topK/r.experts, tokens))
+	if r.route.skewed {
+		d = r.route.distinct(tokens, 0, len(r.route.logMiss))
+	}
+	return min(max(d, r.topK), r.experts)
 }
 
 // a2aNS is one MoE layer's dispatch and combine for a step of tokens
@@ -856,13 +899,11 @@ func (r *Roofline) StepWork(b *Batch) Work {
 		// split over expertShards GPUs each.
 		tp, sh := float64(r.tp), r.expertShards
 		ef, eb := tokens*w.expertFLOPs, tokens*w.expertRowB
-		d := r.experts * (1 - math.Pow(1-r.topK/r.experts, tokens))
-		ew := min(max(d, r.topK), r.experts) * w.expertBytes
+		ew := r.distinctExperts(tokens) * w.expertBytes
 		return Work{FLOPs: (flops-ef)*tp + ef*sh, Bytes: (bytes-eb)*tp + (eb+ew)*sh}
 	}
 	if r.moeLayers > 0 {
-		d := r.experts * (1 - math.Pow(1-r.topK/r.experts, tokens))
-		bytes += min(max(d, r.topK), r.experts) * w.expertBytes
+		bytes += r.distinctExperts(tokens) * w.expertBytes
 	}
 	tp := float64(r.tp)
 	return Work{FLOPs: flops * tp, Bytes: bytes * tp}
@@ -917,8 +958,8 @@ func (r *Roofline) attnLinear(m float64) float64 {
 func (r *Roofline) moeLayerLinear(m float64) float64 {
 	t := r.attnLinear(m) + r.gemm(r.router, m)
 	if !r.group { // a group prices its routed experts on all ranks' tokens (Breakdown)
-		t += r.moeGEMM(r.expGateUp, m, r.experts, r.topK)
-		t += r.moeGEMM(r.expDown, m, r.experts, r.topK)
+		t += r.routedGEMM(r.expGateUp, m)
+		t += r.routedGEMM(r.expDown, m)
 	}
 	if r.hasShared {
 		t += r.gemm(r.sharedGateUp, m) + r.gemm(r.sharedDown, m)
