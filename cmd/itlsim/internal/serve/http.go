@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -506,7 +505,9 @@ type responder struct {
 	ended      bool  // the stream's end was seen
 	writeErr   error // the write that failed, if one did
 	buf        []byte
-	evs        []event // scratch for the mailbox's events
+	prefix     []byte    // every chunk event's bytes up to its choices (ssePrefix)
+	renewed    time.Time // when the write deadline was last moved (renew)
+	evs        []event   // scratch for the mailbox's events
 }
 
 // text appends n generated words to b, continuing the stream's sequence.
@@ -533,8 +534,21 @@ func (rw *responder) abortReason() string {
 	return abortCancelled
 }
 
-// renew gives the next write WriteTimeout to complete.
-func (rw *responder) renew() { _ = rw.rc.SetWriteDeadline(time.Now().Add(rw.s.lim.WriteTimeout)) }
+// renewSlack is the share of WriteTimeout a write may find already spent:
+// the deadline is moved when it is that much older, not at every write
+// (moving it is a timer update in the runtime, a tenth of a chunk's CPU).
+const renewSlack = 64
+
+// renew gives the next write WriteTimeout to complete, or at least
+// (renewSlack − 1) / renewSlack of it.
+func (rw *responder) renew() {
+	now := time.Now()
+	if !rw.renewed.IsZero() && now.Sub(rw.renewed) < rw.s.lim.WriteTimeout/renewSlack {
+		return
+	}
+	rw.renewed = now
+	_ = rw.rc.SetWriteDeadline(now.Add(rw.s.lim.WriteTimeout))
+}
 
 // fail answers a stream that ended without output: rejected or aborted.
 func (rw *responder) fail(ev event) {
@@ -621,7 +635,9 @@ func (rw *responder) stream(ctx context.Context) {
 			timer.Stop()
 		}
 	}()
-	write := func(n int, last bool) bool {
+	// add appends a chunk's event (the last one's usage and [DONE] too) to
+	// rw.buf; flush writes what was added in one write and one flush.
+	add := func(n int, last bool) {
 		if !started {
 			h := rw.w.Header()
 			h.Set("Content-Type", "text/event-stream")
@@ -635,6 +651,11 @@ func (rw *responder) stream(ctx context.Context) {
 		}
 		if last {
 			rw.buf = append(rw.buf, "data: [DONE]\n\n"...)
+		}
+	}
+	flush := func() bool {
+		if len(rw.buf) == 0 {
+			return true
 		}
 		rw.renew()
 		_, err := rw.w.Write(rw.buf)
@@ -666,19 +687,21 @@ func (rw *responder) stream(ctx context.Context) {
 		}
 		select {
 		case <-ready:
+			// Every chunk taken is due: they go out in one write, and the
+			// stream's end (ended) counts once that write is out.
 			rw.evs = rw.st.box.take(rw.evs[:0])
+			ended := false
 			for _, ev := range rw.evs {
 				switch {
 				case ev.end:
-					rw.ended, open = true, false
+					ended, open = true, false
 					if ev.status != sim.StatusFinished && !started {
+						rw.ended = true
 						rw.fail(ev)
 						return
 					}
 				case window == 0 || !started:
-					if !write(ev.tokens, ev.last) {
-						return
-					}
+					add(ev.tokens, ev.last)
 					tick = ev.at + window
 				default:
 					if timerC == nil {
@@ -694,6 +717,10 @@ func (rw *responder) stream(ctx context.Context) {
 					}
 				}
 			}
+			if !flush() {
+				return
+			}
+			rw.ended = rw.ended || ended
 		case <-timerC:
 			timerC = nil
 			n, last, keep := 0, false, held[:0]
@@ -705,8 +732,11 @@ func (rw *responder) stream(ctx context.Context) {
 				}
 			}
 			held = keep
-			if n > 0 && !write(n, last) {
-				return
+			if n > 0 {
+				add(n, last)
+				if !flush() {
+					return
+				}
 			}
 			if len(held) > 0 {
 				arm(held[0].at)
@@ -715,63 +745,4 @@ func (rw *responder) stream(ctx context.Context) {
 			return
 		}
 	}
-}
-
-// chunk appends one SSE event carrying n tokens to rw.buf.
-func (rw *responder) chunk(n int, last bool) {
-	first := rw.sent == 0
-	var text []byte
-	text = rw.text(text, n)
-	var choice bytes.Buffer
-	choice.WriteString(`{"index":0,`)
-	content, _ := json.Marshal(string(text))
-	if rw.chat {
-		choice.WriteString(`"delta":{`)
-		if first {
-			choice.WriteString(`"role":"assistant",`)
-		}
-		choice.WriteString(`"content":`)
-		choice.Write(content)
-		choice.WriteString(`},`)
-	} else {
-		choice.WriteString(`"text":`)
-		choice.Write(content)
-		choice.WriteString(`,`)
-	}
-	choice.WriteString(`"logprobs":null,"finish_reason":`)
-	if last {
-		choice.WriteString(strconv.Quote(rw.st.finish))
-	} else {
-		choice.WriteString("null")
-	}
-	choice.WriteString("}")
-	rw.event(`[`+choice.String()+`]`, rw.continuous)
-}
-
-// usageChunk appends include_usage's last chunk: no choices, the usage.
-func (rw *responder) usageChunk() { rw.event(`[]`, true) }
-
-func (rw *responder) event(choices string, usage bool) {
-	object := "text_completion"
-	if rw.chat {
-		object = "chat.completion.chunk"
-	}
-	b := rw.buf
-	b = append(b, `data: {"id":`...)
-	b = strconv.AppendQuote(b, rw.id)
-	b = append(b, `,"object":"`...)
-	b = append(b, object...)
-	b = append(b, `","created":`...)
-	b = strconv.AppendInt(b, rw.s.created, 10)
-	b = append(b, `,"model":`...)
-	b = strconv.AppendQuote(b, rw.model)
-	b = append(b, `,"choices":`...)
-	b = append(b, choices...)
-	if usage {
-		u, _ := json.Marshal(rw.usageOf())
-		b = append(b, `,"usage":`...)
-		b = append(b, u...)
-	}
-	b = append(b, "}\n\n"...)
-	rw.buf = b
 }
