@@ -14,11 +14,6 @@ import (
 // KEY_p99, KEY_p99.9, KEY_max (the summary CSV's form).
 var statColumn = regexp.MustCompile(`^(.+)_(mean|max|min|p[0-9.]+)$`)
 
-// namesAMetric tells whether a table label or column head speaks of one
-// of the Vocabulary's populations: it holds a row's Name or one of the
-// words they are made of.
-var namesAMetric = regexp.MustCompile(`(?i)ttft|tpot|e2el|itl|gap|jitter|qoe|fluidity|tok(ens)?/s/user`)
-
 // TestVocabularyColumns holds the outputs that spell a population's name
 // to the Vocabulary: a column or row naming a metric that is not the
 // Vocabulary's, or a row of the Vocabulary an output does not show as it
@@ -130,13 +125,13 @@ func TestVocabularyColumns(t *testing.T) {
 		if !rowTags[h] {
 			t.Errorf("--streams CSV column %q is not a key of the stream rows' JSON", h)
 		}
-		if namesAMetric.MatchString(h) && !rowOf[h] && h != "itl_mean_ms" && h != "itl_p90_ms" {
+		if SpeaksOfMetric(h) && !rowOf[h] && h != "itl_mean_ms" && h != "itl_p90_ms" {
 			t.Errorf("--streams CSV column %q names a metric no Vocabulary row's Row is", h)
 		}
 	}
 	for i := range rt.NumField() {
 		key := strings.Split(rt.Field(i).Tag.Get("json"), ",")[0]
-		if rt.Field(i).Type.Kind() != reflect.String && namesAMetric.MatchString(key) && !rowOf[key] &&
+		if rt.Field(i).Type.Kind() != reflect.String && SpeaksOfMetric(key) && !rowOf[key] &&
 			key != "itl_mean_ms" && key != "itl_p90_ms" {
 			t.Errorf("stream rows' JSON key %q names a metric no Vocabulary row's Row is", key)
 		}
@@ -177,7 +172,7 @@ func TestVocabularyColumns(t *testing.T) {
 		if name, ok := strings.CutPrefix(r.label, "server "); ok && slices.ContainsFunc(Vocabulary, func(m Metric) bool { return m.Label != "" && m.Name == name }) {
 			continue
 		}
-		if namesAMetric.MatchString(r.label) && !derived.MatchString(r.label) {
+		if SpeaksOfMetric(r.label) && !derived.MatchString(r.label) {
 			t.Errorf("table row %q (%s) names a metric that is no Vocabulary row's Label", r.label, section)
 		}
 	}
@@ -187,6 +182,39 @@ func TestVocabularyColumns(t *testing.T) {
 		}
 		if m.Label != "" && !strings.HasPrefix(m.Label, m.Name) {
 			t.Errorf("%s: Label %q does not start with its Name %q", m.Doc, m.Label, m.Name)
+		}
+	}
+}
+
+// ColumnMetric finds each row from every form the outputs spell it in,
+// and no row from a figure derived from one or a misspelling.
+func TestColumnMetric(t *testing.T) {
+	for _, m := range Vocabulary {
+		forms := []string{m.Name, m.Head("p99"), m.Head("p50/p95/p99"), m.Head("mean"), m.JSON, m.JSON + "_p99.9", m.JSON + "_max"}
+		if m.Unit == "ms" {
+			forms = append(forms, m.Head(""))
+		}
+		if m.Label != "" {
+			forms = append(forms, m.Label, "server "+m.Name)
+		}
+		if m.Figure != "" {
+			forms = append(forms, m.FigureKey("p90"), m.FigureKey("mean"))
+		}
+		if m.Gate != "" {
+			forms = append(forms, m.Gate+"_p99")
+		}
+		if m.Row != "" {
+			forms = append(forms, m.Row)
+		}
+		for _, f := range forms {
+			if got, ok := ColumnMetric(f); !ok || got.Pop != m.Pop {
+				t.Errorf("ColumnMetric(%q) = %q, %v; want %s's row", f, got.Doc, ok, m.Doc)
+			}
+		}
+	}
+	for _, f := range []string{"ITL goodput", "itl_goodput", "ttft_ms_p", "TTFT p99", "TTFT ms p99", "stream max gap ms ms", "ttft_ms_", "jitter ratio ms", "max gap ms", "itl_goodput_threshold_ms", ""} {
+		if m, ok := ColumnMetric(f); ok {
+			t.Errorf("ColumnMetric(%q) = %s's row, want none", f, m.Doc)
 		}
 	}
 }

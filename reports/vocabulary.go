@@ -1,6 +1,9 @@
 package reports
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // Vocabulary is itlsim's one list of the per-stream and per-gap figures:
 // for each population, the name every output gives it and how to read it
@@ -209,4 +212,65 @@ var rowKeys = struct {
 	metricOf(PopTTFT).Row, metricOf(PopTPOT).Row, metricOf(PopE2EL).Row,
 	metricOf(popStreamP50ITL).Row, metricOf(PopStreamP99ITL).Row, metricOf(PopStreamMaxGap).Row,
 	metricOf(PopJitter).Row, metricOf(PopQoE).Row, metricOf(PopFluidity).Row,
+}
+
+// statWords are statistics as heads and columns spell them: mean, max,
+// min, p50, p99.9, and several joined by "/" (p50/p95/p99).
+var statWords = regexp.MustCompile(`^(mean|max|min|p[0-9.]+)(/(mean|max|min|p[0-9.]+))*$`)
+
+// metricWords are the words the Vocabulary's names are made of: a head,
+// label or column holding one speaks of a population (SpeaksOfMetric).
+var metricWords = regexp.MustCompile(`(?i)ttft|tpot|e2el|itl|gap|jitter|qoe|fluidity|tok(ens)?/s(/| per )user|tokens_per_s_per_user`)
+
+// SpeaksOfMetric tells whether a table head, row label or column name
+// holds a word of the Vocabulary's names (TTFT, ITL, gap, jitter, QoE,
+// tokens/s per user, …): one that should then be spelled by a row
+// (ColumnMetric), or be a figure derived from one (a goodput, a share).
+func SpeaksOfMetric(col string) bool { return metricWords.MatchString(col) }
+
+// ColumnMetric returns the Vocabulary's row that col spells in one of the
+// forms the outputs give it: Name, Label, "server Name", Head(STAT)
+// ("TTFT p99 ms", "TTFT ms", "tok/s/user mean"), the JSON key alone or
+// with a statistic (ttft_ms, ttft_ms_p99, tokens_per_s_per_user_mean),
+// a gate metric (Gate_STAT: stream_p99_itl_p99), FigureKey(STAT)
+// (ttft_p99_ms) or Row (itl_p99_ms); false when it spells none.
+func ColumnMetric(col string) (Metric, bool) {
+	stat := func(s string) bool { return statWords.MatchString(s) }
+	// Names first, then forms with a statistic: a stream row's itl_p99_ms
+	// (its own p99 gap) is also pooled ITL's figure p99 (FigureKey), and
+	// names the stream's.
+	for _, m := range Vocabulary {
+		switch {
+		case m.Name != "" && (col == m.Name || col == "server "+m.Name),
+			m.Label != "" && col == m.Label,
+			m.JSON != "" && col == m.JSON,
+			m.Row != "" && col == m.Row:
+			return m, true
+		}
+	}
+	for _, m := range Vocabulary {
+		if rest, ok := strings.CutPrefix(col, m.Name+" "); ok && m.Name != "" {
+			if m.Unit == "ms" {
+				if rest == "ms" {
+					return m, true
+				}
+				rest, ok = strings.CutSuffix(rest, " ms")
+			}
+			if ok && stat(rest) {
+				return m, true
+			}
+		}
+		if rest, ok := strings.CutPrefix(col, m.JSON+"_"); ok && m.JSON != "" && stat(rest) {
+			return m, true
+		}
+		if rest, ok := strings.CutPrefix(col, m.Gate+"_"); ok && m.Gate != "" && stat(rest) {
+			return m, true
+		}
+		if rest, ok := strings.CutPrefix(col, m.Figure+"_"); ok && m.Figure != "" {
+			if rest, ok = strings.CutSuffix(rest, "_ms"); ok && stat(rest) {
+				return m, true
+			}
+		}
+	}
+	return Metric{}, false
 }
