@@ -150,37 +150,23 @@ func (pp *populations) with(p Population, fn func(sorted []float64)) {
 	fn(v)
 }
 
-// Dist returns the summary's distribution of p.
+// Dist returns the summary's distribution of p (the Vocabulary row's
+// accessor); empty for a population without one.
 func (s *Summary) Dist(p Population) Dist {
-	switch p {
-	case PopTTFT:
-		return s.TTFT
-	case PopTPOT:
-		return s.TPOT
-	case PopE2EL:
-		return s.E2EL
-	case PopITL:
-		return s.ITLPooled
-	case PopStreamP99ITL:
-		return s.StreamP99ITL
-	case PopStreamMaxGap:
-		return s.StreamMaxGap
-	case PopJitter:
-		return s.StreamJitter
-	case PopTokensPerSPerUser:
-		return s.TokensPerSPerUser
-	case PopQoE, PopFluidity:
-		sc := s.QoE
-		if p == PopFluidity {
-			sc = s.Fluidity
-		}
-		d := Dist{N: sc.N, Mean: sc.Mean, P50: sc.P50, Q: []Quantile{{10, sc.P10}, {50, sc.P50}}}
-		if s.pops != nil && s.pops.dists[p].N > 0 {
-			d = s.pops.dists[p]
-		}
-		return d
+	if m, ok := MetricOf(p); ok && m.Dist != nil {
+		return m.Dist(s)
 	}
 	return Dist{}
+}
+
+// scoreDist is score summary sc of population p as a Dist: the one drawn
+// at the summary's percentiles when kept, else its mean, p10 and p50.
+func (s *Summary) scoreDist(p Population, sc ScoreSummary) Dist {
+	d := Dist{N: sc.N, Mean: sc.Mean, P50: sc.P50, Q: []Quantile{{10, sc.P10}, {50, sc.P50}}}
+	if s.pops != nil && s.pops.dists[p].N > 0 {
+		d = s.pops.dists[p]
+	}
+	return d
 }
 
 // Percentile returns percentile q (in [0, 100]) of p: exact from the kept

@@ -25,16 +25,16 @@ func appendRowJSON(b []byte, row *StreamRow, prefix string) ([]byte, error) {
 	w.float("arrival_s", row.ArrivalS)
 	w.int("input_tokens", row.InputTokens)
 	w.int("output_tokens", row.OutputTokens)
-	w.float("ttft_ms", row.TTFTMS)
-	w.float("tpot_ms", row.TPOTMS)
-	w.float("e2el_ms", row.E2ELMS)
+	w.float(rowKeys.ttft, row.TTFTMS)
+	w.float(rowKeys.tpot, row.TPOTMS)
+	w.float(rowKeys.e2el, row.E2ELMS)
 	w.int("chunks", row.Chunks)
 	w.float("itl_mean_ms", row.ITLMeanMS)
-	w.float("itl_p50_ms", row.ITLP50MS)
+	w.float(rowKeys.itlP50, row.ITLP50MS)
 	w.float("itl_p90_ms", row.ITLP90MS)
-	w.float("itl_p99_ms", row.ITLP99MS)
-	w.float("max_gap_ms", row.MaxGapMS)
-	w.float("jitter_ratio", row.JitterRatio)
+	w.float(rowKeys.itlP99, row.ITLP99MS)
+	w.float(rowKeys.maxGap, row.MaxGapMS)
+	w.float(rowKeys.jitter, row.JitterRatio)
 	w.int("stalls", row.Stalls)
 	w.float("stall_ms", row.StallMS)
 	w.key("stall_causes")
@@ -61,10 +61,10 @@ func appendRowJSON(b []byte, row *StreamRow, prefix string) ([]byte, error) {
 		w.str("class", row.Class)
 	}
 	if row.QoE != nil {
-		w.float("qoe", *row.QoE)
+		w.float(rowKeys.qoe, *row.QoE)
 	}
 	if row.Fluidity != nil {
-		w.float("fluidity", *row.Fluidity)
+		w.float(rowKeys.fluidity, *row.Fluidity)
 	}
 	if row.FluidRate != nil {
 		w.float("fluid_tokens_per_s", *row.FluidRate)

@@ -75,19 +75,27 @@ func summaryColumns(ps []float64) []summaryColumn {
 			cols = append(cols, summaryColumn{name + "_" + st.key, wrap(func(s *Summary) float64 { return st.f(get(s)) })})
 		}
 	}
-	spread := func(name string, get func(s *Summary) Spread) {
+	spread := func(name string, get func(s *Summary) Spread, wrap func(func(*Summary) float64) func(*Summary) (float64, bool)) {
 		for _, st := range stats {
-			cols = append(cols, summaryColumn{name + "_" + st.key, withGaps(func(s *Summary) float64 { return st.f(get(s)) })})
+			cols = append(cols, summaryColumn{name + "_" + st.key, wrap(func(s *Summary) float64 { return st.f(get(s)) })})
 		}
 	}
-	dist("ttft_ms", func(s *Summary) Dist { return s.TTFT }, always)
-	dist("tpot_ms", func(s *Summary) Dist { return s.TPOT }, always)
-	dist("e2el_ms", func(s *Summary) Dist { return s.E2EL }, always)
-	dist("itl_pooled_ms", func(s *Summary) Dist { return s.ITLPooled }, withGaps)
-	spread("stream_p50_itl_ms", func(s *Summary) Spread { return s.StreamP50ITL })
-	spread("stream_p99_itl_ms", func(s *Summary) Spread { return s.StreamP99ITL })
-	spread("stream_max_gap_ms", func(s *Summary) Spread { return s.StreamMaxGap })
-	spread("stream_jitter_ratio", func(s *Summary) Spread { return s.StreamJitter })
+	// The Vocabulary's populations, in its order: a per-gap one is an
+	// empty cell for a source without gaps.
+	for _, m := range Vocabulary {
+		if !m.CSV {
+			continue
+		}
+		wrap := always
+		if m.PerGap {
+			wrap = withGaps
+		}
+		if m.Shape == ShapeSpread {
+			spread(m.JSON, m.Dist, wrap)
+		} else {
+			dist(m.JSON, m.Dist, wrap)
+		}
+	}
 	cols = append(cols,
 		summaryColumn{"unstable_stream_share", withGaps(func(s *Summary) float64 { return s.UnstableStreamShare })},
 		summaryColumn{"itl_goodput", withGaps(func(s *Summary) float64 { return s.ITLGoodput })},

@@ -100,7 +100,6 @@ func summaryRows(runs []Run) []row {
 	latHead := "mean/" + strings.Join(keys, "/")
 	streamHead := strings.Join(keys, "/") + "/max"
 	dist := func(d Dist) string { return distCells(d, ps) }
-	spread := func(d Dist) string { return spreadCells(d, ps) }
 	rows := []row{
 		section("REQUESTS"),
 		{"finished / arrived", func(s *Summary) string {
@@ -120,20 +119,18 @@ func summaryRows(runs []Run) []row {
 		{"requests/s", func(s *Summary) string { return f2(s.RequestsPerS) }},
 		{"output tokens/s", func(s *Summary) string { return f1(s.OutputTokensPerS) }},
 		section("LATENCY ms: " + latHead),
-		{"TTFT", func(s *Summary) string { return dist(s.TTFT) }},
-		{"TPOT", func(s *Summary) string { return dist(s.TPOT) }},
-		{"E2EL", func(s *Summary) string { return dist(s.E2EL) }},
-		{"ITL pooled (vLLM)", gapCell(func(s *Summary) string { return dist(s.ITLPooled) })},
-		section("PER STREAM ms: " + streamHead),
-		{"stream p99 ITL", gapCell(func(s *Summary) string { return spread(s.StreamP99ITL) })},
-		{"stream max gap", gapCell(func(s *Summary) string { return spread(s.StreamMaxGap) })},
-		{"jitter ratio p99/p50", gapCell(func(s *Summary) string { return spread(s.StreamJitter) })},
+	}
+	rows = append(rows, vocabularyRows(ShapeDist, ps)...)
+	rows = append(rows, section("PER STREAM ms: "+streamHead))
+	rows = append(rows, vocabularyRows(ShapeSpread, ps)...)
+	rows = append(rows, []row{
 		{fmt.Sprintf("unstable (jitter > %g)", jit), gapCell(func(s *Summary) string { return pctOf(s.UnstableStreamShare, s.StreamsWithGaps > 0) })},
 		{fmt.Sprintf("ITL goodput (max gap ≤ %g ms)", thr), gapCell(func(s *Summary) string { return pctOf(s.ITLGoodput, s.Served() > 0) })},
 		{"SLO goodput", func(s *Summary) string { return pctOf(s.SLOGoodput, s.Requests > 0) }},
 		section(fmt.Sprintf("PERCEIVED: mean/p10/p50, share < %g", ScoreBelow)),
-		{"QoE (Andes)", func(s *Summary) string { return scoreCells(s.QoE) }},
-		{"fluidity index (Etalon)", func(s *Summary) string { return scoreCells(s.Fluidity) }},
+	}...)
+	rows = append(rows, vocabularyRows(ShapeScore, ps)...)
+	rows = append(rows, []row{
 		{"fluid tokens/s p10/p50", func(s *Summary) string {
 			if s.Fluidity.N == 0 || s.Fluidity.FluidRateN == 0 && s.Fluidity.FluidRateP10 == 0 && s.Fluidity.FluidRateP50 == 0 {
 				return "n/a"
@@ -146,7 +143,7 @@ func summaryRows(runs []Run) []row {
 		})},
 		{"preempted streams", serverCell(func(s *Summary) string { return pctOf(s.PreemptedShare, s.Served() > 0) })},
 		{"prefix cache hit rate", serverCell(func(s *Summary) string { return pct(s.PrefixCacheHitRate) })},
-	}
+	}...)
 	for i := range runs {
 		if runs[i].Summary.Utilization != nil {
 			at := slices.IndexFunc(rows, func(r row) bool { return r.label == "output tokens/s" }) + 1
@@ -299,13 +296,15 @@ func summaryRows(runs []Run) []row {
 			row{"server finished / cancelled", srv(func(s *Summary) string {
 				return fmt.Sprintf("%d / %d", s.Finished, s.Cancelled)
 			})},
-			row{"server TTFT", srv(func(s *Summary) string { return dist(s.TTFT) })},
-			row{"server TPOT", srv(func(s *Summary) string { return dist(s.TPOT) })},
-			row{"server E2EL", srv(func(s *Summary) string { return dist(s.E2EL) })},
-			row{"server ITL pooled", srv(func(s *Summary) string { return dist(s.ITLPooled) })},
-			row{"server stream p99 ITL", srv(func(s *Summary) string { return spread(s.StreamP99ITL) })},
-			row{"server stream max gap", srv(func(s *Summary) string { return spread(s.StreamMaxGap) })},
-			row{"server jitter ratio", srv(func(s *Summary) string { return spread(s.StreamJitter) })},
+		)
+		// The server view of the latency and per-stream rows.
+		for _, m := range Vocabulary {
+			if m.Label == "" || m.Shape == ShapeScore {
+				continue
+			}
+			rows = append(rows, row{"server " + m.Name, srv(metricCell(m, ps))})
+		}
+		rows = append(rows,
 			row{"server unstable / ITL goodput", srv(func(s *Summary) string {
 				return pctOf(s.UnstableStreamShare, s.StreamsWithGaps > 0) + " / " + pctOf(s.ITLGoodput, s.Served() > 0)
 			})},
@@ -331,6 +330,36 @@ func summaryRows(runs []Run) []row {
 		}))})
 	}
 	return rows
+}
+
+// vocabularyRows are the comparison table's rows of the Vocabulary's
+// populations of shape sh: each row with a Label, in its order, n/a for
+// a figure of gaps when the run recorded none.
+func vocabularyRows(sh Shape, ps []float64) []row {
+	var rows []row
+	for _, m := range Vocabulary {
+		if m.Label == "" || m.Shape != sh {
+			continue
+		}
+		cell := metricCell(m, ps)
+		if m.PerGap {
+			cell = gapCell(cell)
+		}
+		rows = append(rows, row{m.Label, cell})
+	}
+	return rows
+}
+
+// metricCell prints m's statistics as its Shape shows them: mean and the
+// percentiles ps, the percentiles and max, or a score's summary.
+func metricCell(m Metric, ps []float64) func(s *Summary) string {
+	switch m.Shape {
+	case ShapeSpread:
+		return func(s *Summary) string { return spreadCells(m.Dist(s), ps) }
+	case ShapeScore:
+		return func(s *Summary) string { return scoreCells(m.Score(s)) }
+	}
+	return func(s *Summary) string { return distCells(m.Dist(s), ps) }
 }
 
 // serverCell prints n/a for a server-side figure of a measured run, which
@@ -495,6 +524,14 @@ func WriteSummaryRows(w io.Writer, runs []Run, f Format) error {
 	return t.Render()
 }
 
+// streamsCSVHeader is the --streams CSV's header: the run, then the stream
+// rows' keys, the Vocabulary's for its populations (rowKeys).
+func streamsCSVHeader() []string {
+	return []string{"run", "id", "status", "reject_reason", "arrival_s", "input_tokens", "output_tokens",
+		rowKeys.ttft, rowKeys.tpot, rowKeys.e2el, "chunks", "itl_mean_ms", rowKeys.itlP50, "itl_p90_ms", rowKeys.itlP99,
+		rowKeys.maxGap, rowKeys.jitter, "stalls", "stall_ms", "stall_causes", "preemptions"}
+}
+
 // WriteStreamsCSV writes one row per request of every run, ordered by run
 // then request id, with the run's name in the first column.
 func WriteStreamsCSV(w io.Writer, runs []Run) error {
@@ -502,9 +539,7 @@ func WriteStreamsCSV(w io.Writer, runs []Run) error {
 	g := func(v float64) string { return strconv.FormatFloat(finite(v), 'g', -1, 64) }
 	bw := bufio.NewWriterSize(w, 1<<16)
 	cw = csv.NewWriter(bw)
-	_ = cw.Write([]string{"run", "id", "status", "reject_reason", "arrival_s", "input_tokens", "output_tokens",
-		"ttft_ms", "tpot_ms", "e2el_ms", "chunks", "itl_mean_ms", "itl_p50_ms", "itl_p90_ms", "itl_p99_ms",
-		"max_gap_ms", "jitter_ratio", "stalls", "stall_ms", "stall_causes", "preemptions"})
+	_ = cw.Write(streamsCSVHeader())
 	cw.Flush()
 	// Row by row (a million rows are never held), each formatted by a CSV
 	// writer of its own goroutine's (formatRows).

@@ -18,8 +18,8 @@ const SchemaVersion = 2
 // vLLM's results read itlsim's unchanged: duration (s), completed,
 // total_input_tokens, total_output_tokens, request_throughput,
 // output_throughput, total_token_throughput (per s), request_goodput
-// (requests meeting the per-request SLO per s), and for ttft, tpot, itl and
-// e2el the mean_, median_, std_ and pNN_ (each chosen percentile; p99.9 as
+// (requests meeting the per-request SLO per s), and for each Vocabulary row
+// with a vLLM name (ttft, tpot, itl, e2el) the mean_, median_, std_ and pNN_ (each chosen percentile; p99.9 as
 // p99.9) keys in ms. A figure of an empty population is omitted, as vLLM
 // writes none without requests.
 type VLLM map[string]float64
@@ -36,21 +36,21 @@ func vllmBlock(s *Summary, pooled *quantile.Histogram) VLLM {
 		"total_token_throughput": s.InputTokensPerS + s.OutputTokensPerS,
 		"request_goodput":        s.SLOGoodputPerS,
 	}
-	for _, m := range []struct {
-		key string
-		pop Population
-	}{{"ttft", PopTTFT}, {"tpot", PopTPOT}, {"itl", PopITL}, {"e2el", PopE2EL}} {
-		d := s.Dist(m.pop)
+	for _, m := range Vocabulary {
+		if m.VLLM == "" {
+			continue
+		}
+		d := m.Dist(s)
 		if d.N == 0 {
 			continue
 		}
-		v["mean_"+m.key+"_ms"] = d.Mean
-		v["median_"+m.key+"_ms"] = d.P50
-		if std, ok := s.std(m.pop, pooled); ok {
-			v["std_"+m.key+"_ms"] = std
+		v["mean_"+m.VLLM+"_ms"] = d.Mean
+		v["median_"+m.VLLM+"_ms"] = d.P50
+		if std, ok := s.std(m.Pop, pooled); ok {
+			v["std_"+m.VLLM+"_ms"] = std
 		}
 		for _, q := range d.Q {
-			v["p"+strconv.FormatFloat(q.P, 'f', -1, 64)+"_"+m.key+"_ms"] = q.V
+			v["p"+strconv.FormatFloat(q.P, 'f', -1, 64)+"_"+m.VLLM+"_ms"] = q.V
 		}
 	}
 	return v

@@ -63,7 +63,7 @@ type Metric struct {
 // (ttft_p50_ms).
 func figure(p reports.Population, stat string) string {
 	m, _ := reports.MetricOf(p)
-	return m.Figure + "_" + stat + "_ms"
+	return m.FigureKey(stat)
 }
 
 // Metrics are the compared figures, in table order.

@@ -526,7 +526,7 @@ func stallSection(runs []reports.Run, names []string) (section, error) {
 func worstSection(runs []reports.Run, names []string) (section, error) {
 	sec := section{ID: "worst", Title: "Worst streams",
 		Intro: "The streams with the largest gaps, chosen exactly by the simulator, on a clock that starts at each stream's arrival: a grey line until the first token, a dot per chunk of tokens, and each stall drawn as consecutive segments, one per cause, as long as that cause's part of the gap."}
-	list := table{ID: "table-worst", Caption: "Worst streams", Head: []string{"run", "stream", "arrival s", "chunks", "tokens", "TTFT ms", "max gap ms", "stalls"}}
+	list := table{ID: "table-worst", Caption: "Worst streams", Head: []string{"run", "stream", "arrival s", "chunks", "tokens", metric(reports.PopTTFT).Head(""), "max gap ms", "stalls"}}
 	stalls := table{ID: "table-worst-stalls", Caption: "Their stalls: the gap ending at chunk n, from its start (s after arrival), split by cause (ms)",
 		Head: []string{"run", "stream", "chunk n", "start s", "gap ms", "parts ms"}}
 	chunks := table{ID: "table-worst-chunks", Caption: "Their chunk times (s after arrival)", Collapsed: true,
@@ -650,17 +650,18 @@ func kvSection(runs []reports.Run, names []string) (section, error) {
 }
 
 func latencySection(runs []reports.Run, names []string, sets []streamSets) (section, error) {
-	sec := section{ID: "latency", Title: "TTFT and E2EL",
+	ttft, tpot, e2el := metric(reports.PopTTFT), metric(reports.PopTPOT), metric(reports.PopE2EL)
+	sec := section{ID: "latency", Title: ttft.Name + " and " + e2el.Name,
 		Intro: "Box plots over every finished stream: the box spans p25 to p75 around the median, the whiskers p1 and p99, and a dot marks the maximum. Computed exactly from all streams."}
-	t := table{ID: "table-latency", Caption: "TTFT, TPOT and E2EL over finished streams (ms)",
+	t := table{ID: "table-latency", Caption: ttft.Name + ", " + tpot.Name + " and " + e2el.Name + " over finished streams (ms)",
 		Head: []string{"run", "metric", "streams", "mean", "min", "p1", "p25", "p50", "p75", "p90", "p99", "max"}}
 	for _, m := range []struct {
 		id, name string
 		pick     func(streamSets) []float64
 		sum      func(*reports.Summary) reports.Dist
 	}{
-		{"chart-ttft", "TTFT", func(s streamSets) []float64 { return s.TTFT }, func(s *reports.Summary) reports.Dist { return s.TTFT }},
-		{"chart-e2el", "E2EL", func(s streamSets) []float64 { return s.E2EL }, func(s *reports.Summary) reports.Dist { return s.E2EL }},
+		{"chart-ttft", ttft.Name, func(s streamSets) []float64 { return s.TTFT }, ttft.Dist},
+		{"chart-e2el", e2el.Name, func(s streamSets) []float64 { return s.E2EL }, e2el.Dist},
 	} {
 		box := charts.NewBoxPlot()
 		box.SetGlobalOptions(append(common(m.id, 340, "item"),
@@ -701,7 +702,7 @@ func latencySection(runs []reports.Run, names []string, sets []streamSets) (sect
 			name string
 			xs   []float64
 			d    reports.Dist
-		}{{"TTFT", sets[i].TTFT, runs[i].Summary.TTFT}, {"TPOT", sets[i].TPOT, runs[i].Summary.TPOT}, {"E2EL", sets[i].E2EL, runs[i].Summary.E2EL}} {
+		}{{ttft.Name, sets[i].TTFT, runs[i].Summary.TTFT}, {tpot.Name, sets[i].TPOT, runs[i].Summary.TPOT}, {e2el.Name, sets[i].E2EL, runs[i].Summary.E2EL}} {
 			if len(m.xs) == 0 {
 				t.add(names[i], m.name, "(summary only)", f1(m.d.Mean), "–", "–", "–", f1(m.d.P50), "–", f1(m.d.P90), f1(m.d.P99), f1(m.d.Max))
 				continue
@@ -719,11 +720,11 @@ func goodputSection(runs []reports.Run, names []string) (section, error) {
 	slo := r0.Config.Metrics.SLO
 	sec := section{ID: "goodput", Title: "Goodput against the thresholds",
 		Intro: fmt.Sprintf("ITL goodput: finished streams whose largest gap is at most θ = %g ms. SLO goodput: arrived requests meeting every SLO limit (%s; rejected requests fail it); then the share meeting each limit alone.", r0.Summary.ITLGoodputMS, sloWords(slo))}
-	type metric struct {
+	type figure struct {
 		label string
 		v     func(i int) (float64, bool)
 	}
-	ms := []metric{
+	ms := []figure{
 		{fmt.Sprintf("ITL goodput (max gap ≤ %g ms)", r0.Summary.ITLGoodputMS), func(i int) (float64, bool) { return runs[i].Summary.ITLGoodput, true }},
 		{"SLO goodput (" + sloWords(slo) + ")", func(i int) (float64, bool) { return runs[i].Summary.SLOGoodput, true }},
 	}
@@ -732,18 +733,18 @@ func goodputSection(runs []reports.Run, names []string) (section, error) {
 		shares[i] = sloSharesOf(&runs[i])
 	}
 	for _, l := range []struct {
-		name  string
+		pop   reports.Population
 		limit float64
 		v     func(s sloShares) float64
 	}{
-		{"TTFT", slo.TTFTMS, func(s sloShares) float64 { return s.TTFT }},
-		{"TPOT", slo.TPOTMS, func(s sloShares) float64 { return s.TPOT }},
-		{"E2EL", slo.E2ELMS, func(s sloShares) float64 { return s.E2EL }},
+		{reports.PopTTFT, slo.TTFTMS, func(s sloShares) float64 { return s.TTFT }},
+		{reports.PopTPOT, slo.TPOTMS, func(s sloShares) float64 { return s.TPOT }},
+		{reports.PopE2EL, slo.E2ELMS, func(s sloShares) float64 { return s.E2EL }},
 	} {
 		if l.limit <= 0 {
 			continue
 		}
-		ms = append(ms, metric{fmt.Sprintf("%s ≤ %g ms", l.name, l.limit), func(i int) (float64, bool) { return l.v(shares[i]), shares[i].OK }})
+		ms = append(ms, figure{fmt.Sprintf("%s ≤ %g ms", metric(l.pop).Name, l.limit), func(i int) (float64, bool) { return l.v(shares[i]), shares[i].OK }})
 	}
 	labels := make([]string, len(ms))
 	for k, m := range ms {

@@ -17,7 +17,7 @@ func replicasSection(runs []reports.Run, names []string) (section, bool, error) 
 	sec := section{ID: "replicas", Title: "Load per replica over time",
 		Intro: "Time-weighted mean running requests on each replica per time bucket; the table gives each replica's routed requests, busy share (a step running), MFU and MBU (model FLOPs and bytes moved over the GPUs' peaks; n/a with the linear cost model), mean KV utilisation and tails, and the run's routing imbalance (largest replica's output tokens over the mean's)."}
 	t := table{ID: "table-replicas", Caption: "Replicas",
-		Head: []string{"run", "replica", "pool", "GPU", "TP", "routed", "busy", "MFU", "MBU", "KV mean", "TTFT p99 ms", "stream p99 ITL p99 ms", "imbalance"}}
+		Head: []string{"run", "replica", "pool", "GPU", "TP", "routed", "busy", "MFU", "MBU", "KV mean", metric(reports.PopTTFT).Head("p99"), metric(reports.PopStreamP99ITL).Head("p99"), "imbalance"}}
 	found := false
 	for i := range runs {
 		r := &runs[i]

@@ -91,11 +91,11 @@ func describe(c sim.Config, blocks int) (setup, workload, judged string) {
 func sloWords(slo sim.SLO) string {
 	var parts []string
 	for _, l := range []struct {
-		name string
-		v    float64
-	}{{"TTFT", slo.TTFTMS}, {"TPOT", slo.TPOTMS}, {"E2EL", slo.E2ELMS}} {
+		pop reports.Population
+		v   float64
+	}{{reports.PopTTFT, slo.TTFTMS}, {reports.PopTPOT, slo.TPOTMS}, {reports.PopE2EL, slo.E2ELMS}} {
 		if l.v > 0 {
-			parts = append(parts, fmt.Sprintf("%s ≤ %g ms", l.name, l.v))
+			parts = append(parts, fmt.Sprintf("%s ≤ %g ms", metric(l.pop).Name, l.v))
 		}
 	}
 	if len(parts) == 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 
+	"github.com/itlsim/itlsim/reports"
 	"github.com/itlsim/itlsim/reports/study"
 	"github.com/itlsim/itlsim/sim"
 )
@@ -211,10 +212,11 @@ func stableWord(l level) string {
 }
 
 func sweepLatency(cs []configLevels) (section, error) {
-	sec := section{ID: "sweep-ttft", Title: "TTFT against load",
+	ttft := metric(reports.PopTTFT).Name
+	sec := section{ID: "sweep-ttft", Title: ttft + " against load",
 		Intro: "Median, p95 and p99 time to first token at each offered rate, per configuration (" + percentileLegend("p50", "p95", "p99") + "; medians over seeds)."}
-	line := rateLine("chart-sweep-ttft", "TTFT (ms)")
-	t := table{ID: "table-sweep-ttft", Caption: "TTFT by offered load (ms)", Head: []string{"config", "req/s", "p50", "p95", "p99", "stable"}}
+	line := rateLine("chart-sweep-ttft", ttft+" (ms)")
+	t := table{ID: "table-sweep-ttft", Caption: ttft + " by offered load (ms)", Head: []string{"config", "req/s", "p50", "p95", "p99", "stable"}}
 	for i, c := range cs {
 		line.AddSeries(c.name+" p50", series(c.levels, func(l level) float64 { return l.ttft50 }), style(runColor(i), percentileLine("p50"), true))
 		line.AddSeries(c.name+" p95", series(c.levels, func(l level) float64 { return l.ttft95 }), style(runColor(i), percentileLine("p95"), true))
@@ -223,7 +225,7 @@ func sweepLatency(cs []configLevels) (section, error) {
 			t.add(c.name, g(l.rate), f1(l.ttft50), f1(l.ttft95), f1(l.ttft99), stableWord(l))
 		}
 	}
-	ch, err := finish(line, "chart-sweep-ttft", "TTFT p50, p95 and p99 against offered load", 380)
+	ch, err := finish(line, "chart-sweep-ttft", ttft+" p50, p95 and p99 against offered load", 380)
 	sec.Charts, sec.Tables = []chart{ch}, []table{t}
 	return sec, err
 }
@@ -309,7 +311,7 @@ func capacityRates(r *study.CapacityResult) (section, error) {
 	names := make([]string, len(r.Capacity))
 	data := make([]opts.BarData, len(r.Capacity))
 	t := table{ID: "table-capacity", Caption: "Capacity and cost",
-		Head: []string{"config", "max req/s", "95% CI (seeds as replications)", "min req/s", "seeds", "probes", "limiting term", "GPUs", "USD/GPU-h", "tok/s/GPU", "tok/s/user", "stream p99 ITL p99 ms", "USD/M tokens", "pareto (user)", "pareto (ITL)"}}
+		Head: []string{"config", "max req/s", "95% CI (seeds as replications)", "min req/s", "seeds", "probes", "limiting term", "GPUs", "USD/GPU-h", "tok/s/GPU", metric(reports.PopTokensPerSPerUser).Name, metric(reports.PopStreamP99ITL).Head("p99"), "USD/M tokens", "pareto (user)", "pareto (ITL)"}}
 	yes := func(b bool) string {
 		if b {
 			return "yes"

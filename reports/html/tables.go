@@ -115,3 +115,10 @@ func zeroCell(c string) bool {
 	}
 	return strings.Trim(c, "0./%() ") == "" && strings.Contains(c, "0")
 }
+
+// metric is the Vocabulary's row of p: the names the page's heads and
+// labels give it.
+func metric(p reports.Population) reports.Metric {
+	m, _ := reports.MetricOf(p)
+	return m
+}

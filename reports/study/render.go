@@ -38,6 +38,20 @@ func newTable(w io.Writer, f reports.Format) *tablewriter.Table {
 	return tablewriter.NewTable(w, opts...)
 }
 
+// metric is the Vocabulary's row of p: the names the tables' heads and
+// the CSVs' columns give it.
+func metric(p reports.Population) reports.Metric {
+	m, _ := reports.MetricOf(p)
+	return m
+}
+
+// Column names of the Vocabulary's populations in the sweep's and the
+// capacity's tables and CSVs.
+var (
+	ttftCol, tpotCol, streamP99Col, userCol = metric(reports.PopTTFT), metric(reports.PopTPOT),
+		metric(reports.PopStreamP99ITL), metric(reports.PopTokensPerSPerUser)
+)
+
 // pointColumns are the sweep table's and the CSV's per-point figures.
 var pointColumns = []struct {
 	head, csv string
@@ -46,18 +60,18 @@ var pointColumns = []struct {
 	{"arrived req/s", "arrived_req_per_s", func(p *Point) (string, string) { return fx(p.ArrivedPerS, 2), g(p.ArrivedPerS) }},
 	{"achieved req/s", "achieved_req_per_s", func(p *Point) (string, string) { return fx(p.AchievedPerS, 2), g(p.AchievedPerS) }},
 	{"output tok/s", "output_tokens_per_s", func(p *Point) (string, string) { return fx(p.OutputTokensPerS, 0), g(p.OutputTokensPerS) }},
-	{"tok/s/user mean", "tokens_per_s_per_user_mean", func(p *Point) (string, string) {
+	{userCol.Head("mean"), userCol.JSON + "_mean", func(p *Point) (string, string) {
 		return fx(p.TokensPerSPerUser.Mean, 1), g(p.TokensPerSPerUser.Mean)
 	}},
-	{"tok/s/user p10", "tokens_per_s_per_user_p10", func(p *Point) (string, string) {
+	{userCol.Head("p10"), userCol.JSON + "_p10", func(p *Point) (string, string) {
 		return fx(p.TokensPerSPerUser.P10, 1), g(p.TokensPerSPerUser.P10)
 	}},
-	{"TTFT p50/p95/p99 ms", "ttft_p50_ms,ttft_p95_ms,ttft_p99_ms", func(p *Point) (string, string) {
+	{ttftCol.Head("p50/p95/p99"), ttftCol.FigureKey("p50") + "," + ttftCol.FigureKey("p95") + "," + ttftCol.FigureKey("p99"), func(p *Point) (string, string) {
 		t := p.Summary.TTFT
 		return fx(t.P50, 0) + "/" + fx(t.P95, 0) + "/" + fx(t.P99, 0), g(t.P50) + "," + g(t.P95) + "," + g(t.P99)
 	}},
-	{"TPOT mean ms", "tpot_mean_ms", func(p *Point) (string, string) { return fx(p.Summary.TPOT.Mean, 1), g(p.Summary.TPOT.Mean) }},
-	{"stream p99 ITL p99 ms", "stream_p99_itl_p99_ms", func(p *Point) (string, string) {
+	{tpotCol.Head("mean"), tpotCol.FigureKey("mean"), func(p *Point) (string, string) { return fx(p.Summary.TPOT.Mean, 1), g(p.Summary.TPOT.Mean) }},
+	{streamP99Col.Head("p99"), streamP99Col.FigureKey("p99"), func(p *Point) (string, string) {
 		return fx(p.Summary.StreamP99ITL.P99, 1), g(p.Summary.StreamP99ITL.P99)
 	}},
 	{"ITL goodput", "itl_goodput", func(p *Point) (string, string) { return pct(p.Summary.ITLGoodput), g(p.Summary.ITLGoodput) }},
@@ -174,9 +188,9 @@ func WriteCapacityTable(w io.Writer, r *CapacityResult, f reports.Format) error 
 	fmt.Fprintln(w)
 	t := newTable(w, f)
 	target := len(r.Capacity) > 0 && r.Capacity[0].Target != nil
-	head := []any{"config", "max req/s", "95% CI", "min req/s", "seeds", "probes", "limiting term", "GPUs", "USD/GPU-h", "output tok/s", "tok/s/GPU", "tok/s/user", "stream p99 ITL p99 ms", "USD/M tokens", "pareto"}
+	head := []any{"config", "max req/s", "95% CI", "min req/s", "seeds", "probes", "limiting term", "GPUs", "USD/GPU-h", "output tok/s", "tok/s/GPU", userCol.Name, streamP99Col.Head("p99"), "USD/M tokens", "pareto"}
 	if target {
-		head = []any{"config", "target", "holds", "seeds", "probes", "limiting term", "GPUs", "USD/GPU-h", "output tok/s", "tok/s/GPU", "tok/s/user", "stream p99 ITL p99 ms", "USD/M tokens", "pareto"}
+		head = []any{"config", "target", "holds", "seeds", "probes", "limiting term", "GPUs", "USD/GPU-h", "output tok/s", "tok/s/GPU", userCol.Name, streamP99Col.Head("p99"), "USD/M tokens", "pareto"}
 	}
 	sens := HasSensitivity(r.Capacity)
 	if sens {

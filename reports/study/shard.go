@@ -78,7 +78,7 @@ func LoadAll[T any](dir Dir, keys, labels []string, count int) ([]T, error) {
 func WriteCapacityCSV(w io.Writer, r *CapacityResult) error {
 	cw := csv.NewWriter(w)
 	head := []string{"config", "max_rate", "min_rate", "limiting_term", "gpu", "gpus", "usd_per_gpu_hour", "output_tokens_per_s",
-		"tokens_per_s_per_gpu", "tokens_per_s_per_user", "stream_p99_itl_p99_ms", "usd_per_million_tokens", "pareto", "pareto_itl", "target_field", "target_value",
+		"tokens_per_s_per_gpu", userCol.JSON, streamP99Col.FigureKey("p99"), "usd_per_million_tokens", "pareto", "pareto_itl", "target_field", "target_value",
 		"ci_low", "ci_high", "seeds", "probes"}
 	sens := HasSensitivity(r.Capacity)
 	if sens {

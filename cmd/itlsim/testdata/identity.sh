@@ -73,6 +73,11 @@ c run-bad-trace-flags run --workload td/replay/small.jsonl --rate 3
 c run-bad-output run --json /nonexistent/dir/x.json
 c run-overwrite run scen.yaml --json scen.yaml
 c run-bad-format run --format xml
+# the HTML pages, summary CSVs and stream rows of clusters, delivery and
+# speculation (the replicas table, the server view, ITL per token)
+c run-cluster-files run --requests 80 --replicas 3 --html cl.html --summary-csv cl.csv
+c run-delivery-files run --requests 60 --network mobile-4g --smoothing 33ms --html del.html --summary-csv del.csv --streams del-streams.csv
+c run-spec-files run --requests 60 --spec-decode ngram --spec-k 3 --spec-acceptance iid:0.7 --json spec.json --html spec.html
 # html output through report
 c report report r.json -o rep.html
 c report-bad report nope.json
@@ -80,6 +85,7 @@ c report-bad report nope.json
 # sweep, capacity, merge, emit-k8s-job
 c sweep sweep --rate 4,8 --requests 60 --format markdown
 c sweep-json sweep --rate 4:8:4 --requests 50 --json sw.json --csv sw.csv
+c sweep-html sweep --rate 4,8 --requests 50 --html sw.html
 mkdir -p shards
 c sweep-shard0 sweep --rate 4,8,12 --requests 40 --out shards --shard-count 2 --shard-index 0
 c sweep-shard1 sweep --rate 4,8,12 --requests 40 --out shards --shard-count 2 --shard-index 1
@@ -88,6 +94,7 @@ c merge-table merge shards
 c k8s sweep --rate 4,8 --out /results --shard-count 2 --emit-k8s-job
 c sweep-bad sweep --rate 8:4:1
 c capacity capacity --requests 60 --slo 'stream-p99-itl:p99<=200ms' --slo 'ttft:p99<=2s' --json cap.json --csv cap.csv
+c capacity-html capacity --requests 50 --slo 'ttft:p99<=2s' --html cap.html
 c capacity-bad capacity --slo 'nope<=3'
 mkdir -p capshards
 c cap-shard0 capacity --requests 40 --gpu h100-sxm-80gb,a100-80gb --slo 'ttft:p99<=2s' --out capshards --shard-count 2 --shard-index 0
