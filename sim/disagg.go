@@ -1,14 +1,12 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
-	"maps"
 	"slices"
-	"strings"
 
 	"github.com/itlsim/itlsim/kvcache"
 	"github.com/itlsim/itlsim/scheduler"
+	"github.com/itlsim/itlsim/sim/kvlink"
 	"github.com/itlsim/itlsim/sim/quantile"
 )
 
@@ -40,82 +38,37 @@ import (
 // engine keeps them in a FIFO queue and one event class (evTransferEnd)
 // pops its head.
 
-// LinkConfig is the link between the prefill and decode pools.
-type LinkConfig struct {
-	// Preset names the link's technology: nvlink, rdma (the default) or
-	// tcp; gbps and latency_us, when given, override its figures.
-	Preset string `yaml:"preset" json:"preset,omitempty"`
-	// Gbps is the link's bandwidth in gigabits per second.
-	Gbps float64 `yaml:"gbps" json:"gbps,omitempty"`
-	// LatencyUS is the time from a transfer's last byte leaving to its
-	// landing, in microseconds (per transfer, not per layer).
-	LatencyUS float64 `yaml:"latency_us" json:"latency_us,omitempty"`
-	// Layerwise overlaps the transfer with the prefill's last step, layer
-	// by layer, as vLLM's KV connectors that save each layer as it is
-	// computed do.
-	Layerwise bool `yaml:"layerwise" json:"layerwise,omitempty"`
-}
-
-// linkPresets are round figures for one replica's share of each kind of
-// link, per direction: NVLink 4 within an H100 node (450 GB/s), one
-// 400 Gb/s InfiniBand NDR or RoCE NIC with GPUDirect RDMA, and a 100 Gb/s
-// Ethernet NIC through the host's TCP stack (about a quarter of line rate
-// in practice for one flow, hence 25).
-var linkPresets = map[string]LinkConfig{
-	"nvlink": {Preset: "nvlink", Gbps: 3600, LatencyUS: 5},
-	"rdma":   {Preset: "rdma", Gbps: 400, LatencyUS: 10},
-	"tcp":    {Preset: "tcp", Gbps: 25, LatencyUS: 100},
-}
+// LinkConfig is the link between the prefill and decode pools (package
+// kvlink: its fields and presets).
+type LinkConfig = kvlink.Config
 
 // DefaultLinkPreset is the link a disaggregated cluster uses unless told.
-const DefaultLinkPreset = "rdma"
+const DefaultLinkPreset = kvlink.DefaultPreset
 
 // LinkPresets lists the link presets' names.
-func LinkPresets() []string { return slices.Sorted(maps.Keys(linkPresets)) }
+func LinkPresets() []string { return kvlink.Presets() }
 
-// Validate names the bad field.
-func (c LinkConfig) Validate() error {
-	var errs []error
-	if _, ok := linkPresets[c.Preset]; c.Preset != "" && !ok {
-		errs = append(errs, fmt.Errorf("cluster.kv_link.preset: unknown link %q; valid: %s", c.Preset, strings.Join(LinkPresets(), ", ")))
-	}
-	if c.Gbps < 0 || c.Gbps > 1e6 {
-		errs = append(errs, fmt.Errorf("cluster.kv_link.gbps: must be in (0, 1e6] Gb/s (0 takes the preset's), got %g", c.Gbps))
-	}
-	if c.LatencyUS < 0 || c.LatencyUS > 1e7 {
-		errs = append(errs, fmt.Errorf("cluster.kv_link.latency_us: must be in [0, 1e7] µs (0 takes the preset's), got %g", c.LatencyUS))
-	}
-	return errors.Join(errs...)
-}
-
-// Resolved fills the preset's figures into the fields left at zero.
-func (c LinkConfig) Resolved() LinkConfig {
-	if c.Preset == "" {
-		c.Preset = DefaultLinkPreset
-	}
-	p := linkPresets[c.Preset]
-	if c.Gbps == 0 {
-		c.Gbps = p.Gbps
-	}
-	if c.LatencyUS == 0 {
-		c.LatencyUS = p.LatencyUS
-	}
-	return c
-}
-
-// transfer is one request's KV cache on the link: what the decode side
-// needs to take the request over.
-type transfer struct {
+// handoff is a request a prefill replica has computed the prompt of and
+// sampled the first token for, as it leaves the replica (its blocks are
+// freed): what the decode side needs to take it over, and what the link
+// needs to time its KV cache.
+type handoff struct {
 	seq         scheduler.Seq // as admitted, with its full output length
 	arrival     Time
 	seed        uint64
 	class       int16
 	preemptions int
-	to          int32 // the decode replica
-	bytes       int64
-	prefillEnd  Time
-	start       Time // first byte on the link
-	land        Time
+	bytes       int64 // its KV cache: the prompt's tokens at the replica's KV bytes per token
+	stepAt      Time  // the start of the step that completed its prefill
+}
+
+// transfer is one request's KV cache on the link.
+type transfer struct {
+	handoff
+	to         int32 // the decode replica
+	prefillEnd Time
+	start      Time // first byte on the link
+	land       Time
 }
 
 // TransferStats describes the KV transfers of a disaggregated run.
@@ -160,18 +113,24 @@ func newKVLink(lc LinkConfig, n int) *kvLink {
 	return d
 }
 
-// handoff takes over request q, whose prefill replica r has just sampled
-// its first token (its blocks are already freed), and puts its KV cache on
+// handOff hands request q, whose prompt the prefill replica has computed
+// and whose first token it has sampled, to the KV link (its outcome): the
+// replica is done with it, and the engine routes and sends it.
+func (r *Replica) handOff(q *request) {
+	h := handoff{seq: q.seq, arrival: q.arrival, seed: q.seed, class: q.class, preemptions: q.preemptions,
+		bytes: int64(q.seq.Prompt) * r.setup.Model.KVBytesPerToken(), stepAt: r.stepAt}
+	h.seq.Output, h.seq.State, h.seq.KV, h.seq.Reserved, h.seq.Sched, h.seq.Spec = q.output, scheduler.Waiting, kvcache.Alloc{}, 0, 0, 0
+	r.out.handoffs = append(r.out.handoffs, h)
+}
+
+// send puts the KV cache of a request prefill replica r handed off (h) on
 // the link to the decode replica the decode router picks.
-func (e *Engine) handoff(r *Replica, q *request) {
+func (e *Engine) send(r *Replica, h *handoff) {
 	e.groupOf(int(r.index)).inflight[r.index]--
 	t := e.link.put(r.index)
-	t.seq = q.seq
-	t.seq.Output, t.seq.State, t.seq.KV, t.seq.Reserved, t.seq.Sched, t.seq.Spec = q.output, scheduler.Waiting, kvcache.Alloc{}, 0, 0, 0
-	t.arrival, t.seed, t.class, t.preemptions = q.arrival, q.seed, q.class, q.preemptions
+	t.handoff = *h
 	t.to, _ = e.groups[1].route(e.reps, t.seq.ID, t.seq.Prompt, &t.seq.Content)
-	t.bytes = int64(q.seq.Prompt) * r.kvTokenBytes
-	e.link.send(t, e.now, r.stepAt, r.setup.Model.Layers)
+	e.link.send(t, e.now, r.setup.Model.Layers)
 	e.push(t.land, evTransferEnd, t.to)
 }
 
@@ -183,14 +142,14 @@ func (l *kvLink) put(from int32) *transfer {
 	return &l.queue[len(l.queue)-1]
 }
 
-// send times transfer t, whose prefill ends now and whose last step
-// started at stepAt, on a model of layers layers, and records it.
-func (l *kvLink) send(t *transfer, now, stepAt Time, layers int) {
+// send times transfer t, whose prefill ends now, on a model of layers
+// layers, and records it.
+func (l *kvLink) send(t *transfer, now Time, layers int) {
 	t.prefillEnd = now
 	ready := now
 	wire := Time(float64(t.bytes)*l.bitNS + 0.5)
 	if l.link.Layerwise {
-		ready = stepAt
+		ready = t.stepAt
 	}
 	t.start = max(ready, l.freeAt)
 	l.freeAt = t.start + wire
@@ -231,42 +190,32 @@ func (e *Engine) land() {
 	q.seq.Slot, q.seq.KV = slot, kv
 	q.arrival, q.seed, q.class, q.preemptions = t.arrival, t.seed, t.class, t.preemptions
 	q.output = t.seq.Output
-	if r.takeOver(e.now, q) {
-		e.push(e.now, evStepStart, r.index)
-	}
+	e.apply(r, r.takeOver(e.now, q))
 }
 
 // takeOver queues a request whose prompt another replica computed and
-// whose KV cache has just landed, streams its first token, and reports
-// whether the replica must start a step now.
-func (r *Replica) takeOver(now Time, q *request) (start bool) {
-	r.now = now
+// whose KV cache has just landed and streams its first token; the outcome
+// says whether the replica must start a step now.
+func (r *Replica) takeOver(now Time, q *request) *outcome {
+	o := r.begin(now)
 	q.live = true
 	q.seq.Generated, q.seq.Computed = 1, q.seq.Prompt
 	if q.seq.Output <= 1 { // nothing left to decode: the first token ends it
 		r.rec.chunk(now, q, 1, nil)
 		r.rec.res.Finished++
 		r.end(q, 0)
-		return false
+		return o
 	}
-	q.specModel = r.setup.Spec
-	if q.class >= 0 && int(q.class) < len(r.setup.ClassSpec) && r.setup.ClassSpec[q.class] != nil {
-		q.specModel = r.setup.ClassSpec[q.class]
-	}
-	if q.specModel != nil {
-		q.startSpec()
-	}
+	r.startSpec(q)
 	if dec := r.sched.Arrive(int64(now), &q.seq); dec.Verdict == scheduler.Reject {
 		r.reject(q, dec.Reason)
-		return false
+		return o
 	}
 	r.emit(q, 1, nil)
 	q.paused, q.pauseStart, q.pauseCause = true, now, CauseKVTransfer
-	if !r.busy {
-		r.busy = true
-		return true
-	}
-	return false
+	o.start = !r.busy
+	r.busy = true
+	return o
 }
 
 // Transfers reports the KV transfers of a disaggregated run; nil otherwise.

@@ -129,21 +129,10 @@ func newFromSetup(s *Setup, src workloads.Source, sp *Spares) (*Engine, error) {
 				if d := p.Setup.Delivery; d != nil && d.Config().Failover.WatchdogMS > 0 && !d.Config().Failover.KeepPrimary {
 					return nil, fmt.Errorf("cluster.pools[%s].role: the failover watchdog (delivery.failover.watchdog_ms) aborting primaries is not modelled with prefill and decode pools (set delivery.failover.keep_primary)", p.Name)
 				}
-				r.role = p.Role
-				r.kvTokenBytes = p.Setup.Model.KVBytesPerToken()
-				if p.Role == RolePrefill {
-					r.handoff = func(q *request) { e.handoff(r, q) }
-				}
+				r.role, r.handsOff = p.Role, p.Role == RolePrefill
 			}
 			if c.Reference {
 				r.sched.SetReference(true)
-			}
-			r.ended = func(id int) {
-				e.groupOf(i).inflight[i]--
-				if o := e.rec.observer; o != nil { // the stream's summary was appended last
-					o.Ended(i, r.rec.res.Streams.Last())
-				}
-				e.ended(id)
 			}
 			e.reps = append(e.reps, r)
 			infos = append(infos, router.Replica{KVTokens: p.Setup.Blocks * p.Setup.Config.KVCache.BlockSize})
@@ -241,15 +230,18 @@ func (e *Engine) Step() bool {
 		if len(e.aborts) > 0 {
 			e.applyAborts(r)
 		}
-		if dur, ok := r.startStep(e.now); ok {
-			if dur > Horizon-e.now {
-				e.overrun(dur)
+		o := r.startStep(e.now)
+		e.apply(r, o)
+		if o.step {
+			if o.dur > Horizon-e.now {
+				e.overrun(o.dur)
 				return false
 			}
-			e.push(e.now+dur, evStepEnd, ev.replica)
+			e.push(e.now+o.dur, evStepEnd, ev.replica)
 		}
 	case evStepEnd:
-		e.reps[ev.replica].endStep(e.now)
+		r := e.reps[ev.replica]
+		e.apply(r, r.endStep(e.now))
 		e.push(e.now, evStepStart, ev.replica)
 	case evSnapshot:
 		if g := &e.groups[0]; g.snapshot(e.reps, e.arrivalPending) {
@@ -416,13 +408,28 @@ func (e *Engine) arrive() {
 	q.seq.Content = e.content
 	q.class = e.classOf(p.Class)
 	q.output = p.OutputTokens
-	if r.handoff != nil { // a prefill replica computes the prompt and samples one token
+	if r.handsOff { // a prefill replica computes the prompt and samples one token
 		q.seq.Output = 1
 	}
-	if r.admit(e.now, q) {
+	e.apply(r, r.admit(e.now, q))
+	e.scheduleArrival()
+}
+
+// apply acts on what a call into replica r produced (its outcome o): an
+// ended request leaves its group's in-flight count and tells a reactive
+// source, a handed-off one goes on the KV link, and a replica that must
+// start a step gets its step-start event.
+func (e *Engine) apply(r *Replica, o *outcome) {
+	for _, id := range o.ended {
+		e.groupOf(int(r.index)).inflight[r.index]--
+		e.ended(id)
+	}
+	for i := range o.handoffs {
+		e.send(r, &o.handoffs[i])
+	}
+	if o.start {
 		e.push(e.now, evStepStart, r.index)
 	}
-	e.scheduleArrival()
 }
 
 // scheduleArrival pulls the next request from the workload and schedules

@@ -192,7 +192,7 @@ type abortAsk struct {
 // start. Each id is looked up among the active requests: once per abort
 // and step start, not per token.
 func (e *Engine) applyAborts(r *Replica) {
-	r.now = e.now
+	o := r.begin(e.now)
 	keep := e.aborts[:0]
 	for _, a := range e.aborts {
 		if q := liveRequest(r, a.id); q != nil {
@@ -207,6 +207,7 @@ func (e *Engine) applyAborts(r *Replica) {
 		}
 	}
 	e.aborts = keep
+	e.apply(r, o)
 }
 
 // abort ends q as Engine.Abort asked, for why: it leaves the scheduler and
@@ -218,9 +219,10 @@ func (r *Replica) abort(q *request, why string) {
 		r.rec.res.Aborted = map[string]int{}
 	}
 	r.rec.res.Aborted[why]++
-	defer r.ended(q.seq.ID)
+	id := q.seq.ID
 	r.rec.endAs(r.now, q, 0, why)
 	r.release(q)
+	r.ended(id)
 }
 
 func liveRequest(r *Replica, id int) *request {

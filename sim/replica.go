@@ -54,20 +54,21 @@ type request struct {
 // its own noise and hiccup streams, its failover watchdog, the step it is
 // running and the recorder of the streams it serves. It is a value the
 // engine drives on the engine's clock: the engine hands it arrivals and
-// step boundaries (with the time), and it prices and ends its own steps.
+// step boundaries (with the time), it prices and ends its own steps, and
+// each call returns what happened that the engine acts on (outcome).
 // Several replicas share one engine; every event names its replica.
 type Replica struct {
 	index int32
 	name  string // "replica-0", or the pool's name and index
 	pool  string // the pool's name; "" outside a cluster with pools
 	role  string // "" (mixed), RolePrefill or RoleDecode
-	// handoff, on a prefill replica, takes over a request whose prompt is
-	// computed and first token sampled (disagg.go); nil elsewhere.
-	handoff      func(*request)
-	kvTokenBytes int64  // KV bytes of one token across the replica's GPUs
-	stepAt       Time   // the start of the step running or last run
-	setup        *Setup // the replica's resolved configuration (its pool's)
-	now          Time   // the engine's clock during a call from the engine
+	// handsOff is set on a prefill replica: a request leaves it, handed
+	// off to the KV link, once its prompt is computed and its first token
+	// sampled (disagg.go).
+	handsOff bool
+	stepAt   Time   // the start of the step running or last run
+	setup    *Setup // the replica's resolved configuration (its pool's)
+	now      Time   // the engine's clock during a call from the engine
 
 	sched *scheduler.Scheduler
 	kv    *kvcache.Manager
@@ -91,7 +92,7 @@ type Replica struct {
 	nextHiccup Time
 
 	rec      recorder                               // the replica's results
-	ended    func(id int)                           // tells the engine a request ended (set by the engine)
+	out      outcome                                // what the call from the engine produced
 	onReject func(*scheduler.Seq, scheduler.Reason) // r.rejectWaiting, bound once
 
 	watchNS    Time                             // the failover watchdog when it aborts primaries; 0 off
@@ -111,6 +112,32 @@ type Replica struct {
 	leftOut    parts      // a step's split for a running stream left out of it
 	plainRun   int64      // tokens wholeSteps took (tests hold it to the reference step)
 	speculates bool       // some request may speculate (Setup.Spec or a class's): else no token reads request.specModel, off the request's hot line
+}
+
+// outcome is what one call from the engine into a replica produced that
+// the engine acts on, as raft's Ready hands its caller what a step
+// produced: the replica changes only itself, and the engine applies the
+// rest to the cluster (Engine.apply). Each call starts it afresh (begin);
+// its slices are reused, so a step allocates nothing for it.
+type outcome struct {
+	start bool // an idle replica queued a request: its step starts now (admit, takeOver)
+	step  bool // startStep formed a step, of dur
+	dur   Time
+	// ended are the requests that ended (finished, rejected, cancelled or
+	// aborted), in order; handoffs the requests a prefill replica hands to
+	// the KV link. No call produces both: a prefill replica's streams leave
+	// it handed off, and it ends only the requests it rejects, which it
+	// does when a request arrives or a step starts, never as a step ends.
+	ended    []int
+	handoffs []handoff
+}
+
+// begin starts a call from the engine at now: it returns the replica's
+// outcome, cleared.
+func (r *Replica) begin(now Time) *outcome {
+	r.now = now
+	r.out = outcome{ended: r.out.ended[:0], handoffs: r.out.handoffs[:0]}
+	return &r.out
 }
 
 // newReplica builds replica index of a run seeded runSeed from its
@@ -170,9 +197,17 @@ func newReplica(index int, name, pool string, s *Setup, runSeed uint64, rec reco
 	return r, nil
 }
 
-// startSpec starts q's speculation state under its model, in the slot's
-// buffer (allocated with the slot's first speculating request).
-func (q *request) startSpec() {
+// startSpec sets q's speculation model, its class's or the replica's, and
+// starts its state in the slot's buffer (allocated with the slot's first
+// speculating request); nil without speculation.
+func (r *Replica) startSpec(q *request) {
+	q.specModel = r.setup.Spec
+	if q.class >= 0 && int(q.class) < len(r.setup.ClassSpec) && r.setup.ClassSpec[q.class] != nil {
+		q.specModel = r.setup.ClassSpec[q.class]
+	}
+	if q.specModel == nil {
+		return
+	}
 	if q.spec == nil {
 		q.spec = new(specdecode.Stream)
 	}
@@ -266,31 +301,23 @@ func (r *Replica) check() error {
 }
 
 // admit queues the request in q, which the engine filled from the
-// workload, and reports whether the replica must start a step now (it was
-// idle). A request the scheduler refuses ends here as rejected.
-func (r *Replica) admit(now Time, q *request) (start bool) {
-	r.now = now
-	q.specModel = r.setup.Spec
-	if q.class >= 0 && int(q.class) < len(r.setup.ClassSpec) && r.setup.ClassSpec[q.class] != nil {
-		q.specModel = r.setup.ClassSpec[q.class]
-	}
-	if q.specModel != nil {
-		q.startSpec()
-	}
+// workload; the outcome says whether the replica must start a step now (it
+// was idle). A request the scheduler refuses ends here as rejected.
+func (r *Replica) admit(now Time, q *request) *outcome {
+	o := r.begin(now)
+	r.startSpec(q)
 	r.rec.res.Requests++
 	q.live = true
 	if d := r.sched.Arrive(int64(now), &q.seq); d.Verdict == scheduler.Reject {
 		r.reject(q, d.Reason)
-		return false
+		return o
 	}
 	if r.watchNS > 0 {
 		r.watchRequest(q)
 	}
-	if !r.busy {
-		r.busy = true
-		return true
-	}
-	return false
+	o.start = !r.busy
+	r.busy = true
+	return o
 }
 
 func (r *Replica) rejectWaiting(s *scheduler.Seq, why scheduler.Reason) {
@@ -298,16 +325,27 @@ func (r *Replica) rejectWaiting(s *scheduler.Seq, why scheduler.Reason) {
 }
 
 func (r *Replica) reject(q *request, why scheduler.Reason) {
-	defer r.ended(q.seq.ID)
+	id := q.seq.ID
 	r.rec.reject(q, why)
 	r.release(q)
+	r.ended(id)
 }
 
-// startStep forms and prices the replica's next step at now. It returns
-// the step's duration, or ok false when there is nothing to run (the
-// replica goes idle until an arrival).
-func (r *Replica) startStep(now Time) (dur Time, ok bool) {
-	r.now, r.stepAt = now, now
+// ended notes that request id ended: the observer hears it now, with the
+// summary its end appended last, and the engine through the outcome.
+func (r *Replica) ended(id int) {
+	if o := r.rec.observer; o != nil {
+		o.Ended(int(r.index), r.rec.res.Streams.Last())
+	}
+	r.out.ended = append(r.out.ended, id)
+}
+
+// startStep forms and prices the replica's next step at now. The outcome
+// holds the step's duration, or step false when there is nothing to run
+// (the replica goes idle until an arrival).
+func (r *Replica) startStep(now Time) *outcome {
+	o := r.begin(now)
+	r.stepAt = now
 	if r.watchNS > 0 {
 		r.checkWatchdog()
 	}
@@ -317,10 +355,10 @@ func (r *Replica) startStep(now Time) (dur Time, ok bool) {
 	plan := r.sched.Schedule(int64(now), r.onReject)
 	if plan.Empty() {
 		r.busy = false
-		return 0, false
+		return o
 	}
 	r.plan = plan
-	dur = r.priceStep(plan)
+	dur := r.priceStep(plan)
 	res := r.rec.res
 	r.notePreemptions(plan, res.Series.bucket(now))
 	// The step's gauges are charged to every bucket it spans, in
@@ -330,7 +368,8 @@ func (r *Replica) startStep(now Time) (dur Time, ok bool) {
 	bk.Steps++
 	bk.BatchTokens += r.batch.Tokens()
 	res.Steps++
-	return dur, true
+	o.step, o.dur = true, dur
+	return o
 }
 
 // priceStep prices the plan's step and prepares its attribution: the time
@@ -486,8 +525,8 @@ func (r *Replica) notePreemptions(plan *scheduler.Plan, bk *Bucket) {
 
 // endStep, at now, makes the step's tokens visible and attributes the
 // step's time to every running stream. The engine starts the next step.
-func (r *Replica) endStep(now Time) {
-	r.now = now
+func (r *Replica) endStep(now Time) *outcome {
+	o := r.begin(now)
 	plan := r.plan
 	r.plan = nil
 	spec := r.setup.Spec
@@ -528,7 +567,7 @@ func (r *Replica) endStep(now Time) {
 		fastOK := r.watchNS == 0
 		// A whole-step token needs recorder.chunk only to see a stall (the
 		// step was one), speculation, a handoff, an observer or a client view.
-		whole := fastOK && dur <= r.rec.stall && !r.speculates && r.handoff == nil && r.rec.observer == nil && r.rec.client == nil
+		whole := fastOK && dur <= r.rec.stall && !r.speculates && !r.handsOff && r.rec.observer == nil && r.rec.client == nil
 		r.endEntries(plan, now, fastOK, whole, drafted, rejected)
 		r.rec.flushStep(now, dur)
 	}
@@ -553,6 +592,7 @@ func (r *Replica) endStep(now Time) {
 			}
 		}
 	}
+	return o
 }
 
 // wholeSteps makes visible, from entries[i] on, the tokens most of a run
@@ -734,9 +774,9 @@ func (r *Replica) sampled(q *request, en *scheduler.Entry, split *parts) {
 // last token finishes. split is the gap's parts when the step just ended
 // is the whole gap (see recorder.chunk), else nil.
 func (r *Replica) emit(q *request, n int, split *parts) {
-	if r.handoff != nil {
+	if r.handsOff {
 		r.sched.Finish(&q.seq)
-		r.handoff(q)
+		r.handOff(q)
 		r.release(q)
 		return
 	}
@@ -750,9 +790,10 @@ func (r *Replica) emit(q *request, n int, split *parts) {
 // end reduces a stream that finished, or was cancelled at cancelAt (the
 // watchdog aborted it), to its summary and frees its slot.
 func (r *Replica) end(q *request, cancelAt Time) {
-	defer r.ended(q.seq.ID)
+	id := q.seq.ID
 	r.rec.end(r.now, q, cancelAt)
 	r.release(q)
+	r.ended(id)
 }
 
 // chooseDrafts sets, for every running decoding sequence, how many tokens
