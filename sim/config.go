@@ -201,10 +201,10 @@ func (c *Config) Validate() error {
 	if c.DP < 0 || c.DP > 1024 {
 		errs = append(errs, fmt.Errorf("dp: must be in [1,1024] (0: 1), got %d", c.DP))
 	}
-	if _, err := quantizationBits(c.Quantization); err != nil {
+	if _, err := cost.QuantizationBits(c.Quantization); err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := kvElementBytes(c.KVCacheDType); err != nil {
+	if _, err := cost.KVElementBytes(c.KVCacheDType); err != nil {
 		errs = append(errs, err)
 	}
 	if c.MaxModelLen < 0 {
@@ -325,45 +325,6 @@ type Setup struct {
 	Pools []Pool
 }
 
-// quantizationBits maps a Quantization name to bits per weight (0: the
-// checkpoint's).
-func quantizationBits(q string) (int, error) {
-	switch strings.ToLower(q) {
-	case "", "auto", "none":
-		return 0, nil
-	case "fp8":
-		return 8, nil
-	case "int4", "awq", "gptq", "mxfp4", "nvfp4":
-		return 4, nil
-	}
-	return 0, fmt.Errorf("quantization: %q is not one of fp8, mxfp4, nvfp4, int4, awq, gptq (or empty for the checkpoint's)", q)
-}
-
-// kvElementBytes maps a KVCacheDType name to bytes per element (0: auto).
-func kvElementBytes(d string) (int, error) {
-	switch strings.ToLower(d) {
-	case "", "auto":
-		return 0, nil
-	case "fp8", "fp8_e4m3", "fp8_e5m2":
-		return 1, nil
-	}
-	return 0, fmt.Errorf("kv_cache_dtype: %q is not auto or fp8 (fp8_e4m3, fp8_e5m2)", d)
-}
-
-// quantize applies Quantization and KVCacheDType to m (validated already).
-func (c Config) quantize(m cost.ModelSpec) cost.ModelSpec {
-	if bits, _ := quantizationBits(c.Quantization); bits > 0 {
-		m.WeightBits, m.ExpertWeightBits = bits, 0
-		q := strings.ToLower(c.Quantization)
-		m.WeightFP4 = q == "mxfp4" || q == "nvfp4"
-		m.DTypeBytes = max(m.DTypeBytes, 2)
-	}
-	if b, _ := kvElementBytes(c.KVCacheDType); b > 0 {
-		m.KVDTypeBytes = b
-	}
-	return m
-}
-
 // lookupModel finds a preset or reads a Hugging Face config.json from files.
 func lookupModel(files fs.FS, name string) (cost.ModelSpec, error) {
 	if m, ok := cost.LookupModel(name); ok {
@@ -430,7 +391,7 @@ func (c Config) resolve() (*Setup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	m = c.quantize(m)
+	m = cost.Quantize(m, c.Quantization, c.KVCacheDType)
 	g, ok := cost.LookupGPU(c.GPU)
 	if !ok {
 		return nil, fmt.Errorf("gpu: unknown preset %q; valid: %s", c.GPU, strings.Join(cost.GPUNames(), ", "))

@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"math"
-
 	"github.com/itlsim/itlsim/sim/cost"
 	"github.com/itlsim/itlsim/sim/memory"
 	"github.com/itlsim/itlsim/workloads"
@@ -54,73 +52,31 @@ func setupPools(s *Setup) []Pool {
 	return s.Pools
 }
 
-// closedLoopRequests estimates the requests of a closed loop that only its
-// duration bounds: its users, each in a cycle of think time and request
-// time, over the duration, as Little's law counts them. A request's time is
-// its mean output length in decode steps of the batch the users make on a
-// replica (at most max_num_seqs, at the mean context), priced by the
-// replica's cost model; speculative decoding divides the steps by its draft
-// length plus one. Prefill, queueing and preemption are left out, so the
-// estimate is high rather than low: for 1000 users thinking 1 s over
-// 1000 s on the default scenario it is 5.05e4 requests, where the run
-// sends 23064 (itlsim run with that workload, and --max-memory 1MiB to
-// see the estimate). The replicas finish at most max_num_seqs requests per
-// request time each, which bounds a loop of more users than they hold.
+// closedLoopRequests is memory.ClosedLoopRequests for s's workload and
+// pools, each step priced by its replica's cost model.
 func closedLoopRequests(s *Setup) float64 {
 	w := s.Config.Workload
-	users := float64(max(w.Users, 1))
-	in, out := meanLength(w.InputLen, s.Classes, true), meanLength(w.OutputLen, s.Classes, false)
+	in, out := workloads.MeanLength(w.InputLen, s.Classes, true), workloads.MeanLength(w.OutputLen, s.Classes, false)
 	replicas := 0
+	var pools []memory.LoopPool
 	for _, p := range setupPools(s) {
 		replicas += max(p.Replicas, 1)
-	}
-	rate := 0.0            // the requests/s the replicas can finish at most
-	fastest := math.Inf(1) // the shortest request time, seconds
-	perReplica := math.Ceil(users / float64(replicas))
-	for _, p := range setupPools(s) {
 		ps := p.Setup
 		if ps == nil || ps.Cost == nil {
 			continue
 		}
-		seqs := max(ps.Config.Scheduler.MaxNumSeqs, 1) * max(ps.DP, 1)
-		b := int(min(perReplica, float64(seqs)))
-		var batch cost.Batch
-		for range b {
-			batch.AddDecode(int(in + out/2))
-		}
-		steps := max(out-1, 1)
+		lp := memory.LoopPool{Replicas: p.Replicas, Seqs: max(ps.Config.Scheduler.MaxNumSeqs, 1) * max(ps.DP, 1)}
 		if ps.Spec != nil {
-			steps /= float64(ps.Spec.Config().K + 1)
+			lp.SpecK = ps.Spec.Config().K
 		}
-		t := steps * float64(max(ps.Cost.StepNS(&batch), 1)) / 1e9
-		fastest = min(fastest, t)
-		rate += float64(max(p.Replicas, 1)) * float64(b) / t
-	}
-	if math.IsInf(fastest, 1) {
-		return users
-	}
-	rate = min(rate, users/(max(w.ThinkS, 0)+fastest))
-	return users + rate*w.DurationS
-}
-
-// meanLength is d's mean, or, without d, the shortest mean of the classes'
-// lengths (input when in, else output): 1 when none is known.
-func meanLength(d workloads.Dist, classes []workloads.Class, in bool) float64 {
-	m := math.Inf(1)
-	if !d.IsZero() {
-		m = d.Mean()
-	}
-	for _, c := range classes {
-		cd := c.OutputLen
-		if in {
-			cd = c.InputLen
+		lp.StepNS = func(b int) int64 {
+			var batch cost.Batch
+			for range b {
+				batch.AddDecode(int(in + out/2))
+			}
+			return ps.Cost.StepNS(&batch)
 		}
-		if !cd.IsZero() && cd.Mean() < m {
-			m = cd.Mean()
-		}
+		pools = append(pools, lp)
 	}
-	if !(m >= 1) || math.IsInf(m, 1) {
-		return 1
-	}
-	return m
+	return memory.ClosedLoopRequests(float64(max(w.Users, 1)), w.ThinkS, w.DurationS, out, replicas, pools)
 }

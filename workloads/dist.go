@@ -437,3 +437,25 @@ func MustParseDist(spec string) Dist {
 	}
 	return d
 }
+
+// MeanLength is d's mean, or, without d, the shortest mean of the classes'
+// lengths (input when in, else output): 1 when none is known.
+func MeanLength(d Dist, classes []Class, in bool) float64 {
+	m := math.Inf(1)
+	if !d.IsZero() {
+		m = d.Mean()
+	}
+	for _, c := range classes {
+		cd := c.OutputLen
+		if in {
+			cd = c.InputLen
+		}
+		if !cd.IsZero() && cd.Mean() < m {
+			m = cd.Mean()
+		}
+	}
+	if !(m >= 1) || math.IsInf(m, 1) {
+		return 1
+	}
+	return m
+}

@@ -146,14 +146,9 @@ func (o *calibrateOptions) measured(cmd *cobra.Command, base sim.Config, args []
 		return nil, calibrate.TuneOptions{}, nil, err
 	}
 	// --fit +FIELD,… fits those beside the default set.
-	params, extra := o.fit, []string(nil)
-	for i, f := range o.fit {
-		if strings.HasPrefix(f, "+") != strings.HasPrefix(o.fit[0], "+") {
-			return nil, calibrate.TuneOptions{}, nil, fmt.Errorf("--fit: give either fields (%s) or +fields added to the default set, not both (%q)", o.fit[0], o.fit[i])
-		}
-		if strings.HasPrefix(f, "+") {
-			params, extra = nil, append(extra, strings.TrimPrefix(f, "+"))
-		}
+	params, extra, err := calibrate.SplitFit(o.fit)
+	if err != nil {
+		return nil, calibrate.TuneOptions{}, nil, err
 	}
 	line := progressLine(cmd, "calibrate", o.quiet)
 	return recs, calibrate.TuneOptions{Params: params, Extra: extra, Evals: o.evals, Progress: progress.Counter(line, "simulations"),
@@ -161,34 +156,22 @@ func (o *calibrateOptions) measured(cmd *cobra.Command, base sim.Config, args []
 		Validate: calibrate.Options{Seeds: o.seeds, WarmCache: o.warmCache}}, line, nil
 }
 
-// heldFrontEnd are the front-end fields the user set, which a default fit
-// leaves as given: by a flag (even to its default value), by --set, or by
-// the scenario or a profile (a value away from the built-in default).
+// heldFrontEnd are the front-end fields the user set, by a flag or --set,
+// or by the scenario or a profile (calibrate.HeldFrontEnd).
 func (o *calibrateOptions) heldFrontEnd(cmd *cobra.Command, base sim.Config) []string {
-	var held []string
-	def := sim.DefaultServer()
-	for _, p := range calibrate.FrontEndParams {
-		given := false
+	return calibrate.HeldFrontEnd(base, func(p string) bool {
 		for _, s := range shorthands {
-			given = given || (s.path == p && cmd.Flags().Changed(s.flag))
+			if s.Path == p && cmd.Flags().Changed(s.Flag) {
+				return true
+			}
 		}
 		for _, kv := range o.run.sets {
-			given = given || strings.HasPrefix(kv, p+"=")
+			if strings.HasPrefix(kv, p+"=") {
+				return true
+			}
 		}
-		if !given {
-			// A --frontend profile's values are cited defaults the fit
-			// starts from, not a choice: compare the fields as written.
-			raw := base.Server
-			raw.Frontend = ""
-			r, _ := calibrate.FieldValue(sim.Config{Server: raw}, p)
-			d, _ := calibrate.FieldValue(sim.Config{Server: def}, p)
-			given = r != d
-		}
-		if given {
-			held = append(held, p)
-		}
-	}
-	return held
+		return false
+	})
 }
 
 // leaveOneOut prints, for each measured run, the errors of a fit made on

@@ -395,3 +395,42 @@ func scale2(a, b []float64, k float64) {
 		a[i] += k * b[i]
 	}
 }
+
+// SplitFit reads --fit's fields: either the fields to fit instead of the
+// default set, or +FIELD entries added to it (extra), not both.
+func SplitFit(fit []string) (params, extra []string, err error) {
+	params = fit
+	for i, f := range fit {
+		if strings.HasPrefix(f, "+") != strings.HasPrefix(fit[0], "+") {
+			return nil, nil, fmt.Errorf("--fit: give either fields (%s) or +fields added to the default set, not both (%q)", fit[0], fit[i])
+		}
+		if strings.HasPrefix(f, "+") {
+			params, extra = nil, append(extra, strings.TrimPrefix(f, "+"))
+		}
+	}
+	return params, extra, nil
+}
+
+// HeldFrontEnd are the front-end fields a default fit leaves as given:
+// those the user set (given reports a flag, even at its default value, or
+// --set), and those the scenario or a profile moved from the built-in
+// default. A --frontend profile's values are cited defaults the fit starts
+// from, not a choice: the fields are compared as written.
+func HeldFrontEnd(base sim.Config, given func(path string) bool) []string {
+	var held []string
+	def := sim.DefaultServer()
+	for _, p := range FrontEndParams {
+		g := given(p)
+		if !g {
+			raw := base.Server
+			raw.Frontend = ""
+			r, _ := FieldValue(sim.Config{Server: raw}, p)
+			d, _ := FieldValue(sim.Config{Server: def}, p)
+			g = r != d
+		}
+		if g {
+			held = append(held, p)
+		}
+	}
+	return held
+}

@@ -27,6 +27,11 @@ const ForceEnv = "ITLSIM_FORCE_PROGRESS"
 // Every is the default shortest time between two redraws: five a second.
 const Every = 200 * time.Millisecond
 
+// EveryEnv is the environment variable that, set to a Go duration (e.g.
+// 10ms), replaces Every as the default: for tests, whose runs on a fast
+// machine end before a second redraw at five a second.
+const EveryEnv = "ITLSIM_PROGRESS_EVERY"
+
 // Status is what a line shows.
 type Status struct {
 	// Done and Total count Unit; Total <= 0 when it is not known.
@@ -87,6 +92,9 @@ func New(w io.Writer, what string, o Options) *Line {
 	}
 	if o.Every <= 0 {
 		o.Every = Every
+		if d, err := time.ParseDuration(os.Getenv(EveryEnv)); err == nil && d > 0 {
+			o.Every = d
+		}
 	}
 	if o.Now == nil {
 		o.Now = time.Now
