@@ -12,7 +12,8 @@ import (
 // that is no result says what it is; analyze takes a byte-order mark as
 // the trace readers do; a bad row exits 1 in generate as in run; gate
 // without bootstrap has one change column; an unknown gate metric names
-// --metric; compared runs that come out identical say so.
+// --metric; compared runs that come out identical say so; capacity and
+// sweep refuse an unknown preset before they probe.
 func TestMinorMessages(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string) string {
@@ -40,6 +41,10 @@ func TestMinorMessages(t *testing.T) {
 		{[]string{"workload", "generate", badRow, "-o", filepath.Join(dir, "o.jsonl")}, 1, "bad.csv:2: input_tokens"},
 		{[]string{"run", "--workload", badRow}, 1, "bad.csv:2: input_tokens"},
 		{[]string{"gate", "--baseline", small, "--candidate", small, "--metric", "ttft_p42x"}, 2, `--metric: unknown metric "ttft_p42x"`},
+		// An unknown preset is refused before the first probe: the error
+		// names the field, not a probe's rate and seed.
+		{[]string{"capacity", "--gpu", "no-such-gpu"}, 1, "itlsim: gpu: unknown preset"},
+		{[]string{"sweep", "--rate", "1,2", "--vary", "gpu=h100-sxm-80gb,no-such-gpu"}, 1, "itlsim: no-such-gpu: gpu: unknown preset"},
 	} {
 		r := execCLI(t, c.args...)
 		if r.code != c.code || !strings.Contains(r.stderr, c.want) {

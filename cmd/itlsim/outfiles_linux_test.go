@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestOutputFIFO: a named pipe is written in place, never replaced by a
@@ -49,5 +50,36 @@ func TestOutputFIFO(t *testing.T) {
 				t.Errorf("folder holds %v", got)
 			}
 		})
+	}
+}
+
+// TestMergeRefusesAFIFOPointFile: a named pipe named like a point file is
+// a clear error naming it, never a merge blocked forever on its open.
+func TestMergeRefusesAFIFOPointFile(t *testing.T) {
+	dir := t.TempDir()
+	mustRunCLI(t, "sweep", "--rate", "1", "--requests", "20", "--out", dir)
+	points, err := filepath.Glob(filepath.Join(dir, "sweep-*.json"))
+	if err != nil || len(points) != 1 {
+		t.Fatalf("point files %v, %v: want one", points, err)
+	}
+	if err := os.Remove(points[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(points[0], 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan cliOutcome, 1)
+	go func() { done <- execCLI(t, "merge", dir) }()
+	select {
+	case r := <-done:
+		if r.code != 1 || !bytes.Contains([]byte(r.stderr), []byte(filepath.Base(points[0]))) || !bytes.Contains([]byte(r.stderr), []byte("named pipe")) {
+			t.Errorf("merge over a FIFO point file: exit %d, stderr %q; want 1, the file and \"named pipe\"", r.code, r.stderr)
+		}
+	case <-time.After(30 * time.Second):
+		// Unblock the merge (a writer opening the FIFO) so the test ends.
+		if w, err := os.OpenFile(points[0], os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+		t.Fatal("merge blocked on a FIFO named like a point file")
 	}
 }

@@ -139,6 +139,14 @@ func (o *studyFlags) variants(cmd *cobra.Command, args []string) ([]scenario.Var
 			return nil, errors.New("seed is compared: a study runs every point with --seeds K seeds from the scenario's seed; set one seed (--seed N) and K")
 		}
 	}
+	for _, v := range vs { // an unknown preset or a bad field is refused before the first probe
+		if _, err := v.Config.Resolve(); err != nil {
+			if len(vs) > 1 {
+				return nil, fmt.Errorf("%s: %w", v.Name, err)
+			}
+			return nil, err
+		}
+	}
 	return vs, nil
 }
 
