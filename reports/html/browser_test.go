@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,8 @@ type selftest struct {
 	Finding     string   `json:"finding"`
 	Verdict     string   `json:"verdict"`
 	VerdictRows int      `json:"verdict_rows"`
+	CutTables   []string `json:"cut_tables"`
+	PageWider   bool     `json:"page_wider"`
 }
 
 // missing skips the test on a developer machine, saying how to get what
@@ -86,7 +89,7 @@ func dumpDOM(t *testing.T, chromium, page string) []byte {
 	profile := t.TempDir()
 	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--disable-dev-shm-usage", "--user-data-dir="+profile, "--virtual-time-budget=5000",
+		"--disable-dev-shm-usage", "--user-data-dir="+profile, "--virtual-time-budget=5000", "--window-size=800,700",
 		"--dump-dom", "file://"+page)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -168,6 +171,12 @@ var captionStyle = regexp.MustCompile(`\b(p\d+) (solid|dashed|dotted)\b|\b(solid
 // overlap, and every percentile line has the style its caption names.
 func checkLayout(t *testing.T, page string, st *selftest) {
 	t.Helper()
+	for _, id := range st.CutTables {
+		t.Errorf("%s: table %s is wider than the window and does not scroll in its own box", page, id)
+	}
+	if st.PageWider {
+		t.Errorf("%s: the page is wider than the window (something is cut off or scrolls the whole page)", page)
+	}
 	for _, c := range st.Charts {
 		names := map[string]bool{}
 		for _, s := range c.Styles {
@@ -293,5 +302,43 @@ func TestBrowserDrawsStudyPages(t *testing.T) {
 			}
 		}
 		checkLayout(t, name, &st)
+	}
+}
+
+// TestBrowserCatchesACutTable: the self-test's table check can fail. A
+// table wider than the window inside the page's scroll box passes; the
+// same table outside it is reported, as is the page it widens.
+func TestBrowserCatchesACutTable(t *testing.T) {
+	chromium, js := chromiumPath(t), echartsBuild(t)
+	wide := `<table id="wide"><tr><td style="white-space:nowrap">` + strings.Repeat("a wide cell ", 200) + `</td></tr></table>`
+	for _, c := range []struct {
+		name, table string
+		cut         bool
+	}{
+		{"in its scroll box", `<div class="scroll">` + wide + `</div>`, false},
+		{"bare", wide, true},
+	} {
+		page := render(t, simulated(t), reporthtml.Options{ECharts: js, SelfTest: true})
+		page = bytes.Replace(page, []byte(`<pre id="itlsim-selftest">`), []byte(c.table+`<pre id="itlsim-selftest">`), 1)
+		path := filepath.Join(t.TempDir(), "report.html")
+		if err := os.WriteFile(path, page, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var result string
+		walk(parse(t, dumpDOM(t, chromium, path)), func(n *htmlNode) {
+			if attr(n, "id") == "itlsim-selftest" {
+				result = text(n)
+			}
+		})
+		var st selftest
+		if err := json.Unmarshal([]byte(result), &st); err != nil {
+			t.Fatalf("%s: self-test output %q: %v", c.name, result, err)
+		}
+		if got := slices.Contains(st.CutTables, "wide") && st.PageWider; got != c.cut {
+			t.Errorf("%s: cut tables %v, page wider %v; want the wide table reported: %v", c.name, st.CutTables, st.PageWider, c.cut)
+		}
+		if !c.cut && (len(st.CutTables) > 0 || st.PageWider) {
+			t.Errorf("%s: cut tables %v, page wider %v; want none", c.name, st.CutTables, st.PageWider)
+		}
 	}
 }

@@ -407,6 +407,20 @@ window.addEventListener("load", function () {
     var verdict = document.getElementById("verdict");
     out.verdict = verdict ? verdict.querySelector("p").innerText : "";
     out.verdict_rows = verdict ? verdict.querySelectorAll("tbody tr").length : 0;
+    // Tables wider than the window must scroll in their own box, never
+    // widen the page or be cut off at its edge.
+    out.cut_tables = [];
+    var vw = document.documentElement.clientWidth, tables = document.querySelectorAll("table");
+    for (var t = 0; t < tables.length; t++) {
+      if (tables[t].getBoundingClientRect().width <= vw) { continue; }
+      var box = tables[t].parentElement, scrolls = false;
+      for (; box && box !== document.body; box = box.parentElement) {
+        var ox = getComputedStyle(box).overflowX;
+        if ((ox === "auto" || ox === "scroll") && box.getBoundingClientRect().width <= vw) { scrolls = true; break; }
+      }
+      if (!scrolls) { out.cut_tables.push(tables[t].id || "table " + t); }
+    }
+    out.page_wider = document.documentElement.scrollWidth > vw + 1;
     var els = document.querySelectorAll("div.chart");
     for (var i = 0; i < els.length; i++) {
       var inst = ok ? echarts.getInstanceByDom(els[i]) : null;
