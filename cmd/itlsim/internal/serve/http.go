@@ -401,8 +401,14 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, rep
 		return
 	}
 	if r.ContentLength > s.maxBody() {
-		// Refused from the headers: none of the body is read, and the
-		// connection closes after the answer.
+		// Refused from the headers, and the connection closes after the
+		// answer. A body a little over the limit is read and dropped
+		// first (bounded in bytes and time), so the client reads the 413
+		// instead of a reset while it is still sending; a larger one is
+		// not read at all.
+		if r.ContentLength <= s.maxBody()+maxDrain {
+			drainBody(rc, r)
+		}
 		refuseBody(w, rc)
 		apiError(w, http.StatusRequestEntityTooLarge, "BadRequestError", fmt.Sprintf("request body: more than %d bytes (Content-Length %d)", s.maxBody(), r.ContentLength))
 		return
@@ -421,6 +427,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, rep
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooBig):
+			drainBody(rc, r)
 			apiError(w, http.StatusRequestEntityTooLarge, "BadRequestError", fmt.Sprintf("request body: more than %d bytes", tooBig.Limit))
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			apiError(w, http.StatusRequestTimeout, "BadRequestError", fmt.Sprintf("request body: not received within %v", s.lim.BodyTimeout))
@@ -470,6 +477,19 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, rep
 // refuseBody answers without reading the request body: the connection
 // closes after the answer, and net/http's read of what is left (to keep
 // the connection) fails at once instead of waiting for a slow client.
+// maxDrain and drainTime bound what drainBody reads of a refused body.
+const (
+	maxDrain  = 1 << 20
+	drainTime = time.Second
+)
+
+// drainBody reads and drops up to maxDrain more bytes of a refused body,
+// for at most drainTime, so a client still sending it reads the answer.
+func drainBody(rc *http.ResponseController, r *http.Request) {
+	_ = rc.SetReadDeadline(time.Now().Add(drainTime))
+	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, maxDrain))
+}
+
 func refuseBody(w http.ResponseWriter, rc *http.ResponseController) {
 	_ = rc.SetReadDeadline(time.Now())
 	w.Header().Set("Connection", "close")
