@@ -118,7 +118,7 @@ func newKVLink(lc LinkConfig, n int) *kvLink {
 // replica is done with it, and the engine routes and sends it.
 func (r *Replica) handOff(q *request) {
 	h := handoff{seq: q.seq, arrival: q.arrival, seed: q.seed, class: q.class, preemptions: q.preemptions,
-		bytes: int64(q.seq.Prompt) * r.setup.Model.KVBytesPerToken(), stepAt: r.stepAt}
+		bytes: int64(q.seq.Prompt) * r.setup.Model.KVBytesPerToken(), stepAt: r.step.at}
 	h.seq.Output, h.seq.State, h.seq.KV, h.seq.Reserved, h.seq.Sched, h.seq.Spec = q.output, scheduler.Waiting, kvcache.Alloc{}, 0, 0, 0
 	r.out.handoffs = append(r.out.handoffs, h)
 }
@@ -126,8 +126,8 @@ func (r *Replica) handOff(q *request) {
 // send puts the KV cache of a request prefill replica r handed off (h) on
 // the link to the decode replica the decode router picks.
 func (e *Engine) send(r *Replica, h *handoff) {
-	e.groupOf(int(r.index)).inflight[r.index]--
-	t := e.link.put(r.index)
+	e.groupOf(int(r.id.index)).inflight[r.id.index]--
+	t := e.link.put(r.id.index)
 	t.handoff = *h
 	t.to, _ = e.groups[1].route(e.reps, t.seq.ID, t.seq.Prompt, &t.seq.Content)
 	e.link.send(t, e.now, r.setup.Model.Layers)

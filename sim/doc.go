@@ -1,5 +1,5 @@
 // Package sim is itlsim's engine: a discrete-event simulation of one LLM
-// inference replica (and, later, several on one clock) that turns a workload
+// inference replica, or a cluster of them on one clock, that turns a workload
 // into per-stream token timelines and reduces them, as they happen, to the
 // statistics the reports print.
 //
@@ -9,11 +9,15 @@
 // returns a [Result]. Between steps a test can look at [Engine.Now] and
 // each replica's scheduler, cache and streams.
 //
-// The engine (engine.go) keeps only the clock, the event queue, the
-// workload source and the replicas. A [Replica] (replica.go) is one model
-// instance as a value: its scheduler, KV cache, cost model, noise and
-// hiccup streams, failover watchdog (watchdog.go) and step scratch; it
-// prices and ends its own steps when the engine hands it a step boundary.
+// The engine (engine.go) keeps the clock, the event queue, the arrivals,
+// the routers (route.go), the KV link (disagg.go) and the replicas. A
+// [Replica] (replica.go) is one model instance as a value: its scheduler,
+// KV cache, cost model, step-time variation (jitter: noise and hiccups),
+// failover watchdog (watchdog.go) and the step it runs (step: the plan,
+// the batches it was priced as, its time split by cause); it prices and
+// ends its own steps when the engine hands it a step boundary, and each
+// call returns an outcome (ends, hand-offs, a step to start) that the
+// engine applies to the cluster.
 // Each replica has a recorder (recorder.go, and client.go for the client's
 // view through a delivery path) that turns its chunks, ends and rejections
 // into a [Result]; the engine merges them for the run. Every event names

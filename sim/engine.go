@@ -16,34 +16,42 @@ import (
 // the replicas it feeds. Build it with New, then call Run, or Step
 // repeatedly to inspect the state between events.
 type Engine struct {
-	setup *Setup
-	now   Time
-	queue eventQueue
-	seq   uint64
+	setup  *Setup
+	now    Time
+	queue  eventQueue
+	arr    arrivals
+	reps   []*Replica // every replica on this clock; events name theirs by index
+	rec    *recording // what the replicas' recorders share
+	res    *Result    // the cluster's results, merged when the run ends (one replica: its own)
+	done   bool
+	err    error        // the run stopped at the Horizon (overrun)
+	workAt Time         // the last event that was not a snapshot: the run's end
+	asks   liveAsks     // what a live driver asked of the run (live.go)
+	groups []routeGroup // one router over every replica, or with P/D pools the prefill's and the decode's (route.go)
+	link   *kvLink      // between prefill and decode pools; nil otherwise (disagg.go)
 
-	src     workloads.Source
-	pending workloads.Request
-	reps    []*Replica // every replica on this clock; events name theirs by index
-	rec     *recording // what the replicas' recorders share
-	res     *Result    // the cluster's results, merged when the run ends (one replica: its own)
-	done    bool
-	err     error       // the run stopped at the Horizon (overrun)
-	workAt  Time        // the last event that was not a snapshot: the run's end
-	aborts  []abortAsk  // requests to abort at a replica's next step start (live.go)
-	pins    map[int]int // request id → the replica it goes to, bypassing the router (live.go)
+	shared   *clusterHists // the histograms a cluster's replicas record into (ITL by position, over time); nil for one replica
+	finished bool          // Run reduced ended streams on the finisher
+	spares   *Spares       // where histograms come from and go back to (NewReusing, Release); nil allocates
+	classes  classes
+}
 
-	groups   []routeGroup    // one router over every replica, or with P/D pools the prefill's and the decode's (route.go)
-	link     *kvLink         // between prefill and decode pools; nil otherwise (disagg.go)
-	content  kvcache.Content // the arriving request's content, named before it is routed
-	shared   *clusterHists   // the histograms a cluster's replicas record into (ITL by position, over time); nil for one replica
-	finished bool            // Run reduced ended streams on the finisher
-	spares   *Spares         // where histograms come from and go back to (NewReusing, Release); nil allocates
+// arrivals is where the engine's requests come from: the workload source
+// and the request it read next.
+type arrivals struct {
+	src      workloads.Source
+	reactive workloads.Reactive // src, when its arrivals follow ends
+	next     workloads.Request  // the request read and not yet arrived
+	pending  bool               // an arrival event is scheduled
+	at       Time               // the earliest arrival event scheduled (reactive sources)
+	content  kvcache.Content    // the arriving request's content, named before it is routed
+}
 
-	classIndex     map[string]int16
-	classNames     []string
-	reactive       workloads.Reactive // the source, when its arrivals follow ends
-	arrivalPending bool
-	arrivalAt      Time // the earliest arrival event scheduled (reactive sources)
+// classes are the request classes of a run's results, indexed in the
+// order they appear (configured classes first).
+type classes struct {
+	index map[string]int16
+	names []string
 }
 
 // New builds an engine for cfg. It resolves the configuration (see
@@ -99,7 +107,7 @@ func newFromSetup(s *Setup, src workloads.Source, sp *Spares) (*Engine, error) {
 		}
 	}
 	src = frontend.New(src, c.Server, stages)
-	e := &Engine{setup: s, src: src, classIndex: map[string]int16{}, spares: sp}
+	e := &Engine{setup: s, arr: arrivals{src: src}, classes: classes{index: map[string]int16{}}, spares: sp}
 	e.rec = &recording{stall: FromMS(c.Metrics.StallThresholdMS), worstK: c.Metrics.WorstStreams, reference: c.Reference}
 	if stages > 1 {
 		delivery := false
@@ -122,14 +130,14 @@ func newFromSetup(s *Setup, src workloads.Source, sp *Spares) (*Engine, error) {
 			}
 			if d := p.Setup.Delivery; d != nil {
 				if f := d.Config().Failover; f.WatchdogMS > 0 && !f.KeepPrimary {
-					r.watchNS = FromMS(f.WatchdogMS)
+					r.watch.ns = FromMS(f.WatchdogMS)
 				}
 			}
 			if p.Role != "" {
 				if d := p.Setup.Delivery; d != nil && d.Config().Failover.WatchdogMS > 0 && !d.Config().Failover.KeepPrimary {
 					return nil, fmt.Errorf("cluster.pools[%s].role: the failover watchdog (delivery.failover.watchdog_ms) aborting primaries is not modelled with prefill and decode pools (set delivery.failover.keep_primary)", p.Name)
 				}
-				r.role, r.handsOff = p.Role, p.Role == RolePrefill
+				r.id.role, r.id.handsOff = p.Role, p.Role == RolePrefill
 			}
 			if c.Reference {
 				r.sched.SetReference(true)
@@ -148,14 +156,13 @@ func newFromSetup(s *Setup, src workloads.Source, sp *Spares) (*Engine, error) {
 	for _, cl := range s.Classes { // configured classes first, in order
 		e.classOf(cl.Name)
 	}
-	e.reactive, _ = e.src.(workloads.Reactive)
+	e.arr.reactive, _ = e.arr.src.(workloads.Reactive)
 	e.scheduleArrival()
 	return e, nil
 }
 
 func (e *Engine) push(at Time, class eventClass, replica int32) {
-	e.seq++
-	e.queue.push(event{at: at, class: class, replica: replica, seq: e.seq})
+	e.queue.push(at, class, replica)
 }
 
 // Now is the simulated time of the last processed event.
@@ -227,7 +234,7 @@ func (e *Engine) Step() bool {
 		e.arrive()
 	case evStepStart:
 		r := e.reps[ev.replica]
-		if len(e.aborts) > 0 {
+		if len(e.asks.aborts) > 0 {
 			e.applyAborts(r)
 		}
 		o := r.startStep(e.now)
@@ -244,7 +251,7 @@ func (e *Engine) Step() bool {
 		e.apply(r, r.endStep(e.now))
 		e.push(e.now, evStepStart, ev.replica)
 	case evSnapshot:
-		if g := &e.groups[0]; g.snapshot(e.reps, e.arrivalPending) {
+		if g := &e.groups[0]; g.snapshot(e.reps, e.arr.pending) {
 			e.push(e.now.Add(g.staleness), evSnapshot, -1)
 		}
 	case evTransferEnd:
@@ -261,12 +268,12 @@ func (e *Engine) classOf(name string) int16 {
 	if name == "" {
 		return -1
 	}
-	if i, ok := e.classIndex[name]; ok {
+	if i, ok := e.classes.index[name]; ok {
 		return i
 	}
-	i := int16(len(e.classNames))
-	e.classIndex[name] = i
-	e.classNames = append(e.classNames, name)
+	i := int16(len(e.classes.names))
+	e.classes.index[name] = i
+	e.classes.names = append(e.classes.names, name)
 	for _, r := range e.reps {
 		r.rec.addClass(name)
 	}
@@ -284,7 +291,7 @@ func (e *Engine) Err() error {
 	if e.err != nil {
 		return e.err
 	}
-	return workloads.Err(e.src)
+	return workloads.Err(e.arr.src)
 }
 
 // overrun stops the run at a step that would end past the Horizon.
@@ -354,7 +361,7 @@ func (e *Engine) finishRun() {
 	for i, r := range e.reps {
 		r.finish(e.workAt)
 		if i == 0 {
-			r.rec.res.SkippedRows = workloads.SkippedRows(e.src)
+			r.rec.res.SkippedRows = workloads.SkippedRows(e.arr.src)
 		}
 		if r.rec.client != nil {
 			r.rec.finishClient()
@@ -375,26 +382,26 @@ func (e *Engine) Check() error {
 }
 
 func (e *Engine) arrive() {
-	if e.reactive != nil {
-		if e.now >= e.arrivalAt {
-			e.arrivalPending = false
+	if e.arr.reactive != nil {
+		if e.now >= e.arr.at {
+			e.arr.pending = false
 		}
-		if at, ok := e.reactive.NextAt(); !ok || Time(at) > e.now || !e.reactive.Next(&e.pending) {
+		if at, ok := e.arr.reactive.NextAt(); !ok || Time(at) > e.now || !e.arr.reactive.Next(&e.arr.next) {
 			e.scheduleArrival() // a stale event: nothing is due yet
 			return
 		}
 	} else {
-		e.arrivalPending = false
+		e.arr.pending = false
 	}
-	p := &e.pending
+	p := &e.arr.next
 	var r *Replica
-	e.content = kvcache.Content{Units: p.PrefixBlocks, UnitTokens: p.PrefixBlockTokens, Prompt: p.InputTokens,
+	e.arr.content = kvcache.Content{Units: p.PrefixBlocks, UnitTokens: p.PrefixBlockTokens, Prompt: p.InputTokens,
 		SharedKey: p.SharedKey, SharedTokens: p.SharedTokens, Key: p.Key(), OutKey: p.OutputKey,
 		Own: p.ContentKey == 0 && p.OutputKey == 0} // the seed key: unique per request ID, and IDs per run
 	if i, ok := e.pinned(p.ID); ok {
 		r = e.reps[i]
 	} else {
-		i, arm := e.groups[0].route(e.reps, p.ID, p.InputTokens, &e.content)
+		i, arm := e.groups[0].route(e.reps, p.ID, p.InputTokens, &e.arr.content)
 		if arm {
 			e.push(e.now.Add(e.groups[0].staleness), evSnapshot, -1)
 		}
@@ -405,10 +412,10 @@ func (e *Engine) arrive() {
 	q.seed = p.Seed
 	q.seq.ID, q.seq.Arrival, q.seq.Priority = p.ID, p.Arrival, p.Priority
 	q.seq.Prompt, q.seq.Output = p.InputTokens, p.OutputTokens
-	q.seq.Content = e.content
+	q.seq.Content = e.arr.content
 	q.class = e.classOf(p.Class)
 	q.output = p.OutputTokens
-	if r.handsOff { // a prefill replica computes the prompt and samples one token
+	if r.id.handsOff { // a prefill replica computes the prompt and samples one token
 		q.seq.Output = 1
 	}
 	e.apply(r, r.admit(e.now, q))
@@ -421,14 +428,14 @@ func (e *Engine) arrive() {
 // start a step gets its step-start event.
 func (e *Engine) apply(r *Replica, o *outcome) {
 	for _, id := range o.ended {
-		e.groupOf(int(r.index)).inflight[r.index]--
+		e.groupOf(int(r.id.index)).inflight[r.id.index]--
 		e.ended(id)
 	}
 	for i := range o.handoffs {
 		e.send(r, &o.handoffs[i])
 	}
 	if o.start {
-		e.push(e.now, evStepStart, r.index)
+		e.push(e.now, evStepStart, r.id.index)
 	}
 }
 
@@ -436,30 +443,30 @@ func (e *Engine) apply(r *Replica, o *outcome) {
 // its arrival. A reactive source (closed loop) decides its next arrival
 // only when requests end, so the engine asks it again after each end.
 func (e *Engine) scheduleArrival() {
-	if e.reactive == nil && e.arrivalPending {
+	if e.arr.reactive == nil && e.arr.pending {
 		return
 	}
-	if e.reactive != nil {
-		at, ok := e.reactive.NextAt()
-		if !ok || (e.arrivalPending && Time(at) >= e.arrivalAt) {
+	if e.arr.reactive != nil {
+		at, ok := e.arr.reactive.NextAt()
+		if !ok || (e.arr.pending && Time(at) >= e.arr.at) {
 			return
 		}
 		// An end may make a request due before the one scheduled: schedule
 		// it too; the later event finds nothing due and does nothing.
-		e.arrivalPending, e.arrivalAt = true, max(Time(at), e.now)
-		e.push(e.arrivalAt, evArrival, -1)
+		e.arr.pending, e.arr.at = true, max(Time(at), e.now)
+		e.push(e.arr.at, evArrival, -1)
 		return
 	}
-	if e.src.Next(&e.pending) {
-		e.arrivalPending = true
-		e.push(Time(max(e.pending.Arrival, e.pending.Ready)), evArrival, -1)
+	if e.arr.src.Next(&e.arr.next) {
+		e.arr.pending = true
+		e.push(Time(max(e.arr.next.Arrival, e.arr.next.Ready)), evArrival, -1)
 	}
 }
 
 // ended tells a reactive source that a request ended now.
 func (e *Engine) ended(id int) {
-	if e.reactive != nil {
-		e.reactive.Done(id, int64(e.now))
+	if e.arr.reactive != nil {
+		e.arr.reactive.Done(id, int64(e.now))
 		e.scheduleArrival()
 	}
 }

@@ -35,7 +35,22 @@ func (a *event) before(b *event) bool {
 // eventQueue holds the engine's events by (time, class, sequence). It
 // holds a handful (the next arrival, one step per replica), so pushes and
 // pops are cheap and allocate nothing once it has grown.
-type eventQueue = minHeap[event, *event]
+type eventQueue struct {
+	heap minHeap[event, *event]
+	seq  uint64 // the last event's sequence number
+}
+
+// push schedules an event of the class at at, for replica (-1 for none),
+// after every event already queued for the same time and class.
+func (q *eventQueue) push(at Time, class eventClass, replica int32) {
+	q.seq++
+	q.heap.push(event{at: at, class: class, replica: replica, seq: q.seq})
+}
+
+func (q *eventQueue) pop() event { return q.heap.pop() }
+
+// Len is the number of events queued.
+func (q *eventQueue) Len() int { return q.heap.Len() }
 
 // minHeap is a binary min-heap of T ordered by P's before. It is the
 // engine's one heap: the event queue and the failover watchdog's deadlines.

@@ -73,7 +73,7 @@ func (e *Engine) SetObserver(o Observer) {
 
 // reportStep tells the step observer about the step that ends at now.
 func (r *Replica) reportStep(o StepObserver, plan *scheduler.Plan, now Time) {
-	st := StepReport{Start: r.stepAt, End: now, Preempted: len(plan.Preempted), Prefills: r.rec.stepScratch[:0]}
+	st := StepReport{Start: r.step.at, End: now, Preempted: len(plan.Preempted), Prefills: r.rec.stepScratch[:0]}
 	for i := range plan.Entries {
 		en := &plan.Entries[i]
 		switch {
@@ -83,14 +83,14 @@ func (r *Replica) reportStep(o StepObserver, plan *scheduler.Plan, now Time) {
 				st.Tokens++ // the chunk that completes the context samples a token
 			}
 			st.Prefills = append(st.Prefills, PrefillChunk{ID: en.Seq.ID, Start: en.Start})
-		case i < len(r.accepted) && (r.extraNS > 0 || r.setup.Spec != nil):
-			st.Tokens += 1 + max(0, min(r.accepted[i], en.Seq.Output-en.Seq.Generated-1))
+		case i < len(r.step.accepted) && (r.step.extraNS > 0 || r.setup.Spec != nil):
+			st.Tokens += 1 + max(0, min(r.step.accepted[i], en.Seq.Output-en.Seq.Generated-1))
 		default:
 			st.Tokens++
 		}
 	}
 	r.rec.stepScratch = st.Prefills
-	o.Step(int(r.index), &st)
+	o.Step(int(r.id.index), &st)
 }
 
 // NextEventAt is the time of the next pending event, if one is pending. A
@@ -101,7 +101,7 @@ func (e *Engine) NextEventAt() (Time, bool) {
 	if e.queue.Len() == 0 {
 		return 0, false
 	}
-	return e.queue.peek().at, true
+	return e.queue.heap.peek().at, true
 }
 
 // Wake tells the engine that its reactive workload source has a new request
@@ -142,24 +142,24 @@ func (e *Engine) Pin(id, i int) error {
 	if i < 0 || i >= len(e.reps) {
 		return fmt.Errorf("pin request %d: replica %d, want 0..%d", id, i, len(e.reps)-1)
 	}
-	if e.pins == nil {
-		e.pins = map[int]int{}
+	if e.asks.pins == nil {
+		e.asks.pins = map[int]int{}
 	}
-	e.pins[id] = i
+	e.asks.pins[id] = i
 	return nil
 }
 
 // pinned reports the replica request id is pinned to, counting it as
 // routed there; one lookup per arrival, and none when nothing is pinned.
 func (e *Engine) pinned(id int) (int, bool) {
-	if len(e.pins) == 0 {
+	if len(e.asks.pins) == 0 {
 		return 0, false
 	}
-	i, ok := e.pins[id]
+	i, ok := e.asks.pins[id]
 	if !ok {
 		return 0, false
 	}
-	delete(e.pins, id)
+	delete(e.asks.pins, id)
 	g := e.groupOf(i)
 	g.inflight[i]++
 	g.routed[i]++
@@ -178,7 +178,15 @@ func (e *Engine) pinned(id int) (int, bool) {
 // (Timeline.Abort). A request that has not arrived, has already ended, or
 // ends before then is left alone. An engine driven live has no delivery
 // path (serve's real network replaces it).
-func (e *Engine) Abort(id int, why string) { e.aborts = append(e.aborts, abortAsk{id, why}) }
+func (e *Engine) Abort(id int, why string) { e.asks.aborts = append(e.asks.aborts, abortAsk{id, why}) }
+
+// liveAsks are what a live driver asked of the run and the engine has not
+// yet done: aborts, applied at the replica's next step start, and pins of
+// requests to replicas, applied when they arrive.
+type liveAsks struct {
+	aborts []abortAsk
+	pins   map[int]int // request id → the replica it goes to, bypassing the router
+}
 
 // abortAsk is one Abort not yet applied.
 type abortAsk struct {
@@ -193,8 +201,8 @@ type abortAsk struct {
 // and step start, not per token.
 func (e *Engine) applyAborts(r *Replica) {
 	o := r.begin(e.now)
-	keep := e.aborts[:0]
-	for _, a := range e.aborts {
+	keep := e.asks.aborts[:0]
+	for _, a := range e.asks.aborts {
 		if q := liveRequest(r, a.id); q != nil {
 			r.abort(q, a.why)
 			continue
@@ -206,7 +214,7 @@ func (e *Engine) applyAborts(r *Replica) {
 			}
 		}
 	}
-	e.aborts = keep
+	e.asks.aborts = keep
 	e.apply(r, o)
 }
 

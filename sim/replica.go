@@ -2,12 +2,12 @@ package sim
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/itlsim/itlsim/kvcache"
 	"github.com/itlsim/itlsim/scheduler"
 	"github.com/itlsim/itlsim/sim/cost"
+	"github.com/itlsim/itlsim/sim/jitter"
 	"github.com/itlsim/itlsim/specdecode"
 	"github.com/itlsim/itlsim/workloads/seed"
 )
@@ -58,6 +58,33 @@ type request struct {
 // each call returns what happened that the engine acts on (outcome).
 // Several replicas share one engine; every event names its replica.
 type Replica struct {
+	id     replicaID
+	setup  *Setup // the replica's resolved configuration (its pool's)
+	now    Time   // the engine's clock during a call from the engine
+	sched  *scheduler.Scheduler
+	kv     *kvcache.Manager
+	cost   cost.Model
+	jitter jitter.Jitter // server-side step noise, hiccups and scale
+	// counter counts the steps' work (Setup.Work); nil when nothing
+	// can. draftCounter is the draft model's.
+	counter, draftCounter cost.Counter
+
+	slots []*request // every slot, active or free; a request's seq.Slot indexes it
+	free  []int      // the free slots' indexes
+
+	rec      recorder                               // the replica's results
+	out      outcome                                // what the call from the engine produced
+	onReject func(*scheduler.Seq, scheduler.Reason) // r.rejectWaiting, bound once
+
+	watch      watchdog // the failover watchdog when it aborts primaries (watchdog.go)
+	busy       bool     // a step is running or about to start
+	step       step     // the step running or last run
+	plainRun   int64    // tokens wholeSteps took (tests hold it to the reference step)
+	speculates bool     // some request may speculate (Setup.Spec or a class's): else no token reads request.specModel, off the request's hot line
+}
+
+// replicaID names a replica and its part in the cluster.
+type replicaID struct {
 	index int32
 	name  string // "replica-0", or the pool's name and index
 	pool  string // the pool's name; "" outside a cluster with pools
@@ -66,52 +93,25 @@ type Replica struct {
 	// off to the KV link, once its prompt is computed and its first token
 	// sampled (disagg.go).
 	handsOff bool
-	stepAt   Time   // the start of the step running or last run
-	setup    *Setup // the replica's resolved configuration (its pool's)
-	now      Time   // the engine's clock during a call from the engine
+}
 
-	sched *scheduler.Scheduler
-	kv    *kvcache.Manager
-	cost  cost.Model
-	// counter counts the steps' work (Setup.Work); nil when nothing
-	// can. draftCounter is the draft model's.
-	counter, draftCounter cost.Counter
-
-	slots []*request
-	free  []int
-
-	// Server-side jitter: lognormal step noise and Poisson hiccups, each a
-	// stream of the replica's own.
-	noise      *seed.Rand
-	noiseMu    float64
-	noiseSigma float64
-	hiccups    *seed.Rand
-	hiccupNS   Time
-	// scale is cost.step_time_scale (1 unscaled).
-	scale      float64
-	nextHiccup Time
-
-	rec      recorder                               // the replica's results
-	out      outcome                                // what the call from the engine produced
-	onReject func(*scheduler.Seq, scheduler.Reason) // r.rejectWaiting, bound once
-
-	watchNS    Time                             // the failover watchdog when it aborts primaries; 0 off
-	watch      minHeap[watchEntry, *watchEntry] // failover watchdog deadlines (see watchdog.go)
-	busy       bool                             // a step is running or about to start
-	plan       *scheduler.Plan
-	batch      cost.Batch
-	decBatch   cost.Batch // the step without its prefill, for attribution
-	plainBatch cost.Batch // the step as plain decodes, for speculative attribution
-	draftBatch cost.Batch // the speculating sequences, for the draft model
-	plainNS    Time       // the step's plain-decode time (after noise)
-	extraNS    Time       // the step's speculative time beyond plain decode
-	accepted   []int      // per plan entry: accepted drafts (scratch)
-	inStep     parts      // a step's split for a stream decoding in it, but for its decode and rejected shares
-	common     parts      // inStep with the decode share of a stream that did not speculate in a step without speculation
-	own        parts      // a speculating step's split for one stream (scratch)
-	leftOut    parts      // a step's split for a running stream left out of it
-	plainRun   int64      // tokens wholeSteps took (tests hold it to the reference step)
-	speculates bool       // some request may speculate (Setup.Spec or a class's): else no token reads request.specModel, off the request's hot line
+// step is a replica's step: its plan, the batches it was priced as, and
+// its time split by cause, for a stream in the step and for one left out
+// of it (priceStep). Its buffers are reused from step to step.
+type step struct {
+	at       Time // the step's start
+	plan     *scheduler.Plan
+	batch    cost.Batch
+	decode   cost.Batch // the step without its prefill, for attribution
+	plain    cost.Batch // the step as plain decodes, for speculative attribution
+	draft    cost.Batch // the speculating sequences, for the draft model
+	plainNS  Time       // the step's plain-decode time (after noise)
+	extraNS  Time       // the step's speculative time beyond plain decode
+	accepted []int      // per plan entry: accepted drafts
+	inStep   parts      // a step's split for a stream decoding in it, but for its decode and rejected shares
+	common   parts      // inStep with the decode share of a stream that did not speculate in a step without speculation
+	own      parts      // a speculating step's split for one stream (scratch)
+	leftOut  parts      // a step's split for a running stream left out of it
 }
 
 // outcome is what one call from the engine into a replica produced that
@@ -170,30 +170,15 @@ func newReplica(index int, name, pool string, s *Setup, runSeed uint64, rec reco
 	if err != nil {
 		return nil, err
 	}
-	r := &Replica{index: int32(index), name: name, pool: pool, setup: s, sched: sched, kv: kv, cost: s.Cost, rec: rec}
+	r := &Replica{id: replicaID{index: int32(index), name: name, pool: pool}, setup: s, sched: sched, kv: kv, cost: s.Cost, rec: rec}
 	if s.Work != nil {
 		r.counter = s.Work
 		r.draftCounter, _ = s.DraftCost.(cost.Counter)
 	}
 	r.speculates = s.Spec != nil || slices.ContainsFunc(s.ClassSpec, func(m *specdecode.Model) bool { return m != nil })
 	r.onReject = r.rejectWaiting
-	rs := seed.Derive(runSeed, "replica", index)
-	r.scale = 1
-	if k := c.Cost.StepTimeScale; k > 0 {
-		r.scale = k
-	}
-	if cv := c.Cost.NoiseCV; cv > 0 {
-		noise := seed.Stream(rs, "step-noise")
-		r.noise = &noise
-		r.noiseSigma = math.Sqrt(math.Log1p(cv * cv))
-		r.noiseMu = -r.noiseSigma * r.noiseSigma / 2
-	}
-	if c.Cost.HiccupRatePerS > 0 && c.Cost.HiccupMS > 0 {
-		hiccups := seed.Stream(rs, "hiccups")
-		r.hiccups = &hiccups
-		r.hiccupNS = FromMS(c.Cost.HiccupMS)
-		r.nextHiccup = r.hiccupGap()
-	}
+	r.jitter = jitter.New(jitter.Config{NoiseCV: c.Cost.NoiseCV, HiccupRatePerS: c.Cost.HiccupRatePerS, HiccupMS: c.Cost.HiccupMS,
+		StepTimeScale: c.Cost.StepTimeScale}, seed.Derive(runSeed, "replica", index))
 	return r, nil
 }
 
@@ -214,10 +199,6 @@ func (r *Replica) startSpec(q *request) {
 	q.specModel.Start(q.spec, q.seed, q.seq.Output)
 }
 
-func (r *Replica) hiccupGap() Time {
-	return Time(r.hiccups.ExpFloat64() / r.setup.Config.Cost.HiccupRatePerS * 1e9)
-}
-
 // Scheduler exposes the replica's scheduler for inspection between steps.
 func (r *Replica) Scheduler() *scheduler.Scheduler { return r.sched }
 
@@ -225,10 +206,10 @@ func (r *Replica) Scheduler() *scheduler.Scheduler { return r.sched }
 func (r *Replica) KV() *kvcache.Manager { return r.kv }
 
 // Name is the replica's name: "replica-I", or "POOL-I" in a cluster of pools.
-func (r *Replica) Name() string { return r.name }
+func (r *Replica) Name() string { return r.id.name }
 
 // Pool is the name of the replica's pool ("" without pools).
-func (r *Replica) Pool() string { return r.pool }
+func (r *Replica) Pool() string { return r.id.pool }
 
 // Setup is the replica's resolved configuration.
 func (r *Replica) Setup() *Setup { return r.setup }
@@ -287,13 +268,13 @@ func (r *Replica) check() error {
 	bs := r.kv.BlockSize()
 	for _, s := range r.sched.Running() {
 		if (s.KV.Blocks+s.KV.SharedBlocks)*bs < s.Computed {
-			return fmt.Errorf("sim: %s: request %d holds %d blocks for %d computed tokens", r.name, s.ID, s.KV.Blocks+s.KV.SharedBlocks, s.Computed)
+			return fmt.Errorf("sim: %s: request %d holds %d blocks for %d computed tokens", r.id.name, s.ID, s.KV.Blocks+s.KV.SharedBlocks, s.Computed)
 		}
 	}
-	if r.plan != nil {
-		for _, en := range r.plan.Entries {
+	if r.step.plan != nil {
+		for _, en := range r.step.plan.Entries {
 			if (en.Seq.KV.Blocks+en.Seq.KV.SharedBlocks)*bs < en.Start+en.Tokens {
-				return fmt.Errorf("sim: %s: request %d computes up to token %d with %d blocks", r.name, en.Seq.ID, en.Start+en.Tokens, en.Seq.KV.Blocks+en.Seq.KV.SharedBlocks)
+				return fmt.Errorf("sim: %s: request %d computes up to token %d with %d blocks", r.id.name, en.Seq.ID, en.Start+en.Tokens, en.Seq.KV.Blocks+en.Seq.KV.SharedBlocks)
 			}
 		}
 	}
@@ -312,7 +293,7 @@ func (r *Replica) admit(now Time, q *request) *outcome {
 		r.reject(q, d.Reason)
 		return o
 	}
-	if r.watchNS > 0 {
+	if r.watch.ns > 0 {
 		r.watchRequest(q)
 	}
 	o.start = !r.busy
@@ -335,7 +316,7 @@ func (r *Replica) reject(q *request, why scheduler.Reason) {
 // summary its end appended last, and the engine through the outcome.
 func (r *Replica) ended(id int) {
 	if o := r.rec.observer; o != nil {
-		o.Ended(int(r.index), r.rec.res.Streams.Last())
+		o.Ended(int(r.id.index), r.rec.res.Streams.Last())
 	}
 	r.out.ended = append(r.out.ended, id)
 }
@@ -345,8 +326,8 @@ func (r *Replica) ended(id int) {
 // (the replica goes idle until an arrival).
 func (r *Replica) startStep(now Time) *outcome {
 	o := r.begin(now)
-	r.stepAt = now
-	if r.watchNS > 0 {
+	r.step.at = now
+	if r.watch.ns > 0 {
 		r.checkWatchdog()
 	}
 	if r.setup.Spec != nil {
@@ -357,7 +338,7 @@ func (r *Replica) startStep(now Time) *outcome {
 		r.busy = false
 		return o
 	}
-	r.plan = plan
+	r.step.plan = plan
 	dur := r.priceStep(plan)
 	res := r.rec.res
 	r.notePreemptions(plan, res.Series.bucket(now))
@@ -366,7 +347,7 @@ func (r *Replica) startStep(now Time) *outcome {
 	res.Series.spread(now, dur, float64(len(r.sched.Running())), float64(r.sched.Waiting()), float64(r.sched.Preempted()), r.kv.Utilization())
 	bk := res.Series.bucket(now)
 	bk.Steps++
-	bk.BatchTokens += r.batch.Tokens()
+	bk.BatchTokens += r.step.batch.Tokens()
 	res.Steps++
 	o.step, o.dur = true, dur
 	return o
@@ -378,7 +359,7 @@ func (r *Replica) startStep(now Time) *outcome {
 // time a running stream left out of it is charged (leftOut). It returns the
 // step's duration.
 func (r *Replica) priceStep(plan *scheduler.Plan) Time {
-	b := &r.batch
+	b := &r.step.batch
 	b.Reset()
 	maxK := plan.MaxDrafts
 	if r.rec.reference {
@@ -422,34 +403,26 @@ func (r *Replica) priceStep(plan *scheduler.Plan) Time {
 	if b.PrefillTokens > 0 {
 		decSpec = 0
 		if b.DecodeSeqs > 0 {
-			r.decBatch = b.DecodeOnly()
-			decSpec = min(verify, Time(r.cost.StepNS(&r.decBatch)))
+			r.step.decode = b.DecodeOnly()
+			decSpec = min(verify, Time(r.cost.StepNS(&r.step.decode)))
 		}
 	}
 	plain := decSpec
 	var draft Time
 	if maxK > 0 {
-		r.plainBatch = b.PlainDecode()
-		plain = min(decSpec, Time(r.cost.StepNS(&r.plainBatch)))
+		r.step.plain = b.PlainDecode()
+		plain = min(decSpec, Time(r.cost.StepNS(&r.step.plain)))
 		draft = r.draftTime(plan, maxK)
 		r.rec.res.Spec.DraftTime += draft
 	}
 	full := verify + draft
 	extra := decSpec - plain + draft
-	if r.noise != nil || r.scale != 1 {
-		f := r.scale
-		if r.noise != nil {
-			f *= math.Exp(r.noiseMu + r.noiseSigma*r.noise.NormFloat64())
-		}
+	if f, ok := r.jitter.Factor(); ok {
 		full = max(1, Time(float64(full)*f+0.5))
 		plain = min(full, Time(float64(plain)*f+0.5))
 		extra = min(full-plain, Time(float64(extra)*f+0.5))
 	}
-	var hiccup Time
-	if r.hiccups != nil && r.now >= r.nextHiccup {
-		hiccup = r.hiccupNS
-		r.nextHiccup = r.now.Add(hiccup).Add(r.hiccupGap())
-	}
+	hiccup := Time(r.jitter.Hiccup(int64(r.now)))
 	var swap, load Time
 	if blocks := plan.SwapOutBlocks + plan.SwapInBlocks; blocks > 0 {
 		bytes := int64(blocks) * r.setup.BlockBytes
@@ -473,21 +446,21 @@ func (r *Replica) priceStep(plan *scheduler.Plan) Time {
 	}
 	full += load
 	dur := swap + full + hiccup
-	r.plainNS, r.extraNS = plain, extra
-	r.inStep = parts{}
-	r.inStep[CausePrefillInterference] = full - plain - extra
-	r.inStep[CauseKVSwap] = swap
-	r.inStep[CauseEngineHiccup] = hiccup
-	r.common = r.inStep
-	r.common[CauseDecode] = plain + extra
-	r.leftOut = parts{}
+	r.step.plainNS, r.step.extraNS = plain, extra
+	r.step.inStep = parts{}
+	r.step.inStep[CausePrefillInterference] = full - plain - extra
+	r.step.inStep[CauseKVSwap] = swap
+	r.step.inStep[CauseEngineHiccup] = hiccup
+	r.step.common = r.step.inStep
+	r.step.common[CauseDecode] = plain + extra
+	r.step.leftOut = parts{}
 	if b.PrefillTokens > 0 {
-		r.leftOut[CausePrefillInterference] = full
+		r.step.leftOut[CausePrefillInterference] = full
 	} else {
-		r.leftOut[CauseBatchFull] = full
+		r.step.leftOut[CauseBatchFull] = full
 	}
-	r.leftOut[CauseKVSwap] = swap
-	r.leftOut[CauseEngineHiccup] = hiccup
+	r.step.leftOut[CauseKVSwap] = swap
+	r.step.leftOut[CauseEngineHiccup] = hiccup
 	return dur
 }
 
@@ -527,14 +500,14 @@ func (r *Replica) notePreemptions(plan *scheduler.Plan, bk *Bucket) {
 // step's time to every running stream. The engine starts the next step.
 func (r *Replica) endStep(now Time) *outcome {
 	o := r.begin(now)
-	plan := r.plan
-	r.plan = nil
+	plan := r.step.plan
+	r.step.plan = nil
 	spec := r.setup.Spec
 	// Draw every verification's outcome first: a stream that did not
 	// speculate is charged the step's overall rejected share.
 	var drafted, rejected int
-	if r.extraNS > 0 || spec != nil {
-		r.accepted = r.accepted[:0]
+	if r.step.extraNS > 0 || spec != nil {
+		r.step.accepted = r.step.accepted[:0]
 		for i := range plan.Entries {
 			en := &plan.Entries[i]
 			a := 0
@@ -544,7 +517,7 @@ func (r *Replica) endStep(now Time) *outcome {
 				drafted += k
 				rejected += k - a
 			}
-			r.accepted = append(r.accepted, a)
+			r.step.accepted = append(r.step.accepted, a)
 		}
 	}
 	// A stream whose open gap is exactly this step (it was in the previous
@@ -554,9 +527,9 @@ func (r *Replica) endStep(now Time) *outcome {
 	if o := r.rec.steps; o != nil {
 		r.reportStep(o, plan, now)
 	}
-	dur := now - r.stepAt
-	if t := r.common.sum(); t != dur {
-		panic(fmt.Sprintf("sim: %s: a step of %d ns whose parts sum to %d ns (%v)", r.name, dur, t, r.common))
+	dur := now - r.step.at
+	if t := r.step.common.sum(); t != dur {
+		panic(fmt.Sprintf("sim: %s: a step of %d ns whose parts sum to %d ns (%v)", r.id.name, dur, t, r.step.common))
 	}
 	if r.rec.reference {
 		// The straightforward step: every stream's share of the step is
@@ -564,10 +537,10 @@ func (r *Replica) endStep(now Time) *outcome {
 		r.endEntries(plan, now, false, false, drafted, rejected)
 	} else {
 		r.logStep(dur)
-		fastOK := r.watchNS == 0
+		fastOK := r.watch.ns == 0
 		// A whole-step token needs recorder.chunk only to see a stall (the
 		// step was one), speculation, a handoff, an observer or a client view.
-		whole := fastOK && dur <= r.rec.stall && !r.speculates && !r.handsOff && r.rec.observer == nil && r.rec.client == nil
+		whole := fastOK && dur <= r.rec.stall && !r.speculates && !r.id.handsOff && r.rec.observer == nil && r.rec.client == nil
 		r.endEntries(plan, now, fastOK, whole, drafted, rejected)
 		r.rec.flushStep(now, dur)
 	}
@@ -576,7 +549,7 @@ func (r *Replica) endStep(now Time) *outcome {
 	if len(plan.Paused) > 0 {
 		// A stream that could not grow waited for blocks, whatever the
 		// step ran: its compute share is kv-pause.
-		paused = r.leftOut
+		paused = r.step.leftOut
 		paused[CauseKVPause] = paused[CausePrefillInterference] + paused[CauseBatchFull]
 		paused[CausePrefillInterference], paused[CauseBatchFull] = 0, 0
 	}
@@ -586,7 +559,7 @@ func (r *Replica) endStep(now Time) *outcome {
 				if s.Paused {
 					q.acc.add(&paused)
 				} else {
-					q.acc.add(&r.leftOut)
+					q.acc.add(&r.step.leftOut)
 				}
 				q.dirty = true
 			}
@@ -611,7 +584,7 @@ func (r *Replica) endStep(now Time) *outcome {
 // BenchmarkSharedPrefixCluster16 (0.95-1.14), 1.06x on
 // BenchmarkChatDisagg16 (0.94-1.09), 1.05x on BenchmarkStep (0.99-1.13).
 func (r *Replica) wholeSteps(entries []scheduler.Entry, i int, now Time) int {
-	slots, stepAt, kv, st := r.slots, r.stepAt, r.kv, &r.rec.step
+	slots, stepAt, kv, st := r.slots, r.step.at, r.kv, &r.rec.step
 	pos := &st.pos
 	cur := r.rec.logBase + int64(len(r.rec.log)) - 1 // the step just logged: the runs end at it
 	from := i
@@ -658,37 +631,37 @@ func (r *Replica) endEntries(plan *scheduler.Plan, now Time, fastOK, whole bool,
 			k = en.Tokens - 1
 		}
 		if q.paused && q.pauseCause == CauseKVTransfer { // its first step here ends the handoff
-			q.acc[CauseKVTransfer] += r.stepAt - q.pauseStart
+			q.acc[CauseKVTransfer] += r.step.at - q.pauseStart
 			q.paused, q.dirty = false, true
 		}
 		var split *parts // the gap's parts when this step is the whole gap
 		if !q.paused {
-			p := &r.common
-			if r.extraNS > 0 {
+			p := &r.step.common
+			if r.step.extraNS > 0 {
 				var rej Time
 				switch {
 				case k > 0:
-					rej = Time(float64(r.extraNS)*float64(k-r.accepted[i])/float64(k) + 0.5)
+					rej = Time(float64(r.step.extraNS)*float64(k-r.step.accepted[i])/float64(k) + 0.5)
 				case drafted > 0:
-					rej = Time(float64(r.extraNS)*float64(rejected)/float64(drafted) + 0.5)
+					rej = Time(float64(r.step.extraNS)*float64(rejected)/float64(drafted) + 0.5)
 				}
-				p = &r.own
-				*p = r.inStep
-				p[CauseDecode] = r.plainNS + r.extraNS - rej
+				p = &r.step.own
+				*p = r.step.inStep
+				p[CauseDecode] = r.step.plainNS + r.step.extraNS - rej
 				p[CauseSpecRejection] = rej
 			}
 			// A gap that is the step takes the step's split, and its chunk
 			// is counted per step (recorder.chunk): with every gap
 			// accumulating its own instead, CPU time was 2.8-4.3x on the
 			// five benchmarks of docs/benchmarks-log.md (2026-12-03).
-			if fastOK && en.Decode && !q.dirty && q.chunks > 0 && q.last == r.stepAt {
+			if fastOK && en.Decode && !q.dirty && q.chunks > 0 && q.last == r.step.at {
 				split = p
 			} else {
 				q.acc.add(p)
 				q.dirty = true
 			}
 		}
-		if r.watchNS > 0 {
+		if r.watch.ns > 0 {
 			if d := r.deadline(q); now > d {
 				// The watchdog fired during the step: the stream is aborted
 				// before its tokens are seen.
@@ -697,7 +670,7 @@ func (r *Replica) endEntries(plan *scheduler.Plan, now Time, fastOK, whole bool,
 			}
 		}
 		if k > 0 {
-			a := r.accepted[i]
+			a := r.step.accepted[i]
 			reg := min(SpecRegions-1, SpecRegions*en.Seq.Generated/max(en.Seq.Output, 1))
 			n := en.Seq.Verify(a)
 			r.kv.Shrink(&en.Seq.KV, en.Seq.Computed)
@@ -774,7 +747,7 @@ func (r *Replica) sampled(q *request, en *scheduler.Entry, split *parts) {
 // last token finishes. split is the gap's parts when the step just ended
 // is the whole gap (see recorder.chunk), else nil.
 func (r *Replica) emit(q *request, n int, split *parts) {
-	if r.handsOff {
+	if r.id.handsOff {
 		r.sched.Finish(&q.seq)
 		r.handOff(q)
 		r.release(q)
@@ -821,7 +794,7 @@ func (r *Replica) draftTime(plan *scheduler.Plan, maxK int) Time {
 	if r.setup.DraftCost == nil {
 		return Time(r.setup.Config.SpecDecode.ProposerNS(maxK))
 	}
-	db := &r.draftBatch
+	db := &r.step.draft
 	db.Reset()
 	for i := range plan.Entries {
 		if en := &plan.Entries[i]; en.Decode && en.Tokens > 1 {
@@ -859,7 +832,7 @@ func (r *Replica) finish(now Time) {
 	}
 	res.RecomputeTokens, res.RecomputeCached = r.sched.RecomputeStats()
 	if n := r.Active(); n != 0 {
-		panic(fmt.Sprintf("sim: %s: run ended with %d requests neither finished nor rejected", r.name, n))
+		panic(fmt.Sprintf("sim: %s: run ended with %d requests neither finished nor rejected", r.id.name, n))
 	}
 	if r.kv.Free() != r.kv.Total() || r.kv.SwapFree() != r.kv.SwapTotal() {
 		panic("sim: run ended with KV blocks still allocated")

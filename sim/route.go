@@ -167,7 +167,7 @@ func newGroups(s *Setup, reps []*Replica, infos []router.Replica, runSeed uint64
 		var members []int32
 		var in []router.Replica
 		for i, r := range reps {
-			if r.role == g.role {
+			if r.id.role == g.role {
 				members, in = append(members, int32(i)), append(in, infos[i])
 			}
 		}
@@ -181,7 +181,7 @@ func newGroups(s *Setup, reps []*Replica, infos []router.Replica, runSeed uint64
 
 // groupOf is the route group replica i is a member of.
 func (e *Engine) groupOf(i int) *routeGroup {
-	if len(e.groups) > 1 && e.reps[i].role == RoleDecode {
+	if len(e.groups) > 1 && e.reps[i].id.role == RoleDecode {
 		return &e.groups[1]
 	}
 	return &e.groups[0]
@@ -216,7 +216,7 @@ func (e *Engine) ReplicaReports() []ReplicaReport {
 			busy += float64(b.BusyNS)
 			kv += b.KVUsedNS
 		}
-		rr := ReplicaReport{Name: r.name, Pool: r.pool, Role: r.role, Setup: r.setup, Routed: e.groupOf(i).routed[i], Result: r.Result(), Server: r.ServerResult()}
+		rr := ReplicaReport{Name: r.id.name, Pool: r.id.pool, Role: r.id.role, Setup: r.setup, Routed: e.groupOf(i).routed[i], Result: r.Result(), Server: r.ServerResult()}
 		if l := e.link; l != nil {
 			rr.HandedOff, rr.Received = l.handedOff[i], l.received[i]
 		}

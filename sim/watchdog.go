@@ -18,6 +18,12 @@ import "fmt"
 // per request, re-armed lazily when it comes due: a stream that keeps
 // emitting costs one entry per watchdog period, not one per token.
 
+// watchdog is a replica's failover watchdog: off when ns is 0.
+type watchdog struct {
+	ns  Time                             // how long a stream may show nothing
+	due minHeap[watchEntry, *watchEntry] // the deadlines to look at, earliest first
+}
+
 // watchEntry is the watchdog's next look at one request.
 type watchEntry struct {
 	at   Time // the request's deadline when the entry was armed
@@ -33,21 +39,21 @@ func (a *watchEntry) before(b *watchEntry) bool {
 // deadline is when the watchdog gives up on q if it shows nothing more.
 func (r *Replica) deadline(q *request) Time {
 	if q.chunks == 0 {
-		return q.arrival + r.watchNS
+		return q.arrival + r.watch.ns
 	}
-	return q.last + r.watchNS
+	return q.last + r.watch.ns
 }
 
 // watch arms the watchdog for a request that was just queued.
 func (r *Replica) watchRequest(q *request) {
-	r.watch.push(watchEntry{at: r.deadline(q), id: q.seq.ID, slot: int32(q.seq.Slot)})
+	r.watch.due.push(watchEntry{at: r.deadline(q), id: q.seq.ID, slot: int32(q.seq.Slot)})
 }
 
 // checkWatchdog aborts, before a step, every request whose deadline has
 // passed, and re-arms the entries of those that emitted since.
 func (r *Replica) checkWatchdog() {
-	for r.watch.Len() > 0 && r.watch.peek().at < r.now {
-		w := r.watch.pop()
+	for r.watch.due.Len() > 0 && r.watch.due.peek().at < r.now {
+		w := r.watch.due.pop()
 		q := r.slots[w.slot]
 		if !q.live || q.seq.ID != w.id {
 			continue // ended, and its slot perhaps reused
@@ -55,7 +61,7 @@ func (r *Replica) checkWatchdog() {
 		if d := r.deadline(q); d < r.now {
 			r.cancel(q, d)
 		} else {
-			r.watch.push(watchEntry{at: d, id: w.id, slot: w.slot})
+			r.watch.due.push(watchEntry{at: d, id: w.id, slot: w.slot})
 		}
 	}
 }

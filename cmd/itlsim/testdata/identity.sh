@@ -78,6 +78,10 @@ c run-bad-format run --format xml
 c run-cluster-files run --requests 80 --replicas 3 --html cl.html --summary-csv cl.csv
 c run-delivery-files run --requests 60 --network mobile-4g --smoothing 33ms --html del.html --summary-csv del.csv --streams del-streams.csv
 c run-spec-files run --requests 60 --spec-decode ngram --spec-k 3 --spec-acceptance iid:0.7 --json spec.json --html spec.html
+# step noise, hiccups and a scaled step time (the replica's jitter)
+c run-jitter run --requests 150 --set cost.noise_cv=0.2 --set cost.hiccup_rate_per_s=0.5 --set cost.step_time_scale=1.1 --json jit.json
+c run-story-delivery run td/stories/delivery.yaml --format markdown --json del-story.json
+c run-story-disagg run td/stories/disagg-split.yaml --format markdown --json disagg-story.json
 # html output through report
 c report report r.json -o rep.html
 c report-bad report nope.json
