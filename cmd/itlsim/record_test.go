@@ -102,13 +102,13 @@ func TestRecordHostileServerCLI(t *testing.T) {
 			"--concurrency", "1", "--timeout", "300ms", "--input-len", "fixed:4", "--output-len", "fixed:2", "-o", out}, extra...)
 	}
 	out := filepath.Join(dir, "rec.jsonl")
-	start := time.Now()
+	// The never-ending stream and the headers that never come end as
+	// "timeout" outcomes below: the 300 ms timeout cut them, which is what
+	// the run's length would show, without a bound on wall-clock time that
+	// a loaded machine could break.
 	r := execCLI(t, args(hostileServer(t, faults...), out)...)
 	if r.code != 0 {
 		t.Fatalf("exit %d, want 0 (two completed)\n%s", r.code, r.stderr)
-	}
-	if time.Since(start) > 20*time.Second {
-		t.Fatalf("record took %v against a 300 ms timeout per request", time.Since(start))
 	}
 	if !strings.Contains(r.stderr, "9 requests sent, 6 failed:") || !strings.Contains(r.stderr, "1 rejected: rate-limited ×1") {
 		t.Fatalf("stderr %q", r.stderr)

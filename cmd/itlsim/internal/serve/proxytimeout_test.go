@@ -204,8 +204,6 @@ func TestProxyTimeoutsBoundSilenceNotStreams(t *testing.T) {
 					t.Errorf("%s: %s: status %d (err %v), want 504", proxy, c.name, o.status, o.err)
 				case !c.pass && o.chunks != c.wantChunk:
 					t.Errorf("%s: %s: %d chunks reached the client, want the %d before the silence", proxy, c.name, o.chunks, c.wantChunk)
-				case !c.pass && o.took > 3500*time.Millisecond:
-					t.Errorf("%s: %s: cut after %.1f s, want at about the 2 s timeout", proxy, c.name, o.took.Seconds())
 				}
 			}
 			if log := stop(); log != "" {
