@@ -13,6 +13,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/itlsim/itlsim/reports"
+	"github.com/itlsim/itlsim/reports/study"
 	"github.com/itlsim/itlsim/sim"
 	"github.com/itlsim/itlsim/sim/cost"
 	"github.com/itlsim/itlsim/workloads"
@@ -130,7 +131,11 @@ func CheckServing(data string) (CheckRow, error) {
 	if err != nil {
 		return CheckRow{}, err
 	}
-	sum := reports.Summarize(e.Run(), setup.Config.Metrics)
+	res, err := study.RunScored(e, false, nil)
+	if err != nil {
+		return CheckRow{}, err
+	}
+	sum := reports.Summarize(res, setup.Config.Metrics)
 	r := CheckRow{
 		Suite:       "serving",
 		Shape:       fmt.Sprintf("llama-3.3-70b tp8 a100-40gb, %d ShareGPT requests at %g req/s: median ITL", len(reqs), f.RequestRate),
