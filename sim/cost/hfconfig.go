@@ -23,7 +23,8 @@ import (
 // kv_lora_rank, q_lora_rank, qk_rope_head_dim, qk_nope_head_dim,
 // v_head_dim; tie_word_embeddings;
 // attention_bias and model_type "qwen2" (q/k/v biases). A multimodal config
-// whose language model sits under text_config is read from there.
+// whose language model sits under text_config is read from there, its
+// quantization_config from the top level unless text_config has one.
 //
 // Params is computed from the architecture: embeddings, per layer the q, k,
 // v, o projections (plus biases where present), the gated MLP
