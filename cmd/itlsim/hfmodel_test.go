@@ -50,3 +50,67 @@ func TestRunWithHFConfigMatchesPreset(t *testing.T) {
 		t.Errorf("incomplete config.json: exit %d, stderr %q; want an error naming the file", code, errb.String())
 	}
 }
+
+// The published Llama 4 Scout FP8-dynamic config.json (llm-compressor's
+// compressed-tensors quantization_config) runs in fp8: it holds more KV
+// blocks per GPU and decodes faster than the same file without its
+// quantization_config, and runs exactly as that stripped file with
+// --quantization fp8.
+func TestRunCompressedTensorsConfigIsFP8(t *testing.T) {
+	published, err := filepath.Abs(filepath.Join("..", "..", "sim", "cost", "testdata", "hf-published",
+		"llama-4-scout-17b-16e-instruct-fp8-dynamic", "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(published)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := doc["quantization_config"]; !ok {
+		t.Fatal("the published file has no quantization_config")
+	}
+	delete(doc, "quantization_config")
+	data, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stripped := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(stripped, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type summary struct {
+		KVBlocks  float64 `json:"kv_blocks"`
+		DurationS float64 `json:"duration_s"`
+		TPOT      struct {
+			Mean float64 `json:"mean"`
+		} `json:"tpot_ms"`
+	}
+	run := func(args ...string) summary {
+		var out, errb bytes.Buffer
+		args = append([]string{"run", "--gpu", "h100-sxm-80gb", "--tp", "4", "--requests", "4", "--format", "json"}, args...)
+		if code := Main(args, &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
+		}
+		var d struct {
+			Runs []struct {
+				Summary summary `json:"summary"`
+			} `json:"runs"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &d); err != nil || len(d.Runs) == 0 {
+			t.Fatalf("%v: %v", args, err)
+		}
+		return d.Runs[0].Summary
+	}
+	fp8, bf16, forced := run("--model", published), run("--model", stripped), run("--model", stripped, "--quantization", "fp8")
+	if !(fp8.KVBlocks > bf16.KVBlocks) || !(fp8.TPOT.Mean < bf16.TPOT.Mean) {
+		t.Errorf("compressed-tensors fp8: %d KV blocks, TPOT %.3f ms; without quantization_config %d, %.3f ms; want more blocks and a shorter TPOT",
+			int(fp8.KVBlocks), fp8.TPOT.Mean, int(bf16.KVBlocks), bf16.TPOT.Mean)
+	}
+	if fp8 != forced {
+		t.Errorf("compressed-tensors fp8 %+v, stripped with --quantization fp8 %+v; want the same run", fp8, forced)
+	}
+}

@@ -23,7 +23,8 @@ import (
 // kv_lora_rank, q_lora_rank, qk_rope_head_dim, qk_nope_head_dim,
 // v_head_dim; tie_word_embeddings;
 // attention_bias and model_type "qwen2" (q/k/v biases). A multimodal config
-// whose language model sits under text_config is read from there.
+// whose language model sits under text_config is read from there, its
+// quantization_config from the top level unless text_config has one.
 //
 // Params is computed from the architecture: embeddings, per layer the q, k,
 // v, o projections (plus biases where present), the gated MLP
@@ -39,6 +40,10 @@ func ParseHFConfig(name string, data []byte) (ModelSpec, error) {
 	if cfg == nil {
 		return ModelSpec{}, fmt.Errorf("%s: not a JSON object", name)
 	}
+	// A multimodal config's quantization_config sits at the top level,
+	// beside its text_config: read it from there unless the text_config
+	// has its own.
+	qp := &hfParser{name: name, cfg: cfg}
 	if _, ok := cfg["hidden_size"]; !ok {
 		if text, ok := cfg["text_config"].(map[string]any); ok {
 			cfg = text
@@ -46,6 +51,9 @@ func ParseHFConfig(name string, data []byte) (ModelSpec, error) {
 		}
 	}
 	p := hfParser{name: name, cfg: cfg}
+	if p.present("quantization_config") || !qp.present("quantization_config") {
+		qp = &p
+	}
 
 	m := ModelSpec{Name: name, Source: name}
 	m.Hidden = p.dim("hidden_size", maxDim)
@@ -86,7 +94,12 @@ func ParseHFConfig(name string, data []byte) (ModelSpec, error) {
 	p.layerTypes(&m)
 	p.chunkedAttention(&m)
 	m.DTypeBytes = p.dtype()
-	m.WeightBits, m.ExpertWeightBits = p.quantization()
+	if p.err == nil {
+		m.WeightBits, m.ExpertWeightBits, m.WeightFP4 = qp.quantization(&m)
+		if p.err == nil {
+			p.err = qp.err
+		}
+	}
 	m.TiedEmbeddings = p.boolean("tie_word_embeddings")
 	bias := p.boolean("attention_bias") || p.str("model_type") == "qwen2"
 	if p.err != nil {
@@ -348,35 +361,38 @@ func (p *hfParser) str(field string) string {
 }
 
 // quantization reads quantization_config into bits per weight and per
-// routed-expert weight (0: unquantized): quant_method fp8 (per-tensor or
-// block-wise, weight_block_size) is 8 bits; awq, gptq and compressed-tensors
-// with bits / num_bits 4 are 4; mxfp4 (gpt-oss, experts only, the rest
-// bf16) is 4 bits for the experts.
-func (p *hfParser) quantization() (weight, expert int) {
+// routed-expert weight (0: unquantized) and whether 4-bit weights are FP4
+// with FP4 activations, given m's architecture and dtype: quant_method fp8
+// (per-tensor or block-wise, weight_block_size) is 8 bits; awq and gptq
+// with bits 4 are 4; mxfp4 (gpt-oss, experts only, the rest bf16) is 4
+// bits for the experts; compressed-tensors as compressedTensors reads it.
+func (p *hfParser) quantization(m *ModelSpec) (weight, expert int, fp4 bool) {
 	q, ok := p.cfg["quantization_config"]
 	if !ok || q == nil {
-		return 0, 0
+		return 0, 0, false
 	}
 	qc, ok := q.(map[string]any)
 	if !ok {
 		p.fail("quantization_config", "not an object")
-		return 0, 0
+		return 0, 0, false
 	}
 	method, _ := qc["quant_method"].(string)
 	switch strings.ToLower(method) {
 	case "fp8":
-		return 8, 0
+		return 8, 0, false
 	case "mxfp4":
-		return 0, 4
+		return 0, 4, false
 	case "awq", "gptq":
 		if b, ok := qc["bits"].(json.Number); ok && b.String() == "4" {
-			return 4, 0
+			return 4, 0, false
 		}
 		p.fail("quantization_config.bits", fmt.Sprintf("%v is not supported for %s (only 4)", qc["bits"], method))
-		return 0, 0
+		return 0, 0, false
+	case "compressed-tensors":
+		return p.compressedTensors(qc, m)
 	}
-	p.fail("quantization_config.quant_method", fmt.Sprintf("%q is not supported (fp8, mxfp4, awq or gptq with 4 bits)", method))
-	return 0, 0
+	p.fail("quantization_config.quant_method", fmt.Sprintf("%q is not supported (fp8, mxfp4, compressed-tensors, awq or gptq with 4 bits)", method))
+	return 0, 0, false
 }
 
 // dtype maps torch_dtype (or its newer name, dtype) and an fp8

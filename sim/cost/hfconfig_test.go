@@ -170,6 +170,13 @@ func FuzzParseHFConfig(f *testing.F) {
 		"intermediate_size": 8, "vocab_size": 8, "max_position_embeddings": 8}}`))
 	f.Add([]byte(`{"hidden_size": 1048576, "num_hidden_layers": 4096, "num_attention_heads": 1,
 		"intermediate_size": 1048576, "vocab_size": 16777216, "max_position_embeddings": 2147483648}`))
+	if data, err := os.ReadFile(filepath.Join("testdata", "hf-published", "llama-4-scout-17b-16e-instruct-fp8-dynamic", "config.json")); err == nil {
+		f.Add(data)
+	}
+	f.Add([]byte(`{` + ctMoE + `, "quantization_config": ` + ctConfig("mixed-precision", `["lm_head", "re:.*mlp.gate$", "model.layers.0.self_attn.q_proj"]`,
+		"group_0", `{"format": "float-quantized", "weights": `+ctFP8W+`, "input_activations": `+ctFP8A+`, "targets": ["Linear"]}`,
+		"group_1", `{"format": "nvfp4-pack-quantized", "weights": `+ctF4W+`, "input_activations": `+ctF4A+`, "targets": ["re:.*mlp.experts.*"]}`) + `}`))
+	f.Add([]byte(`{` + ctDense + `, "quantization_config": ` + ctConfig("pack-quantized", `["lm_head"]`, "group_0", ctGroup(ctI4W, "null", `["Linear"]`)) + `}`))
 	f.Add([]byte(`{"hidden_size": -1}`))
 	f.Add([]byte(`null`))
 	f.Add([]byte(``))
