@@ -182,7 +182,11 @@ func (o *capacityOptions) run(cmd *cobra.Command, args []string) error {
 			return cs[0], nil
 		},
 		func(workers int, line *progress.Line) ([]study.ConfigSearch, error) {
-			return p.compute(p.variants, workers, p.search.Watch(line, len(p.variants)))
+			unit := "searches" // one per configuration and seed
+			if p.target != nil {
+				unit = "configurations"
+			}
+			return p.compute(p.variants, workers, p.search.Watch(line, unit))
 		},
 		func(cs []study.ConfigSearch) error { return o.render(cmd.OutOrStdout(), p, cs, o.st.out) })
 }

@@ -106,7 +106,7 @@ func TestProgressOnARealTerminal(t *testing.T) {
 	}{
 		{"run: ", []string{"run", "--requests", "3000", "--vary", "scheduler.max_num_seqs=32,64,128,256"}},
 		{"sweep: ", []string{"sweep", "--requests", "600", "--rate", "4,8,12,16,20,24", "--seeds", "1"}},
-		{"capacity: ", []string{"capacity", "--requests", "300", "--seeds", "1", "--gpu", "h100-sxm-80gb,h200-141gb", "--slo", "ttft:p99<=1s"}},
+		{"capacity: ", []string{"capacity", "--requests", "300", "--seeds", "2", "-j", "1", "--slo", "ttft:p99<=1s"}},
 		{"calibrate: ", []string{"calibrate", files[0], "--model", "llama-3.3-70b", "--gpu", "a100-40gb", "--tp", "8", "--evals", "4"}},
 		{"record: ", []string{"record", url, "--served-model-name", "m", "--requests", "60", "--rate", "200", "--arrival", "constant",
 			"--input-len", "fixed:4", "--output-len", "fixed:2", "--timer-probe", "0"}},
