@@ -212,7 +212,7 @@ func (o *capacityOptions) render(stdout io.Writer, p *capacityPlan, cs []study.C
 		func(w io.Writer) error { return study.WriteCapacityCSV(w, &res) },
 		func(w io.Writer, h *htmlOutput) error {
 			opt := h.opts
-			opt.Study = &reporthtml.StudyScenario{Config: p.variants[0].Config, Terms: termTexts(p.search.Terms),
+			opt.Study = &reporthtml.StudyScenario{Config: p.variants[0].Config, Variants: variantConfigs(p.variants), Terms: termTexts(p.search.Terms),
 				Seeds: len(p.search.Seeds), MaxExtend: p.search.Window.MaxExtend}
 			return reporthtml.WriteCapacity(w, &res, opt)
 		})
