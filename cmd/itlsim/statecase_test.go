@@ -114,3 +114,26 @@ func TestClusterPageNamesItsReplicas(t *testing.T) {
 		t.Error("the cluster page gives all replicas' blocks as one cache")
 	}
 }
+
+// validate --html describes each measured run by its file and the
+// simulated run beside it by its setup, with no empty format named.
+func TestValidatePageDescribesBothSides(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "validate.html")
+	mustRunCLI(t, "validate", "testdata/analyze/vllm_small.json", "--html", page)
+	raw := string(mustRead(t, page))
+	i := strings.Index(raw, "Sources of the runs")
+	if i < 0 {
+		t.Fatal("no table of the runs' sources")
+	}
+	sources := raw[i : i+strings.Index(raw[i:], "</table>")]
+	for _, want := range []string{"<th>vllm_small measured</th><td>Measured streams read from testdata/analyze/vllm_small.json; not a simulation",
+		"<th>vllm_small simulated</th><td>Simulated: llama-3.1-8b on 1 × h100-sxm-80gb (tensor parallel 1).",
+		"The requests are the measured run&#39;s"} {
+		if !strings.Contains(sources, want) {
+			t.Errorf("the sources table lacks %q:\n%s", want, sources)
+		}
+	}
+	if strings.Contains(raw, "( format)") {
+		t.Error("the page names an empty format")
+	}
+}
