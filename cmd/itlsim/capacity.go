@@ -182,7 +182,11 @@ func (o *capacityOptions) run(cmd *cobra.Command, args []string) error {
 			return cs[0], nil
 		},
 		func(workers int, line *progress.Line) ([]study.ConfigSearch, error) {
-			return p.compute(p.variants, workers, p.search.Watch(line, len(p.variants)))
+			unit := "searches" // one per configuration and seed
+			if p.target != nil {
+				unit = "configurations"
+			}
+			return p.compute(p.variants, workers, p.search.Watch(line, unit))
 		},
 		func(cs []study.ConfigSearch) error { return o.render(cmd.OutOrStdout(), p, cs, o.st.out) })
 }
@@ -208,7 +212,7 @@ func (o *capacityOptions) render(stdout io.Writer, p *capacityPlan, cs []study.C
 		func(w io.Writer) error { return study.WriteCapacityCSV(w, &res) },
 		func(w io.Writer, h *htmlOutput) error {
 			opt := h.opts
-			opt.Study = &reporthtml.StudyScenario{Config: p.variants[0].Config, Terms: termTexts(p.search.Terms),
+			opt.Study = &reporthtml.StudyScenario{Config: p.variants[0].Config, Variants: variantConfigs(p.variants), Terms: termTexts(p.search.Terms),
 				Seeds: len(p.search.Seeds), MaxExtend: p.search.Window.MaxExtend}
 			return reporthtml.WriteCapacity(w, &res, opt)
 		})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -75,7 +76,31 @@ func TestGateHTMLVerdictOnTop(t *testing.T) {
 	}
 	// The finding agrees with the verdict: it opens with it.
 	f := raw[strings.Index(raw, `<section id="finding">`):]
-	if !strings.Contains(f[:strings.Index(f, "</section>")], "The gate&#39;s verdict is FAIL; inconclusive: stream_p99_itl_p99, ttft_p99 (too few streams to detect a 25% regression); failed: unserved_share.") {
+	if !strings.Contains(f[:strings.Index(f, "</section>")], "The gate&#39;s verdict is FAIL; inconclusive: stream_p99_itl_p99, ttft_p99 (too few streams to detect a 25% regression); failed: unserved_share (&#43;33.3 pts).") {
 		t.Errorf("the finding does not open with the verdict:\n%s", f[:strings.Index(f, "</section>")])
+	}
+}
+
+// A gate that fails by far while the runs' SLO goodput is close: the
+// finding opens with the verdict and each failed metric's change as the
+// verdict table gives it, so it cannot read as "the runs are alike".
+func TestGateHTMLFindingAgreesWithVerdict(t *testing.T) {
+	dir := t.TempDir()
+	a, b, page := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json"), filepath.Join(dir, "gate.html")
+	mustRunCLI(t, "run", "--requests", "200", "--json", a)
+	mustRunCLI(t, "run", "--requests", "200", "--hiccup-rate", "0.5", "--hiccup-ms", "800", "--json", b)
+	r := execCLI(t, "gate", "--baseline", a, "--candidate", b, "--html", page)
+	if r.code != 1 {
+		t.Fatalf("gate exit %d, want 1 (FAIL): %s", r.code, r.stderr)
+	}
+	raw := string(mustRead(t, page))
+	row := regexp.MustCompile(`<th>stream_p99_itl_p99</th><td>[^<]*</td><td>[^<]*</td><td>([^<]*)</td>`).FindStringSubmatch(raw)
+	if row == nil {
+		t.Fatal("no stream_p99_itl_p99 row in the verdict table")
+	}
+	f := raw[strings.Index(raw, `<section id="finding">`):]
+	first := f[strings.Index(f, "<p>")+3 : strings.Index(f, "</p>")]
+	if want := "The gate&#39;s verdict is FAIL; failed: stream_p99_itl_p99 (" + row[1] + ")"; !strings.HasPrefix(first, want) {
+		t.Errorf("the finding opens with %q, want %q", first, want)
 	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -74,8 +76,30 @@ func TestProgressSweep(t *testing.T) {
 func TestProgressCapacity(t *testing.T) {
 	plain, forced, quiet := progressRuns(t, "capacity", "--requests", "100", "--seeds", "1", "--gpu", "h100-sxm-80gb,h200-141gb")
 	checkProgress(t, plain, forced, quiet, "capacity: ", true)
-	if !strings.Contains(forced.stderr, "/2 configurations (") || !strings.Contains(forced.stderr, " probes, ") {
-		t.Errorf("capacity: want configurations of 2 and probes: %q", forced.stderr)
+	if !strings.HasPrefix(forced.stderr, "\r\033[Kcapacity: 0/2 searches (0%), 0 probes") {
+		t.Errorf("capacity: want searches (one per configuration and seed) of 2 and probes: %q", forced.stderr)
+	}
+	// --sensitivity searches each configuration and seed twice more, and
+	// the line counts them in its total from the start.
+	plain, forced, quiet = progressRuns(t, "capacity", "--requests", "100", "--seeds", "1", "--sensitivity")
+	checkProgress(t, plain, forced, quiet, "capacity: ", true)
+	if !strings.HasPrefix(forced.stderr, "\r\033[Kcapacity: 0/3 searches (0%)") {
+		t.Errorf("capacity --sensitivity: want searches of 3: %q", forced.stderr)
+	}
+	if over := regexp.MustCompile(`capacity: (\d+)/(\d+) `).FindAllStringSubmatch(forced.stderr, -1); len(over) == 0 {
+		t.Errorf("capacity --sensitivity: no counts: %q", forced.stderr)
+	} else {
+		for _, m := range over {
+			if d, _ := strconv.Atoi(m[1]); d > 3 || m[2] != "3" {
+				t.Errorf("capacity --sensitivity: %s/%s searches, want at most 3 of 3", m[1], m[2])
+			}
+		}
+	}
+	// --target-rate answers per configuration: the line counts those.
+	plain, forced, quiet = progressRuns(t, "capacity", "--requests", "100", "--seeds", "1", "--target-rate", "20", "--gpu", "h100-sxm-80gb,h200-141gb")
+	checkProgress(t, plain, forced, quiet, "capacity: ", true)
+	if !strings.HasPrefix(forced.stderr, "\r\033[Kcapacity: 0/2 configurations (0%)") {
+		t.Errorf("capacity --target-rate: want configurations of 2: %q", forced.stderr)
 	}
 }
 

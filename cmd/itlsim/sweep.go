@@ -12,6 +12,8 @@ import (
 	reporthtml "github.com/itlsim/itlsim/reports/html"
 	"github.com/itlsim/itlsim/reports/progress"
 	"github.com/itlsim/itlsim/reports/study"
+	"github.com/itlsim/itlsim/sim"
+	"github.com/itlsim/itlsim/sim/scenario"
 )
 
 type sweepOptions struct {
@@ -141,10 +143,19 @@ func (o *sweepOptions) render(stdout io.Writer, p *study.SweepPlan, pts []study.
 		func(w io.Writer) error { return study.WriteSweepCSV(w, &res) },
 		func(w io.Writer, h *htmlOutput) error {
 			opt := h.opts
-			opt.Study = &reporthtml.StudyScenario{Config: p.Configs[0].Config, Rates: p.Rates, Terms: termTexts(p.Terms),
-				Seeds: len(p.Seeds), MaxExtend: p.Window.MaxExtend}
+			opt.Study = &reporthtml.StudyScenario{Config: p.Configs[0].Config, Variants: variantConfigs(p.Configs), Rates: p.Rates,
+				Terms: termTexts(p.Terms), Seeds: len(p.Seeds), MaxExtend: p.Window.MaxExtend}
 			return reporthtml.WriteSweep(w, &res, opt)
 		})
+}
+
+// variantConfigs are the configurations of a study's variants, in order.
+func variantConfigs(vs []scenario.Variant) []sim.Config {
+	out := make([]sim.Config, len(vs))
+	for i, v := range vs {
+		out[i] = v.Config
+	}
+	return out
 }
 
 // termTexts are a study's SLO terms as the user wrote them.

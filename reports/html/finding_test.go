@@ -76,7 +76,7 @@ func TestVerdictOnTop(t *testing.T) {
 	}
 	sec := page[v:f]
 	for _, want := range []string{"itlsim gate: FAIL", "<th>stream_p99_itl_p99</th><td>134.0 ms</td><td>402.1 ms</td><td>&#43;200.1%</td><td>[&#43;150.0%, &#43;260.0%]</td><td>FAIL</td>",
-		"<th>95% CI of change</th>", "Regressed: stream_p99_itl_p99, itl_goodput."} {
+		"<th>95% CI of change</th>", "Failed: stream_p99_itl_p99, itl_goodput."} {
 		if !strings.Contains(sec, want) {
 			t.Errorf("verdict section lacks %q:\n%s", want, sec)
 		}

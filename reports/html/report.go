@@ -444,10 +444,20 @@ window.addEventListener("load", function () {
           }
         }
       }
+      // Each category axis: its categories and the labels ECharts laid
+      // out for them (fewer when it skips some).
+      var categories = [];
+      ["xAxis", "yAxis"].forEach(function (key) {
+        (o[key] || []).forEach(function (ax, k) {
+          if (ax.type !== "category") { return; }
+          var m = inst.getModel().getComponent(key, k);
+          categories.push([key + k, (ax.data || []).length, m && m.axis ? m.axis.getViewLabels().length : -1]);
+        });
+      });
       var section = els[i].closest("section");
       var intro = section ? (section.querySelector("p") || {}).innerText || "" : "";
       out.charts.push({ id: els[i].id, instance: !!inst, series: series, svg: els[i].querySelectorAll("svg").length, paths: els[i].querySelectorAll("svg path").length,
-        legend: legend.type || "", styles: styles, overlaps: overlaps, intro: intro });
+        legend: legend.type || "", styles: styles, overlaps: overlaps, intro: intro, categories: categories });
     }
     document.getElementById("itlsim-selftest").textContent = JSON.stringify(out);
   }, 500);

@@ -187,7 +187,10 @@ type scenarioView struct {
 func describeSource(r *reports.Run) (setup, workload string) {
 	src, s := r.Source, &r.Summary
 	var b strings.Builder
-	fmt.Fprintf(&b, "Measured streams read from %s (%s format)", src.File, src.Format)
+	fmt.Fprintf(&b, "Measured streams read from %s", src.File)
+	if src.Format != "" {
+		fmt.Fprintf(&b, " (%s format)", src.Format)
+	}
 	if src.Model != "" {
 		fmt.Fprintf(&b, ", serving %s", src.Model)
 	}
@@ -215,12 +218,19 @@ func scenarioOf(runs []reports.Run, names []string) scenarioView {
 	v.Setup, v.Workload, v.Judged = describe(runs[0].Config, runs[0].Summary.KVBlocks)
 	if runs[0].Source != nil {
 		v.Setup, v.Workload = describeSource(&runs[0])
+		// A simulated run beside the measured ones (validate's page) is
+		// described by its setup; its requests are the measured ones, not
+		// its configuration's workload.
 		var rows []tableRow
 		for i := range runs {
-			if runs[i].Source == nil {
-				continue
+			var s, w string
+			if runs[i].Source != nil {
+				s, w = describeSource(&runs[i])
+			} else {
+				s, _, _ = describe(runs[i].Config, runs[i].Summary.KVBlocks)
+				s = "Simulated: " + s
+				w = "The requests are the measured run's: their lengths, and arrivals from its start times or its schedule."
 			}
-			s, w := describeSource(&runs[i])
 			rows = append(rows, tableRow{Cells: []string{names[i], s + " " + w}})
 		}
 		if len(runs) > 1 {

@@ -78,6 +78,25 @@ func TestStudyPagesStateTheirCase(t *testing.T) {
 	if !strings.Contains(s.String(), "at 5.00, 10.0, 20.0 req/s") {
 		t.Errorf("sweep: the rates swept are not named")
 	}
+	if strings.Contains(s.String(), "configurations compared") {
+		t.Errorf("sweep of one configuration: says it compares configurations")
+	}
+	// Configurations compared: the settings they differ in, each value
+	// once, and whose the scenario's words are.
+	a, b, d := base, base, base
+	a.Name, b.Name, d.Name = "small", "large", "large-again"
+	a.Scheduler.MaxNumBatchedTokens, b.Scheduler.MaxNumBatchedTokens, d.Scheduler.MaxNumBatchedTokens = 512, 2048, 2048
+	d.Seed = 9
+	var v bytes.Buffer
+	if err := reporthtml.WriteSweep(&v, sweepResult("cfg"), reporthtml.Options{Study: &reporthtml.StudyScenario{Config: a, Variants: []sim.Config{a, b, d}, Rates: []float64{5}, Seeds: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "3 configurations compared, differing in max batched tokens (512, 2048), KV blocks ("; !strings.Contains(v.String(), want) {
+		t.Errorf("sweep of 3 configurations does not say %q", want)
+	}
+	if want := ") and seed (1, 9); the scenario above is small&#39;s."; !strings.Contains(v.String(), want) {
+		t.Errorf("sweep of 3 configurations does not say %q", want)
+	}
 }
 
 // A cluster's scenario counts its replicas and gives the KV blocks per

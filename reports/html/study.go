@@ -463,11 +463,16 @@ func rateNum(v float64) string {
 }
 
 // StudyScenario is what a sweep or a capacity study ran, for its page:
-// the base scenario (the first configuration's), the rates swept (nil for
-// capacity), the SLO terms as written, the seeds, and the longest a probe
-// may be extended to (a multiple of the scenario's length).
+// the base scenario (the first configuration's), every configuration
+// compared, the rates swept (nil for capacity), the SLO terms as written,
+// the seeds, and the longest a probe may be extended to (a multiple of the
+// scenario's length).
 type StudyScenario struct {
-	Config    sim.Config
+	Config sim.Config
+	// Variants are the configurations studied, in order, the first being
+	// Config; when there are several, the page names the settings in
+	// which they differ.
+	Variants  []sim.Config
 	Rates     []float64
 	Terms     []string
 	Seeds     int
@@ -516,11 +521,55 @@ func studyScenarioWords(s *StudyScenario) []string {
 		b.WriteString("s")
 	}
 	b.WriteString(".")
-	out := []string{"Scenario: " + setup, b.String()}
+	out := []string{"Scenario: " + setup}
+	if d := comparedWords(s.Variants); d != "" {
+		out = append(out, d)
+	}
+	out = append(out, b.String())
 	if len(s.Terms) > 0 {
 		out = append(out, "SLO terms: "+strings.Join(s.Terms, ", ")+".")
 	}
 	return out
+}
+
+// comparedWords names the settings in which the configurations of a study
+// differ, each with its values in the order the configurations first take
+// them, and says whose the scenario's words are; "" for fewer than two.
+func comparedWords(vs []sim.Config) string {
+	if len(vs) < 2 {
+		return ""
+	}
+	all := make([][]fact, len(vs))
+	for i, c := range vs {
+		if st, err := c.Resolve(); err == nil {
+			c = st.Config
+		}
+		all[i] = facts(c, 0)
+	}
+	var parts []string
+	for j, f := range all[0] {
+		values := []string{f.Value}
+		for i := 1; i < len(all); i++ {
+			if v := all[i][j].Value; !slices.Contains(values, v) {
+				values = append(values, v)
+			}
+		}
+		if len(values) > 1 {
+			parts = append(parts, f.Label+" ("+strings.Join(values, ", ")+")")
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	first := vs[0].Name
+	if first == "" {
+		first = "the first configuration"
+	}
+	list := strings.Join(parts, ", ")
+	if n := len(parts); n > 1 {
+		list = strings.Join(parts[:n-1], ", ") + " and " + parts[n-1]
+	}
+	return fmt.Sprintf("%d configurations compared, differing in %s; the scenario above is %s's.", len(vs), list, first)
 }
 
 // capacityHeadline is a capacity study's answer in one sentence: the

@@ -1,6 +1,7 @@
 package html
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -53,8 +54,9 @@ func verdictOf(md []byte) *verdictView {
 }
 
 // finding says the verdict in one sentence for the page's finding: the
-// headline's word (PASS, FAIL, INCONCLUSIVE) and the metrics that failed or
-// could not be judged, as the report's closing lines name them.
+// headline's word (PASS, FAIL, INCONCLUSIVE) and the metrics that failed,
+// each with its change from the verdict table, or could not be judged, as
+// the report's closing lines name them.
 func (v *verdictView) finding() string {
 	word := "PASS"
 	if _, rest, ok := strings.Cut(v.Headline, "gate: "); ok {
@@ -62,10 +64,17 @@ func (v *verdictView) finding() string {
 	}
 	out := "The gate's verdict is " + word
 	for _, n := range v.Notes {
-		for _, p := range []string{"Failed: ", "Inconclusive: "} {
-			if rest, ok := strings.CutPrefix(n, p); ok {
-				out += "; " + strings.ToLower(p[:1]) + p[1:] + strings.TrimSuffix(rest, ".")
+		if rest, ok := strings.CutPrefix(n, "Failed: "); ok {
+			names := strings.Split(strings.TrimSuffix(rest, "."), ", ")
+			for i, m := range names {
+				if c := v.change(m); c != "" {
+					names[i] = m + " (" + c + ")"
+				}
 			}
+			out += "; failed: " + strings.Join(names, ", ")
+		}
+		if rest, ok := strings.CutPrefix(n, "Inconclusive: "); ok {
+			out += "; inconclusive: " + strings.TrimSuffix(rest, ".")
 		}
 	}
 	switch word {
@@ -75,4 +84,19 @@ func (v *verdictView) finding() string {
 		out += ": nothing failed, but too few streams to detect a 25 % regression; gate longer runs"
 	}
 	return out + "."
+}
+
+// change is metric's change, candidate against baseline, as the verdict
+// table gives it ("+768.5%"); "" when the table has no such row or column.
+func (v *verdictView) change(metric string) string {
+	col := slices.Index(v.Table.Head, "change")
+	if col < 0 {
+		return ""
+	}
+	for _, r := range v.Table.Rows {
+		if len(r.Cells) > col && r.Cells[0] == metric {
+			return r.Cells[col]
+		}
+	}
+	return ""
 }

@@ -198,20 +198,29 @@ type Search struct {
 	probes *atomic.Int64
 }
 
-// Watch shows on line, polled until line.Done, the configurations
-// finished of n and the probes run so far; the Progress it returns is the
-// one to give SearchConfigs or SearchTargets. A capacity search's probe
-// count is not known up front: the time left comes from configurations.
-func (s *Search) Watch(line *progress.Line, n int) Progress {
+// Watch shows on line, polled from the first call of the Progress it
+// returns until line.Done, the units done of the total that Progress was
+// last told, and the probes run so far. That Progress is the one to give
+// SearchConfigs (unit "searches", one per configuration and seed) or
+// SearchTargets (unit "configurations"), which tell it the total before
+// any search. A search's probe count is not known up front: the time left
+// comes from the units.
+func (s *Search) Watch(line *progress.Line, unit string) Progress {
 	if line == nil {
 		return nil
 	}
-	var probes, finished atomic.Int64
+	var probes, finished, total atomic.Int64
+	var polling sync.Once
 	s.probes = &probes
-	line.Poll(func() progress.Status {
-		return progress.Status{Done: finished.Load(), Total: int64(n), Unit: "configurations", Note: fmt.Sprintf("%d probes", probes.Load())}
-	})
-	return func(done, _ int) { finished.Store(int64(done)) }
+	return func(done, n int) {
+		total.Store(int64(n))
+		finished.Store(int64(done))
+		polling.Do(func() {
+			line.Poll(func() progress.Status {
+				return progress.Status{Done: finished.Load(), Total: total.Load(), Unit: unit, Note: fmt.Sprintf("%d probes", probes.Load())}
+			})
+		})
+	}
 }
 
 // withSpares is s with a set of spare histograms for its runs: s itself
@@ -554,33 +563,30 @@ func (s *Search) SearchConfigs(vs []scenario.Variant, prices Prices, workers int
 			jobs = append(jobs, job{vi, seed})
 		}
 	}
-	// progress counts configurations finished: those with no search left
-	// in this round, nor a round to come (a configuration given more
-	// seeds goes back to unfinished).
+	// progress counts seed searches finished of those planned: the
+	// rounds so far and, with Sensitivity, two more searches for each of
+	// them (step time faster and slower). It is told the total before a
+	// round starts; a round of more seeds raises it.
 	var mu sync.Mutex
+	searched, planned, per := 0, 0, 1
+	if s.Sensitivity {
+		per = 3
+	}
 	for len(jobs) > 0 {
 		type found struct {
 			sc  SeedCapacity
 			pts []Point
 		}
-		left := make([]int, len(vs))
-		for _, j := range jobs {
-			left[j.v]++
-		}
-		finished := 0
-		for _, n := range left {
-			if n == 0 {
-				finished++
-			}
+		planned += len(jobs)
+		if progress != nil {
+			progress(searched, per*planned)
 		}
 		res, err := Map(len(jobs), workers, func(i int) (found, error) {
 			sc, pts, err := s.searchSeed(vs[jobs[i].v], jobs[i].seed)
 			if progress != nil {
 				mu.Lock()
-				if left[jobs[i].v]--; left[jobs[i].v] == 0 {
-					finished++
-				}
-				progress(finished, len(vs))
+				searched++
+				progress(searched, per*planned)
 				mu.Unlock()
 			}
 			return found{sc, pts}, err
@@ -610,7 +616,11 @@ func (s *Search) SearchConfigs(vs []scenario.Variant, prices Prices, workers int
 		}
 	}
 	if s.Sensitivity {
-		if err := s.sensitivity(vs, out, workers, progress); err != nil {
+		var more Progress
+		if progress != nil {
+			more = func(done, _ int) { progress(searched+done, per*planned) }
+		}
+		if err := s.sensitivity(vs, out, workers, more); err != nil {
 			return nil, err
 		}
 	}

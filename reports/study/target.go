@@ -148,6 +148,9 @@ func finishTarget(c *Capacity, v scenario.Variant, t Target, n int, prices Price
 // SearchTargets answers t for every configuration on workers goroutines,
 // then fills in each one's figures from its passing probes.
 func (s *Search) SearchTargets(vs []scenario.Variant, t Target, prices Prices, workers int, progress Progress) ([]ConfigSearch, error) {
+	if progress != nil {
+		progress(0, len(vs))
+	}
 	out, err := Map(len(vs), workers, func(i int) (ConfigSearch, error) { return s.SearchTarget(vs[i], t, prices) }, progress)
 	if err != nil {
 		return nil, err
