@@ -52,6 +52,19 @@ var CostFitCandidates = []string{
 	"cost.roofline.all_reduce_latency_us", "cost.roofline.graph_kernel_overhead_us",
 }
 
+// CostDefaultsReadOff names, for each default of CostFitCandidates that
+// was set from cost check's sources, the sources it was read off
+// (docs/fidelity.md, "Out of sample: cost check's sources"): a fold that
+// holds such a default while leaving one of them out is in sample for it,
+// and the output says so.
+var CostDefaultsReadOff = map[string][]string{
+	"cost.roofline.compute_efficiency":    {"blis-h100", "vidur-a100"},
+	"cost.roofline.memory_efficiency":     {"blis-h100", "vidur-a100"},
+	"cost.roofline.kernel_overhead_us":    {"blis-h100", "vidur-a100", "vllm-0.8.3"},
+	"cost.roofline.attention_overhead_us": {"blis-h100"},
+	"cost.roofline.overhead_us":           {"vllm-0.8.3"},
+}
+
 // costFitEvals bounds each fit's loss evaluations, as FitRoofline does.
 const costFitEvals = 4000
 
@@ -368,6 +381,20 @@ func RunCheckLeaveOneOut(w io.Writer, data string) error {
 		}
 	}
 	fmt.Fprintln(w, "  in every fit: all_reduce_efficiency and the MoE routing fields (not fitted)")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Held at a default read off the held-out source itself (those folds are in sample for it):")
+	none := true
+	for _, h := range hs {
+		for _, s := range h.Identification.Fields {
+			if !s.Separable && slices.Contains(CostDefaultsReadOff[s.Path], h.Source) {
+				fmt.Fprintf(w, "  without %s: %s = %s\n", h.Source, strings.TrimPrefix(s.Path, "cost.roofline."), num(s.Value))
+				none = false
+			}
+		}
+	}
+	if none {
+		fmt.Fprintln(w, "  none")
+	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Sources:")
 	for _, s := range CostSources {

@@ -89,6 +89,16 @@ func TestCostLeaveOneOut(t *testing.T) {
 		if !strings.Contains(a.String(), "without "+h.Source) {
 			t.Errorf("the printed tables have no fit without %s:\n%s", h.Source, a.String())
 		}
+		// A default held in a fold that leaves out a source it was read
+		// off must be named as in sample.
+		for _, s := range h.Identification.Fields {
+			if !s.Separable && slices.Contains(CostDefaultsReadOff[s.Path], h.Source) {
+				line := "without " + h.Source + ": " + strings.TrimPrefix(s.Path, "cost.roofline.") + " = "
+				if !strings.Contains(a.String(), line) {
+					t.Errorf("the output does not name %s as held at a default read off %s:\n%s", s.Path, h.Source, a.String())
+				}
+			}
+		}
 	}
 	t.Logf("\n%s", a.String())
 }
