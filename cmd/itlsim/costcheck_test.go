@@ -121,6 +121,21 @@ func TestCostCheckLeaveOneOut(t *testing.T) {
 		t.Errorf("the output does not say the serving suite is not fitted on:\n%s", r.stdout)
 	}
 
+	// docs/fidelity.md shows the held-out table as the command prints it.
+	start := strings.Index(r.stdout, "┌")
+	end := strings.Index(r.stdout, "└")
+	if start < 0 || end < start {
+		t.Fatalf("no table in the output:\n%s", r.stdout)
+	}
+	end += strings.Index(r.stdout[end:], "\n")
+	doc, err := os.ReadFile("../../docs/fidelity.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if table := r.stdout[start:end]; !strings.Contains(string(doc), table) {
+		t.Errorf("docs/fidelity.md does not show the held-out table as the command prints it:\n%s", table)
+	}
+
 	bad := execCLI(t, "cost", "check", "--data", sharedData, "--leave-one-out", "--all")
 	if bad.code == 0 || !strings.Contains(bad.stderr, "--all") || bad.stdout != "" {
 		t.Errorf("--all with --leave-one-out: exit %d, stderr %q, stdout %q; want an error naming --all", bad.code, bad.stderr, bad.stdout)
