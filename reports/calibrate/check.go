@@ -159,17 +159,30 @@ func ratioRow(suite, shape string, predNS, measMS float64, asserted bool, tol fl
 // <q_heads>-<kv_heads>-<head_dim>-tp<N>.csv with the model's total heads, of
 // which one GPU holds 1/N.
 func CheckKernels(dataDir string, cfg cost.RooflineConfig) ([]CheckRow, error) {
-	h100, _ := cost.LookupGPU("h100-sxm-80gb")
-	fp8, err := cost.NewKernels(h100, 1, cfg)
+	price, err := loadKernels(dataDir)
 	if err != nil {
 		return nil, err
 	}
-	bf16, err := cost.NewKernels(h100, 2, cfg)
-	if err != nil {
-		return nil, err
-	}
+	return price(cfg)
+}
+
+// pricer prices measurements read once under a roofline configuration,
+// returning one row per measurement in the order they were read.
+type pricer func(cost.RooflineConfig) ([]CheckRow, error)
+
+// kernelShape is one measured H100 kernel of CheckKernels.
+type kernelShape struct {
+	suite, shape string
+	a, b, c, d   int     // gemm: m, k, n; decode: batch, kv_len, q heads, kv heads per GPU; prefill: seq_len, q, kv
+	headDim      int     // attention only
+	measMS       float64 // measured latency, ms
+	asserted     bool
+}
+
+// loadKernels reads the kernel latencies CheckKernels compares with.
+func loadKernels(dataDir string) (pricer, error) {
 	dir := filepath.Join(dataDir, blisDir)
-	var rows []CheckRow
+	var shapes []kernelShape
 
 	gemm, err := readCSV(filepath.Join(dir, "gemm/h100/data.csv"), "m", "k", "n", "latency_us")
 	if err != nil {
@@ -177,9 +190,8 @@ func CheckKernels(dataDir string, cfg cost.RooflineConfig) ([]CheckRow, error) {
 	}
 	for _, v := range gemm {
 		m, k, n := int(v[0]), int(v[1]), int(v[2])
-		shape := fmt.Sprintf("m=%d k=%d n=%d fp8", m, k, n)
-		rows = append(rows, ratioRow("kernels/gemm", shape, fp8.GEMMNS(m, k, n), v[3]/1e3,
-			m >= KernelMinGEMMRows, KernelTolerance))
+		shapes = append(shapes, kernelShape{suite: "kernels/gemm", shape: fmt.Sprintf("m=%d k=%d n=%d fp8", m, k, n),
+			a: m, b: k, c: n, measMS: v[3] / 1e3, asserted: m >= KernelMinGEMMRows})
 	}
 
 	decode, err := kernelFiles(filepath.Join(dir, "mha/decode/h100"))
@@ -197,10 +209,8 @@ func CheckKernels(dataDir string, cfg cost.RooflineConfig) ([]CheckRow, error) {
 		}
 		for _, v := range recs {
 			b, l := int(v[0]), int(v[1])
-			shape := fmt.Sprintf("%d-%d-%d tp%d b=%d kv=%d", q, kv, d, tp, b, l)
-			rows = append(rows, ratioRow("kernels/decode", shape,
-				bf16.DecodeAttentionNS(b, l, q/tp, max(kv/tp, 1), d), v[2]/1e3,
-				b*l >= KernelMinDecodeTokens, KernelTolerance))
+			shapes = append(shapes, kernelShape{suite: "kernels/decode", shape: fmt.Sprintf("%d-%d-%d tp%d b=%d kv=%d", q, kv, d, tp, b, l),
+				a: b, b: l, c: q / tp, d: max(kv/tp, 1), headDim: d, measMS: v[2] / 1e3, asserted: b*l >= KernelMinDecodeTokens})
 		}
 	}
 
@@ -219,13 +229,36 @@ func CheckKernels(dataDir string, cfg cost.RooflineConfig) ([]CheckRow, error) {
 		}
 		for _, v := range recs {
 			s := int(v[0])
-			shape := fmt.Sprintf("%d-%d-%d s=%d", q, kv, d, s)
-			rows = append(rows, ratioRow("kernels/prefill", shape,
-				bf16.PrefillAttentionNS(s, q, kv, d), v[1]/1e3,
-				s >= KernelMinPrefillSeqLen, KernelTolerance))
+			shapes = append(shapes, kernelShape{suite: "kernels/prefill", shape: fmt.Sprintf("%d-%d-%d s=%d", q, kv, d, s),
+				a: s, b: q, c: kv, headDim: d, measMS: v[1] / 1e3, asserted: s >= KernelMinPrefillSeqLen})
 		}
 	}
-	return rows, nil
+
+	return func(cfg cost.RooflineConfig) ([]CheckRow, error) {
+		h100, _ := cost.LookupGPU("h100-sxm-80gb")
+		fp8, err := cost.NewKernels(h100, 1, cfg)
+		if err != nil {
+			return nil, err
+		}
+		bf16, err := cost.NewKernels(h100, 2, cfg)
+		if err != nil {
+			return nil, err
+		}
+		rows := make([]CheckRow, 0, len(shapes))
+		for _, k := range shapes {
+			var ns float64
+			switch k.suite {
+			case "kernels/gemm":
+				ns = fp8.GEMMNS(k.a, k.b, k.c)
+			case "kernels/decode":
+				ns = bf16.DecodeAttentionNS(k.a, k.b, k.c, k.d, k.headDim)
+			default:
+				ns = bf16.PrefillAttentionNS(k.a, k.b, k.c, k.headDim)
+			}
+			rows = append(rows, ratioRow(k.suite, k.shape, ns, k.measMS, k.asserted, KernelTolerance))
+		}
+		return rows, nil
+	}, nil
 }
 
 // CheckVidurMLP compares [cost.Roofline.LayerLinearNS] for llama-3.1-8b (the same
@@ -235,12 +268,17 @@ func CheckKernels(dataDir string, cfg cost.RooflineConfig) ([]CheckRow, error) {
 // GEMMs, i.e. exactly the linear operators LayerLinearNS prices. Norms,
 // rotary, activation and residual add are elementwise and priced elsewhere.
 func CheckVidurMLP(dataDir string, cfg cost.RooflineConfig) ([]CheckRow, error) {
-	m, _ := cost.LookupModel("llama-3.1-8b")
-	g, _ := cost.LookupGPU("a100-80gb")
-	r, err := cost.NewRoofline(m, g, 1, cfg)
+	price, err := loadVidurMLP(dataDir)
 	if err != nil {
 		return nil, err
 	}
+	return price(cfg)
+}
+
+// loadVidurMLP reads the operator times CheckVidurMLP compares with.
+func loadVidurMLP(dataDir string) (pricer, error) {
+	m, _ := cost.LookupModel("llama-3.1-8b")
+	g, _ := cost.LookupGPU("a100-80gb")
 	ops := []string{"attn_pre_proj", "attn_post_proj", "mlp_up_proj", "mlp_down_proj"}
 	cols := []string{"num_tokens", "num_tensor_parallel_workers", "n_head", "n_kv_head", "n_embd", "n_expanded_embd"}
 	for _, op := range ops {
@@ -251,7 +289,11 @@ func CheckVidurMLP(dataDir string, cfg cost.RooflineConfig) ([]CheckRow, error) 
 	if err != nil {
 		return nil, err
 	}
-	var rows []CheckRow
+	type layer struct {
+		tokens int
+		measMS float64
+	}
+	var layers []layer
 	for _, v := range recs {
 		if v[1] != 1 {
 			continue
@@ -259,15 +301,24 @@ func CheckVidurMLP(dataDir string, cfg cost.RooflineConfig) ([]CheckRow, error) 
 		if int(v[2]) != m.Heads || int(v[3]) != m.KVHeads || int(v[4]) != m.Hidden || int(v[5]) != m.Intermediate {
 			return nil, fmt.Errorf("%s: profiled shape %v-%v-%v-%v is not %s's", path, v[2], v[3], v[4], v[5], m.Name)
 		}
-		n := int(v[0])
-		meas := v[6] + v[7] + v[8] + v[9]
-		rows = append(rows, ratioRow("layers", fmt.Sprintf("tokens=%d", n), r.LayerLinearNS(n), meas,
-			n >= 1 && n <= LayerMaxTokens, LayerTolerance))
+		layers = append(layers, layer{int(v[0]), v[6] + v[7] + v[8] + v[9]})
 	}
-	if len(rows) == 0 {
+	if len(layers) == 0 {
 		return nil, fmt.Errorf("%s: no TP1 rows", path)
 	}
-	return rows, nil
+	return func(cfg cost.RooflineConfig) ([]CheckRow, error) {
+		r, err := cost.NewRoofline(m, g, 1, cfg)
+		if err != nil {
+			return nil, err
+		}
+		rows := make([]CheckRow, 0, len(layers))
+		for _, l := range layers {
+			n := l.tokens
+			rows = append(rows, ratioRow("layers", fmt.Sprintf("tokens=%d", n), r.LayerLinearNS(n), l.measMS,
+				n >= 1 && n <= LayerMaxTokens, LayerTolerance))
+		}
+		return rows, nil
+	}, nil
 }
 
 // CheckSarathiStepShape prices Sarathi-Serve's Table 2 batches (Yi-34B, TP2,
@@ -279,12 +330,18 @@ func CheckVidurMLP(dataDir string, cfg cost.RooflineConfig) ([]CheckRow, error) 
 // shape: a hybrid step costs what its prefill costs, and several times a
 // decode-only step.
 func CheckSarathiStepShape(dataDir string, cfg cost.RooflineConfig) ([]CheckRow, error) {
-	m, _ := cost.LookupModel("yi-34b")
-	g, _ := cost.LookupGPU("a100-80gb")
-	r, err := cost.NewRoofline(m, g, 2, cfg)
+	price, err := loadSarathiStepShape(dataDir)
 	if err != nil {
 		return nil, err
 	}
+	return price(cfg)
+}
+
+// loadSarathiStepShape reads the step times CheckSarathiStepShape compares
+// with.
+func loadSarathiStepShape(dataDir string) (pricer, error) {
+	m, _ := cost.LookupModel("yi-34b")
+	g, _ := cost.LookupGPU("a100-80gb")
 	path := filepath.Join(dataDir, sarathiFile)
 	recs, err := readCSV(path, "batch_num_prefill_tokens", "batch_num_decode_tokens", "batch_execution_time")
 	if err != nil {
@@ -301,14 +358,6 @@ func CheckSarathiStepShape(dataDir string, cfg cost.RooflineConfig) ([]CheckRow,
 		}
 		return ms, nil
 	}
-	price := func(p, d int) float64 {
-		var b cost.Batch
-		b.AddPrefill(0, p)
-		for range d {
-			b.AddDecode(SarathiDecodeContext)
-		}
-		return float64(r.StepNS(&b))
-	}
 	mDecode, err := get(0, 4)
 	if err != nil {
 		return nil, err
@@ -321,27 +370,41 @@ func CheckSarathiStepShape(dataDir string, cfg cost.RooflineConfig) ([]CheckRow,
 	if err != nil {
 		return nil, err
 	}
-	pDecode, pPrefill, pHybrid := price(0, 4), price(1024, 0), price(1021, 3)
+	return func(cfg cost.RooflineConfig) ([]CheckRow, error) {
+		r, err := cost.NewRoofline(m, g, 2, cfg)
+		if err != nil {
+			return nil, err
+		}
+		price := func(p, d int) float64 {
+			var b cost.Batch
+			b.AddPrefill(0, p)
+			for range d {
+				b.AddDecode(SarathiDecodeContext)
+			}
+			return float64(r.StepNS(&b))
+		}
+		pDecode, pPrefill, pHybrid := price(0, 4), price(1024, 0), price(1021, 3)
 
-	const suite = "sarathi"
-	ctx := fmt.Sprintf("ctx %d", SarathiDecodeContext)
-	rows := []CheckRow{
-		ratioRow(suite, "4 decodes @"+ctx, pDecode, mDecode, false, 0),
-		ratioRow(suite, "1024 prefill", pPrefill, mPrefill, false, 0),
-	}
-	shape := ratioRow(suite, "1021 prefill + 3 decodes vs 1024 prefill", pHybrid, mHybrid, true, 0)
-	hp := pHybrid / pPrefill
-	shape.Pass = math.Abs(hp-1) <= StepShapeTolerance
-	shape.Criterion = fmt.Sprintf("predicted hybrid/prefill = %.3f, want within ±%.0f%% (measured %.3f)",
-		hp, 100*StepShapeTolerance, mHybrid/mPrefill)
-	rows = append(rows, shape)
-	ratio := ratioRow(suite, "1021 prefill + 3 decodes vs 4 decodes", pHybrid, mHybrid, true, 0)
-	hd := pHybrid / pDecode
-	ratio.Pass = hd >= StepShapeMinDecodeRatio
-	ratio.Criterion = fmt.Sprintf("predicted hybrid/decode = %.2f, want >= %.1f (measured %.2f)",
-		hd, StepShapeMinDecodeRatio, mHybrid/mDecode)
-	rows = append(rows, ratio)
-	return rows, nil
+		const suite = "sarathi"
+		ctx := fmt.Sprintf("ctx %d", SarathiDecodeContext)
+		rows := []CheckRow{
+			ratioRow(suite, "4 decodes @"+ctx, pDecode, mDecode, false, 0),
+			ratioRow(suite, "1024 prefill", pPrefill, mPrefill, false, 0),
+		}
+		shape := ratioRow(suite, "1021 prefill + 3 decodes vs 1024 prefill", pHybrid, mHybrid, true, 0)
+		hp := pHybrid / pPrefill
+		shape.Pass = math.Abs(hp-1) <= StepShapeTolerance
+		shape.Criterion = fmt.Sprintf("predicted hybrid/prefill = %.3f, want within ±%.0f%% (measured %.3f)",
+			hp, 100*StepShapeTolerance, mHybrid/mPrefill)
+		rows = append(rows, shape)
+		ratio := ratioRow(suite, "1021 prefill + 3 decodes vs 4 decodes", pHybrid, mHybrid, true, 0)
+		hd := pHybrid / pDecode
+		ratio.Pass = hd >= StepShapeMinDecodeRatio
+		ratio.Criterion = fmt.Sprintf("predicted hybrid/decode = %.2f, want >= %.1f (measured %.2f)",
+			hd, StepShapeMinDecodeRatio, mHybrid/mDecode)
+		rows = append(rows, ratio)
+		return rows, nil
+	}, nil
 }
 
 // CheckVLLMDecode prices VLLMDecodeSeqs decodes at VLLMDecodeContext tokens
@@ -351,12 +414,17 @@ func CheckSarathiStepShape(dataDir string, cfg cost.RooflineConfig) ([]CheckRow,
 // server runs decode-only steps of a few sequences, so the median gap is one
 // such step.
 func CheckVLLMDecode(dataDir string, cfg cost.RooflineConfig) ([]CheckRow, error) {
-	m, _ := cost.LookupModel("llama-3.3-70b")
-	g, _ := cost.LookupGPU("a100-40gb")
-	r, err := cost.NewRoofline(m, g, 8, cfg)
+	price, err := loadVLLMDecode(dataDir)
 	if err != nil {
 		return nil, err
 	}
+	return price(cfg)
+}
+
+// loadVLLMDecode reads the median ITL CheckVLLMDecode compares with.
+func loadVLLMDecode(dataDir string) (pricer, error) {
+	m, _ := cost.LookupModel("llama-3.3-70b")
+	g, _ := cost.LookupGPU("a100-40gb")
 	path := filepath.Join(dataDir, vllmFile)
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -371,15 +439,22 @@ func CheckVLLMDecode(dataDir string, cfg cost.RooflineConfig) ([]CheckRow, error
 	if res.MedianITL == nil || !(*res.MedianITL > 0) {
 		return nil, fmt.Errorf("%s: median_itl_ms: missing or not positive", path)
 	}
-	var b cost.Batch
-	for range VLLMDecodeSeqs {
-		b.AddDecode(VLLMDecodeContext)
-	}
-	row := ratioRow("vllm", fmt.Sprintf("%d decodes @ctx %d vs median ITL at 1 req/s", VLLMDecodeSeqs, VLLMDecodeContext),
-		float64(r.StepNS(&b)), *res.MedianITL, true, 0)
-	row.Pass = row.PredictedMS >= VLLMDecodeMinMS && row.PredictedMS <= VLLMDecodeMaxMS
-	row.Criterion = fmt.Sprintf("predicted %.1f ms, want in [%g, %g] ms", row.PredictedMS, VLLMDecodeMinMS, VLLMDecodeMaxMS)
-	return []CheckRow{row}, nil
+	medianITL := *res.MedianITL
+	return func(cfg cost.RooflineConfig) ([]CheckRow, error) {
+		r, err := cost.NewRoofline(m, g, 8, cfg)
+		if err != nil {
+			return nil, err
+		}
+		var b cost.Batch
+		for range VLLMDecodeSeqs {
+			b.AddDecode(VLLMDecodeContext)
+		}
+		row := ratioRow("vllm", fmt.Sprintf("%d decodes @ctx %d vs median ITL at 1 req/s", VLLMDecodeSeqs, VLLMDecodeContext),
+			float64(r.StepNS(&b)), medianITL, true, 0)
+		row.Pass = row.PredictedMS >= VLLMDecodeMinMS && row.PredictedMS <= VLLMDecodeMaxMS
+		row.Criterion = fmt.Sprintf("predicted %.1f ms, want in [%g, %g] ms", row.PredictedMS, VLLMDecodeMinMS, VLLMDecodeMaxMS)
+		return []CheckRow{row}, nil
+	}, nil
 }
 
 // kernelFiles lists the CSV files of a kernel directory, sorted by name.

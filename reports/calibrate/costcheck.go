@@ -94,6 +94,11 @@ const costcheckSeed = 1
 // Poisson arrivals at its request rate) with the default roofline and
 // compares the simulated median ITL with the one vLLM measured.
 func CheckServing(data string) (CheckRow, error) {
+	return checkServing(data, cost.DefaultRoofline())
+}
+
+// checkServing is CheckServing with the roofline configured by rcfg.
+func checkServing(data string, rcfg cost.RooflineConfig) (CheckRow, error) {
 	path := filepath.Join(data, servingFile)
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -113,6 +118,7 @@ func CheckServing(data string) (CheckRow, error) {
 	}
 	cfg := sim.DefaultConfig()
 	cfg.Model, cfg.GPU, cfg.TP = "llama-3.3-70b", "a100-40gb", 8
+	cfg.Cost.Roofline = rcfg
 	setup, err := cfg.Resolve()
 	if err != nil {
 		return CheckRow{}, err

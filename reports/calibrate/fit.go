@@ -201,16 +201,46 @@ func nnls(a *mat.Dense, y *mat.VecDense) ([]float64, error) {
 // graphs) the steps are priced under graphs and the graph's kernel floor
 // (graph_kernel_overhead_us) is fitted beside the eager one.
 func FitRoofline(model cost.ModelSpec, gpu cost.GPUSpec, tp int, start cost.RooflineConfig, graphs []int, steps []Step) (cost.RooflineConfig, error) {
-	type field struct {
-		p      *float64
-		lo, hi float64
-	}
 	cfg := start
-	fields := []field{{&cfg.ComputeEfficiency, 0.1, 1}, {&cfg.MemoryEfficiency, 0.1, 1},
+	fields := []fitField{{&cfg.ComputeEfficiency, 0.1, 1}, {&cfg.MemoryEfficiency, 0.1, 1},
 		{&cfg.OverheadUS, 0, 50000}, {&cfg.SeqOverheadUS, 0, 1000}, {&cfg.KernelOverheadUS, 0, 100}}
 	if len(graphs) > 0 {
-		fields = append(fields, field{&cfg.GraphKernelOverheadUS, 0, 100})
+		fields = append(fields, fitField{&cfg.GraphKernelOverheadUS, 0, 100})
 	}
+	err := minimizeFields(fields, 4000, func() (float64, error) {
+		r, err := cost.NewRoofline(model, gpu, tp, cfg)
+		if err == nil {
+			r, err = r.WithCUDAGraphs(graphs)
+		}
+		if err != nil {
+			return 0, err
+		}
+		var s float64
+		for _, st := range steps {
+			b := st.Batch
+			d := math.Log(float64(r.StepNS(&b)) / 1e6 / st.MS)
+			s += d * d
+		}
+		return s / float64(len(steps)), nil
+	})
+	if err != nil {
+		return start, err
+	}
+	return cfg, cfg.Validate()
+}
+
+// fitField is one number a fit moves, within [lo, hi].
+type fitField struct {
+	p      *float64
+	lo, hi float64
+}
+
+// minimizeFields moves fields to minimise loss, which reads them through
+// their pointers: Nelder–Mead over logistic maps of each field onto its
+// range, starting from the fields' values (nudged inside the range), for
+// at most evals evaluations. It leaves the fields at the best point found.
+// An error from loss stops the search and is returned.
+func minimizeFields(fields []fitField, evals int, loss func() (float64, error)) error {
 	x0 := make([]float64, len(fields))
 	for i, f := range fields {
 		v := min(max(*f.p, f.lo+1e-3*(f.hi-f.lo)), f.hi-1e-3*(f.hi-f.lo))
@@ -221,32 +251,23 @@ func FitRoofline(model cost.ModelSpec, gpu cost.GPUSpec, tp int, start cost.Roof
 			*f.p = f.lo + (f.hi-f.lo)*sigmoid(x[i])
 		}
 	}
-	var buildErr error
+	var lossErr error
 	problem := optimize.Problem{Func: func(x []float64) float64 {
 		set(x)
-		r, err := cost.NewRoofline(model, gpu, tp, cfg)
-		if err == nil {
-			r, err = r.WithCUDAGraphs(graphs)
-		}
+		l, err := loss()
 		if err != nil {
-			buildErr = err
+			lossErr = err
 			return math.Inf(1)
 		}
-		var s float64
-		for _, st := range steps {
-			b := st.Batch
-			d := math.Log(float64(r.StepNS(&b)) / 1e6 / st.MS)
-			s += d * d
-		}
-		return s / float64(len(steps))
+		return l
 	}}
-	res, err := optimize.Minimize(problem, x0, &optimize.Settings{FuncEvaluations: 4000}, &optimize.NelderMead{})
-	if buildErr != nil {
-		return start, buildErr
+	res, err := optimize.Minimize(problem, x0, &optimize.Settings{FuncEvaluations: evals}, &optimize.NelderMead{})
+	if lossErr != nil {
+		return lossErr
 	}
 	if err != nil && res == nil {
-		return start, err
+		return err
 	}
 	set(res.X)
-	return cfg, cfg.Validate()
+	return nil
 }

@@ -198,6 +198,22 @@ func Identify(base sim.Config, recs []ingest.Recording, fitted, candidates, hold
 		}
 		cols[p] = col
 	}
+	id.separate(cols, fitted, test, func(p string) float64 {
+		_, step, _ := moved(base, p)
+		return step
+	})
+	return id, nil
+}
+
+// separate applies the rule of MaxStandardError to the sensitivity
+// columns cols (by field path): each field of id in test is marked
+// separable or not beside the fields in fitted, which are fitted anyway.
+// The least identified field found not separable is dropped and the rest
+// tested again, until every field left is separable. step gives a field's
+// identification step, for the record. It sets id.Condition over the
+// fields then fitted.
+func (id *Identification) separate(cols map[string][]float64, fitted, test []string, step func(string) float64) {
+	all := append(append([]string(nil), fitted...), test...)
 	live := slices.Clone(test)
 	defer func() { id.Condition = condition(cols, append(slices.Clone(fitted), id.Fit()...)) }()
 	for {
@@ -214,7 +230,7 @@ func Identify(base sim.Config, recs []ingest.Recording, fitted, candidates, hold
 				}
 			}
 			col := cols[s.Path]
-			_, s.Step, _ = moved(base, s.Path)
+			s.Step = step(s.Path)
 			s.Movement = rms(col)
 			s.Independence = independence(col, others, cols)
 			s.Like = closest(col, others, cols, 2)
@@ -228,12 +244,12 @@ func Identify(base sim.Config, recs []ingest.Recording, fitted, candidates, hold
 			}
 		}
 		if worst < 0 {
-			return id, nil
+			return
 		}
 		id.Fields[worst].Separable = false
 		live = slices.DeleteFunc(live, func(p string) bool { return p == id.Fields[worst].Path })
 		if len(live) == 0 {
-			return id, nil
+			return
 		}
 	}
 }
