@@ -137,3 +137,45 @@ func TestValidatePageDescribesBothSides(t *testing.T) {
 		t.Error("the page names an empty format")
 	}
 }
+
+// validate --html opens with each simulation's error against its
+// measurement, the same figures validate prints, and does not rank the
+// measured run against its simulation by SLO goodput as if they were two
+// setups compared.
+func TestValidatePageFindingGivesTheErrors(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "validate.html")
+	r := mustRunCLI(t, "validate", "testdata/analyze/vllm_small.json", "--html", page, "--format", "markdown")
+	raw := string(mustRead(t, page))
+	i := strings.Index(raw, "<h2>Finding</h2>")
+	if i < 0 {
+		t.Fatal("no finding")
+	}
+	finding := raw[i : i+strings.Index(raw[i:], "</section>")]
+	if strings.Contains(finding, "Best on the SLOs") || strings.Contains(finding, "the worst of the") {
+		t.Errorf("the finding ranks the measured run against its simulation:\n%s", finding)
+	}
+	// The markdown table's overview row: "meas / sim (err)" per figure, in
+	// the order of its head; the finding must give the same error for
+	// TTFT p50 and TPOT p50.
+	var row string
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if strings.HasPrefix(line, "| vllm_small ") {
+			row = line
+			break
+		}
+	}
+	cells := strings.Split(row, "|")
+	if len(cells) < 5 {
+		t.Fatalf("no overview row for vllm_small in:\n%s", r.stdout)
+	}
+	for k, label := range map[int]string{3: "TTFT p50", 4: "TPOT p50"} {
+		cell := strings.TrimSpace(cells[k])
+		meas, rest, _ := strings.Cut(cell, " / ")
+		sim, errPart, _ := strings.Cut(rest, " (")
+		want := label + " " + sim + " against " + meas + " (" + errPart
+		if !strings.Contains(finding, want) {
+			t.Errorf("the finding lacks %q (from the table's %q):\n%s", want, cell, finding)
+		}
+	}
+}

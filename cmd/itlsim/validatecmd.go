@@ -125,6 +125,7 @@ func (o *validateOptions) validate(cmd *cobra.Command, args []string) error {
 		}
 	}
 	if html != nil {
+		html.opts.Finding = calibrate.Finding(cmps)
 		if err := html.write(calibrate.SideBySide(cmps, setup.Config)); err != nil {
 			return err
 		}

@@ -42,6 +42,38 @@ func SideBySide(cmps []Comparison, cfg sim.Config) []reports.Run {
 	return runs
 }
 
+// findingKeys are the figures a validation page's finding states, with
+// their words.
+var findingKeys = [][2]string{{"ttft_p50_ms", "TTFT p50"}, {"tpot_p50_ms", "TPOT p50"}, {"itl_p99_ms", "ITL p99"},
+	{"stream_p99_itl_p50_ms", "the median stream's p99 ITL"}}
+
+// Finding says in words, for each run, how far its simulation is from its
+// measurement on the headline figures (simulated against measured, the
+// error signed: positive when the simulation is slower), for the opening
+// of the HTML page that shows them side by side.
+func Finding(cmps []Comparison) []string {
+	var out []string
+	for i := range cmps {
+		c := &cmps[i]
+		var parts []string
+		for _, k := range findingKeys {
+			fg, ok := c.Figure(k[0])
+			if !ok {
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("%s %s against %s (%s)", k[1],
+				numNA(fg.Simulated, fg.SimulatedNA), numNA(fg.Measured, fg.MeasuredNA), errText(fg.Error)))
+		}
+		seeds := "one seed"
+		if n := len(c.Seeds); n > 1 {
+			seeds = fmt.Sprintf("the median of %d seeds", n)
+		}
+		out = append(out, fmt.Sprintf("%s, simulated against measured (ms, %s; the table of every figure is validate's output): %s.",
+			c.Name, seeds, strings.Join(parts, ", ")))
+	}
+	return out
+}
+
 func medianSeed(c *Comparison) int {
 	f, _ := c.Figure("ttft_p50_ms")
 	best, at := math.Inf(1), 0

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 
 	"github.com/itlsim/itlsim/reports"
 )
@@ -35,6 +36,11 @@ type Options struct {
 	// Study names what a sweep's or capacity study's page ran (WriteSweep,
 	// WriteCapacity): nil leaves the scenario out of the page.
 	Study *StudyScenario
+	// Finding, when set, opens the page's finding in place of the ranking
+	// of runs by their SLOs: validate states each simulation's error
+	// against its measurement, which a ranking of a measured run against
+	// its simulation does not say.
+	Finding []string
 }
 
 // CheckECharts reports whether js can be inlined in a <script> element
@@ -102,6 +108,9 @@ func build(runs []reports.Run, o Options) (*page, error) {
 	p := &page{Title: o.Title, Names: names, Finding: finding(runs, names), Scenario: scenarioOf(runs, names), CDN: CDNURL, SelfTest: o.SelfTest}
 	if p.Title == "" {
 		p.Title = "itlsim report"
+	}
+	if len(o.Finding) > 0 {
+		p.Finding = append(slices.Clone(o.Finding), stallFinding(runs, names))
 	}
 	p.Verdict = verdictOf(o.Gate)
 	if p.Verdict != nil {
