@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -170,17 +171,22 @@ func TestCalibrateStepsSplitwiseShared(t *testing.T) {
 
 // TestCalibrateLeaveOneOut is the hold-out protocol on the four shared vLLM
 // runs: each run is simulated with the fields fitted on the other three,
-// so no figure comes from a fit that saw its run. The test prints the
-// out-of-sample table (-v) and holds every figure within 50 %: far from
-// the 10 % / 25 % issue 27 aims at (docs/fidelity.md shows where it
-// misses), but a fit that broke or leaked nothing would be caught.
+// so no figure comes from a fit that saw its run. The test runs the
+// command of docs/fidelity.md's "Out of sample (leave-one-out)", prints
+// the out-of-sample table (-v) and holds every figure within 50 %: far
+// from the 10 % / 25 % issue 27 aims at (the doc shows where it misses),
+// but a fit that broke or leaked nothing would be caught. It then checks
+// that the doc's table gives every cell's error as the command prints it.
 func TestCalibrateLeaveOneOut(t *testing.T) {
 	files := vllm70B(t)
 	r := mustRunCLI(t, append(append([]string{"calibrate"}, files...), "--model", "llama-3.3-70b", "--gpu", "a100-40gb", "--tp", "8",
-		"--warm-cache", "--evals", "60", "--leave-one-out")...)
+		"--warm-cache", "--evals", "100", "--leave-one-out")...)
 	t.Log("\n" + r.stdout)
 	rows := 0
 	fits := map[string]bool{}
+	// printed maps a held-out run's short name (qps_01) to its errors as
+	// printed, "-12.1", in the command's column order.
+	printed := map[string][]string{}
 	for _, line := range strings.Split(r.stdout, "\n") {
 		cells := strings.Split(line, "│")
 		if len(cells) < 3 || !strings.Contains(cells[1], "serving_tp8") {
@@ -195,6 +201,7 @@ func TestCalibrateLeaveOneOut(t *testing.T) {
 			continue
 		}
 		rows++
+		run := strings.TrimPrefix(strings.TrimSpace(cells[1]), "serving_tp8_pp1_sharegpt_")
 		for _, c := range cells[2 : len(cells)-1] {
 			var meas, sim, errPct float64
 			if _, err := fmt.Sscanf(strings.TrimSpace(c), "%g / %g (%g%%)", &meas, &sim, &errPct); err != nil {
@@ -204,13 +211,88 @@ func TestCalibrateLeaveOneOut(t *testing.T) {
 			if errPct < -50 || errPct > 50 {
 				t.Errorf("%s: %s out of sample %+.1f %%, want within ±50 %%", strings.TrimSpace(cells[1]), c, errPct)
 			}
+			c = strings.TrimSpace(c)
+			printed[run] = append(printed[run], c[strings.LastIndex(c, "(")+1:len(c)-len("%)")])
 		}
 	}
 	if rows != len(files) || len(fits) != len(files) {
 		t.Errorf("%d held-out rows and %d fits, want %d of each:\n%s", rows, len(fits), len(files), r.stdout)
 	}
+	checkLeaveOneOutDoc(t, "../../docs/fidelity.md", printed)
 	if r := execCLI(t, "calibrate", files[0], "--leave-one-out", "-o", filepath.Join(t.TempDir(), "p.yaml")); r.code == 0 {
 		t.Error("--leave-one-out with -o: accepted, want an error (it writes no profile)")
+	}
+}
+
+// leaveOneOutColumns are the column heads of docs/fidelity.md's
+// leave-one-out table, in the order calibrate --leave-one-out prints its
+// columns (ttft_p50_ms, ttft_p99_ms, tpot_p50_ms, itl_p50_ms, itl_p99_ms,
+// stream_p99_itl_p50_ms).
+var leaveOneOutColumns = []string{"TTFT p50", "TTFT p99", "TPOT p50", "ITL p50", "ITL p99", "stream p99 ITL p50"}
+
+// checkLeaveOneOutDoc reads the table under "### Out of sample
+// (leave-one-out)" in the doc at path (rows "| qps_01 | −12.1 % | … |",
+// Unicode minus) and reports every run whose row is missing or extra and
+// every cell whose error differs from printed (run → errors as the command
+// prints them, "-12.1", in leaveOneOutColumns' order).
+func checkLeaveOneOutDoc(t *testing.T, path string, printed map[string][]string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	const head = "### Out of sample (leave-one-out)\n"
+	start := strings.Index(doc, head)
+	if start < 0 {
+		t.Fatalf("%s has no section %q", path, strings.TrimSpace(head))
+	}
+	section := doc[start+len(head):]
+	if end := strings.Index(section, "\n### "); end >= 0 {
+		section = section[:end]
+	}
+	inTable := false
+	documented := map[string]bool{}
+	for _, line := range strings.Split(section, "\n") {
+		cells := splitCells(line)
+		switch {
+		case len(cells) > 0 && cells[0] == "held-out run":
+			inTable = true
+			if !slices.Equal(cells[1:], leaveOneOutColumns) {
+				t.Errorf("%s: the leave-one-out table's columns are %q, want %q (the command's order)", path, cells[1:], leaveOneOutColumns)
+			}
+			continue
+		case !inTable:
+			continue
+		case len(cells) == 0:
+			inTable = false // the table ends at its first line that is not a row
+			continue
+		case strings.HasPrefix(cells[0], "---"):
+			continue
+		}
+		run := cells[0]
+		want, ok := printed[run]
+		if !ok {
+			t.Errorf("%s: the leave-one-out table has a row %q, which the command does not print", path, run)
+			continue
+		}
+		documented[run] = true
+		if len(cells)-1 != len(want) {
+			t.Errorf("%s: row %s has %d cells, the command prints %d", path, run, len(cells)-1, len(want))
+			continue
+		}
+		for i, c := range cells[1:] {
+			// The doc writes "−12.1 %" for the command's "-12.1%".
+			got := strings.TrimSpace(strings.TrimSuffix(strings.ReplaceAll(c, "−", "-"), "%"))
+			if got != want[i] {
+				t.Errorf("%s: held-out %s %s is %s in the doc, the command prints %s%%", path, run, leaveOneOutColumns[i], c, want[i])
+			}
+		}
+	}
+	for run := range printed {
+		if !documented[run] {
+			t.Errorf("%s: the leave-one-out table has no row for held-out run %s", path, run)
+		}
 	}
 }
 

@@ -72,7 +72,7 @@ var DefaultTuned = []string{"cost.roofline.compute_efficiency", "cost.roofline.m
 // and, for the steps beyond the largest captured size, run eagerly, the
 // eager one. Fitted out of sample on the shared vLLM 0.8.3 runs, which
 // replayed graphs, they bring the leave-one-out table from 10 cells out of
-// bounds to 3 (docs/fidelity.md, "CUDA graphs").
+// bounds to 4, as many as the eager fit (docs/fidelity.md, "CUDA graphs").
 var GraphTuned = []string{"cost.roofline.graph_kernel_overhead_us", "cost.roofline.kernel_overhead_us"}
 
 // TargetMetrics are the figures a tuning minimises the error of: the mean
