@@ -274,23 +274,13 @@ func logit(p float64) float64   { return math.Log(p / (1 - p)) }
 
 // FieldValue reads a fittable scenario field by path.
 func FieldValue(c sim.Config, path string) (float64, error) {
-	switch path {
-	case "cost.roofline.compute_efficiency":
-		return c.Cost.Roofline.ComputeEfficiency, nil
-	case "cost.roofline.memory_efficiency":
-		return c.Cost.Roofline.MemoryEfficiency, nil
-	case "cost.roofline.overhead_us":
-		return c.Cost.Roofline.OverheadUS, nil
-	case "cost.roofline.seq_overhead_us":
-		return c.Cost.Roofline.SeqOverheadUS, nil
-	case "cost.roofline.all_reduce_latency_us":
-		return c.Cost.Roofline.AllReduceLatencyUS, nil
-	case "cost.roofline.kernel_overhead_us":
-		return c.Cost.Roofline.KernelOverheadUS, nil
-	case "cost.roofline.attention_overhead_us":
-		return c.Cost.Roofline.AttentionOverheadUS, nil
-	case "cost.roofline.graph_kernel_overhead_us":
-		return c.Cost.Roofline.GraphKernelOverheadUS, nil
+	if strings.HasPrefix(path, "cost.roofline.") {
+		r := c.Cost.Roofline
+		p, err := rooflineField(&r, path)
+		if err != nil {
+			return 0, fmt.Errorf("field %s cannot be fitted", path)
+		}
+		return *p, nil
 	}
 	if strings.HasPrefix(path, "server.") {
 		// The front end as it runs: a profile (server.frontend) fills
