@@ -10,6 +10,7 @@ import (
 	"github.com/itlsim/itlsim/kvcache"
 	"github.com/itlsim/itlsim/scheduler"
 	"github.com/itlsim/itlsim/scheduler/router"
+	"github.com/itlsim/itlsim/sim/kvlink"
 )
 
 // ClusterConfig describes the replicas behind one router. Without it (or
@@ -33,7 +34,7 @@ type ClusterConfig struct {
 	DecodeRouter router.Config `yaml:"decode_router,omitempty" json:"decode_router,omitzero"`
 	// KVLink is the link the KV cache crosses from a prefill replica to a
 	// decode replica. Read only with prefill and decode pools (disagg.go).
-	KVLink LinkConfig `yaml:"kv_link,omitempty" json:"kv_link,omitzero"`
+	KVLink kvlink.Config `yaml:"kv_link,omitempty" json:"kv_link,omitzero"`
 	// PrefillDecode splits the replicas of the top-level configuration
 	// into a prefill pool and a decode pool: "P:D" with P + D = replicas
 	// (e.g. "1:3" of 4); "" or "mixed" keeps them mixed. A scalar, so a

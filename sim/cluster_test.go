@@ -8,6 +8,7 @@ import (
 
 	"github.com/itlsim/itlsim/scheduler/router"
 	"github.com/itlsim/itlsim/sim"
+	"github.com/itlsim/itlsim/sim/kvlink"
 	"github.com/itlsim/itlsim/workloads"
 )
 
@@ -170,7 +171,7 @@ func randomDisagg(seed uint64) (sim.Config, string) {
 	names := router.Names()
 	cl.Router.Policy = names[r.IntN(len(names))]
 	cl.DecodeRouter.Policy = names[r.IntN(len(names))]
-	presets := sim.LinkPresets()
+	presets := kvlink.Presets()
 	cl.KVLink.Preset = presets[r.IntN(len(presets))]
 	if r.IntN(3) == 0 {
 		cl.KVLink.Gbps = 1 + r.Float64()*50 // a slow link: transfers queue
@@ -305,7 +306,7 @@ func TestRoutersSpreadLoad(t *testing.T) {
 
 // disaggPair is a small disaggregated run: one prefill and one decode
 // replica of the default model, prompts of 4,000 tokens over link.
-func disaggPair(link sim.LinkConfig) sim.Config {
+func disaggPair(link kvlink.Config) sim.Config {
 	cfg := sim.DefaultConfig()
 	cfg.Workload.Requests = 60
 	cfg.Workload.Rate = 2
@@ -324,7 +325,7 @@ func disaggPair(link sim.LinkConfig) sim.Config {
 // and lands sooner; and the handoff on the decode side shows as
 // kv-transfer in the first gaps.
 func TestDisaggTransferTimes(t *testing.T) {
-	slow := sim.LinkConfig{Preset: "tcp", Gbps: 10, LatencyUS: 1000}
+	slow := kvlink.Config{Preset: "tcp", Gbps: 10, LatencyUS: 1000}
 	e := runEngine(t, disaggPair(slow))
 	tr := e.Transfers()
 	bytes := int64(4000) * e.Setup().Pools[0].Setup.Model.KVBytesPerToken()

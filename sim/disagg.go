@@ -38,16 +38,6 @@ import (
 // engine keeps them in a FIFO queue and one event class (evTransferEnd)
 // pops its head.
 
-// LinkConfig is the link between the prefill and decode pools (package
-// kvlink: its fields and presets).
-type LinkConfig = kvlink.Config
-
-// DefaultLinkPreset is the link a disaggregated cluster uses unless told.
-const DefaultLinkPreset = kvlink.DefaultPreset
-
-// LinkPresets lists the link presets' names.
-func LinkPresets() []string { return kvlink.Presets() }
-
 // handoff is a request a prefill replica has computed the prompt of and
 // sampled the first token for, as it leaves the replica (its blocks are
 // freed): what the decode side needs to take it over, and what the link
@@ -73,7 +63,7 @@ type transfer struct {
 
 // TransferStats describes the KV transfers of a disaggregated run.
 type TransferStats struct {
-	Link  LinkConfig // resolved
+	Link  kvlink.Config // resolved
 	Count int64
 	Bytes int64
 	// Time is the handoff time of each transfer, from the prefill's end to
@@ -92,7 +82,7 @@ type TransferStats struct {
 // kvLink is the link between the prefill and decode pools: its transfers
 // in landing order and what it carried.
 type kvLink struct {
-	link      LinkConfig
+	link      kvlink.Config
 	bitNS     float64 // ns per byte on the link
 	latency   Time
 	freeAt    Time // the link is free from then
@@ -104,7 +94,7 @@ type kvLink struct {
 }
 
 // newKVLink builds the link lc of a cluster of n replicas.
-func newKVLink(lc LinkConfig, n int) *kvLink {
+func newKVLink(lc kvlink.Config, n int) *kvLink {
 	d := &kvLink{link: lc.Resolved(), handedOff: make([]int, n), received: make([]int, n)}
 	d.bitNS = 8 / d.link.Gbps
 	d.latency = Time(d.link.LatencyUS*1e3 + 0.5)

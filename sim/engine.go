@@ -203,12 +203,11 @@ func (e *Engine) merged(view func(*Replica) *Result) *Result {
 	if len(e.reps) == 1 {
 		return view(e.reps[0])
 	}
-	first := view(e.reps[0])
-	m := newResult(first.Series.Interval)
-	m.Name, m.Delivery.On = first.Name, first.Delivery.On
-	for _, r := range e.reps {
-		m.Merge(view(r))
+	rs := make([]*Result, len(e.reps))
+	for i, r := range e.reps {
+		rs[i] = view(r)
 	}
+	m := mergeResults(rs)
 	if e.shared != nil {
 		e.shared.mergeInto(m)
 	}
