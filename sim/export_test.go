@@ -15,3 +15,10 @@ func (e *Engine) PlainRun() (n int64) {
 // ForgetSpares clears r's link to the Spares its series took histograms
 // from, so r compares equal to the result of a run without one.
 func ForgetSpares(r *Result) { r.Series.pool = nil }
+
+// SpareRequests is the number of request slots sp holds.
+func SpareRequests(sp *Spares) int {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return len(sp.reqs)
+}

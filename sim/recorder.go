@@ -19,6 +19,7 @@ import (
 // counter — is in recording.
 type recorder struct {
 	res    *Result
+	spares *Spares     // where the replica's request slots come from (NewReusing); nil allocates
 	client *clientView // the client's view through the delivery path; nil when off
 	// classDelivery[c] carries class c's streams when the class has
 	// delivery settings of its own (nil: the run's path).

@@ -10,7 +10,7 @@ import (
 func (e *Engine) newRecorder(s *Setup) recorder {
 	c := &e.setup.Config
 	interval := Time(c.Metrics.TimeseriesIntervalS * 1e9)
-	rec := recorder{recording: e.rec}
+	rec := recorder{recording: e.rec, spares: e.spares}
 	if p := e.shared; p != nil {
 		rec.res = newResultNoPositions(interval)
 		rec.res.Series.pool = e.spares

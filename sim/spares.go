@@ -17,6 +17,28 @@ import (
 type Spares struct {
 	mu    sync.Mutex
 	hists []*quantile.Histogram
+	// reqs are request slots of ended runs, with the buffers their
+	// streams' gaps, chunk sizes and stalls grew into.
+	reqs []*request
+}
+
+// takeRequest returns a free request slot of an ended run, emptied as
+// Replica.release leaves one and without speculation state; nil when sp
+// has none (or is nil).
+func (sp *Spares) takeRequest() *request {
+	if sp == nil {
+		return nil
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	n := len(sp.reqs)
+	if n == 0 {
+		return nil
+	}
+	q := sp.reqs[n-1]
+	sp.reqs[n-1] = nil
+	sp.reqs = sp.reqs[:n-1]
+	return q
 }
 
 // take returns an empty series histogram: a spare when sp has one, else a
@@ -74,7 +96,8 @@ func NewReusing(cfg Config, sp *Spares) (*Engine, error) {
 }
 
 // Release gives the histograms of the engine's results (Result,
-// ServerResult, every replica's) to the Spares it was built with
+// ServerResult, every replica's) and its free request slots to the
+// Spares it was built with
 // (NewReusing; without one they are dropped). Neither the engine nor any
 // result it returned may be read afterwards: what is given back is
 // emptied and refilled by the next engine that takes it.
@@ -97,6 +120,19 @@ func (e *Engine) Release() {
 		}
 	}
 	for _, r := range e.reps {
+		if sp != nil {
+			// The free slots only: an active one belongs to a stream the
+			// run left unfinished.
+			sp.mu.Lock()
+			for _, i := range r.free {
+				q := r.slots[i]
+				q.spec = nil // another configuration's speculation state
+				sp.reqs = append(sp.reqs, q)
+				r.slots[i] = nil
+			}
+			sp.mu.Unlock()
+			r.free = r.free[:0]
+		}
 		release(r.rec.res)
 		if r.rec.client != nil {
 			release(r.rec.client.res)
