@@ -231,10 +231,7 @@ func (r *Replica) alloc() *request {
 		return r.slots[i]
 	}
 	// A slot of an ended run of the same search or sweep keeps the
-	// buffers its streams grew, so this run need not grow them again:
-	// the capacity benchmark allocates 186 MB in 55,000 allocations per
-	// search instead of 294 MB in 170,000, 0.93–0.94–0.98 of the time
-	// (min–median–max over six pairs, 2026-12-06).
+	// buffers its streams grew (docs/benchmarks-log.md, 2026-12-06).
 	q := r.rec.spares.takeRequest()
 	if q == nil {
 		q = &request{gaps: make([]int64, 0, 64)}

@@ -29,32 +29,27 @@ func (sp *Spares) takeRequest() *request {
 	if sp == nil {
 		return nil
 	}
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	n := len(sp.reqs)
-	if n == 0 {
-		return nil
+	return pop(&sp.mu, &sp.reqs)
+}
+
+// pop removes and returns the last of *s under mu; the zero T when *s is
+// empty.
+func pop[T any](mu *sync.Mutex, s *[]T) T {
+	mu.Lock()
+	defer mu.Unlock()
+	var v T
+	if n := len(*s); n > 0 {
+		v, (*s)[n-1] = (*s)[n-1], v
+		*s = (*s)[:n-1]
 	}
-	q := sp.reqs[n-1]
-	sp.reqs[n-1] = nil
-	sp.reqs = sp.reqs[:n-1]
-	return q
+	return v
 }
 
 // take returns an empty series histogram: a spare when sp has one, else a
 // new one. A nil sp allocates.
 func (sp *Spares) take() *quantile.Histogram {
 	if sp != nil {
-		sp.mu.Lock()
-		n := len(sp.hists)
-		var h *quantile.Histogram
-		if n > 0 {
-			h = sp.hists[n-1]
-			sp.hists[n-1] = nil
-			sp.hists = sp.hists[:n-1]
-		}
-		sp.mu.Unlock()
-		if h != nil {
+		if h := pop(&sp.mu, &sp.hists); h != nil {
 			h.Reset()
 			return h
 		}
